@@ -1,0 +1,21 @@
+/**
+ * The postgres.js client. All app queries go through a `Sql` made here; only
+ * drizzle's migrator and graphile-worker (which brings its own `pg` pool) use
+ * other connections.
+ */
+import postgres from "postgres";
+
+/** A postgres.js connection pool. */
+export type Sql = postgres.Sql;
+/** A transaction (or the pool itself) that queries can run on. */
+export type Tx = postgres.TransactionSql | postgres.Sql;
+
+/** Opens a pool on `url`; `max` bounds its connections. */
+export function createSql(url: string, max = 10): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { application_name: "dispatch" },
+    types: { bigint: postgres.BigInt },
+  });
+}

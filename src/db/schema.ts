@@ -1,0 +1,147 @@
+/**
+ * The app's tables, all in the `dispatch` schema (graphile-worker owns `graphile_worker`).
+ *
+ * Everything a user or an auditor needs is here and queryable with plain SQL:
+ * messages, their event log, the dead letter queue, deduplication windows and
+ * the service's own settings (access tokens, signing keys).
+ *
+ * drizzle-kit generates `sql/migrations` from this file; queries themselves are
+ * written as SQL with postgres.js (see `src/db/client.ts`).
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+export const dispatch = pgSchema("dispatch");
+
+const bytea = customType<{ data: Buffer }>({ dataType: () => "bytea" });
+const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+/** States a message row can be in; the event log keeps the full history. */
+export const MESSAGE_STATES = ["CREATED", "RETRY", "DELIVERED", "FAILED", "CANCELED"] as const;
+export type MessageState = (typeof MESSAGE_STATES)[number];
+
+/** A published message: what to deliver, where, and how to retry and call back. */
+export const messages = dispatch.table(
+  "messages",
+  {
+    id: text("id").primaryKey(),
+    /** Header dialect the message was published in: `svc` (native) or `upstash` (compat). */
+    dialect: text("dialect").notNull(),
+    state: text("state").$type<MessageState>().notNull().default("CREATED"),
+    /** Why the message exists: a publish, a callback or a failure callback of another message. */
+    origin: text("origin").notNull().default("publish"),
+    sourceMessageId: text("source_message_id"),
+    url: text("url").notNull(),
+    topicName: text("topic_name"),
+    endpointName: text("endpoint_name"),
+    queueName: text("queue_name"),
+    api: text("api"),
+    method: text("method").notNull(),
+    /** Headers sent to the destination (forwarded headers, canonical names). */
+    headers: jsonb("headers").$type<Record<string, string>>().notNull(),
+    contentType: text("content_type"),
+    body: bytea("body").notNull(),
+    timeoutMs: integer("timeout_ms"),
+    maxRetries: integer("max_retries").notNull(),
+    /** Retries done so far; the next attempt sends it as the Retried header. */
+    retried: integer("retried").notNull().default(0),
+    retryDelayExpression: text("retry_delay_expression"),
+    callback: text("callback"),
+    /** Publish headers (in the message's dialect) of the callback message. */
+    callbackHeaders: jsonb("callback_headers").$type<Record<string, string>>(),
+    failureCallback: text("failure_callback"),
+    failureCallbackHeaders: jsonb("failure_callback_headers").$type<Record<string, string>>(),
+    deduplicationId: text("deduplication_id"),
+    labels: text("labels").array(),
+    scheduleId: text("schedule_id"),
+    callerIp: text("caller_ip"),
+    notBefore: timestamptz("not_before").notNull(),
+    nextDeliveryAt: timestamptz("next_delivery_at").notNull(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    completedAt: timestamptz("completed_at"),
+  },
+  (t) => [
+    check("messages_state_check", sql`${t.state} in ('CREATED','RETRY','DELIVERED','FAILED','CANCELED')`),
+    check("messages_dialect_check", sql`${t.dialect} in ('svc','upstash')`),
+    check("messages_retries_check", sql`${t.retried} >= 0 and ${t.maxRetries} >= 0`),
+    check(
+      "messages_completed_check",
+      sql`(${t.state} in ('DELIVERED','FAILED','CANCELED')) = (${t.completedAt} is not null)`,
+    ),
+    index("messages_created_at_idx").on(t.createdAt),
+    index("messages_source_message_id_idx").on(t.sourceMessageId),
+  ],
+);
+
+/** Append-only log of every state change of every message. */
+export const messageEvents = dispatch.table(
+  "message_events",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    messageId: text("message_id").notNull(),
+    state: text("state").notNull(),
+    at: timestamptz("at").notNull().default(sql`now()`),
+    error: text("error"),
+    responseStatus: integer("response_status"),
+    responseHeaders: jsonb("response_headers").$type<Record<string, string[]>>(),
+    responseBody: bytea("response_body"),
+    nextDeliveryAt: timestamptz("next_delivery_at"),
+  },
+  (t) => [index("message_events_message_id_idx").on(t.messageId, t.id), index("message_events_at_idx").on(t.at)],
+);
+
+/** Dead letter queue: messages whose retries are exhausted, with the last response. */
+export const dlq = dispatch.table(
+  "dlq",
+  {
+    dlqId: text("dlq_id").primaryKey(),
+    messageId: text("message_id")
+      .notNull()
+      .unique()
+      .references(() => messages.id),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    error: text("error"),
+    responseStatus: integer("response_status"),
+    responseHeaders: jsonb("response_headers").$type<Record<string, string[]>>(),
+    responseBody: bytea("response_body"),
+  },
+  (t) => [index("dlq_created_at_idx").on(t.createdAt)],
+);
+
+/**
+ * Deduplication windows. A key is live while `expires_at` is in the future; the
+ * primary key makes concurrent identical publishes race on one row.
+ */
+export const deduplicationKeys = dispatch.table(
+  "deduplication_keys",
+  {
+    key: text("key").primaryKey(),
+    messageId: text("message_id").notNull(),
+    expiresAt: timestamptz("expires_at").notNull(),
+  },
+  (t) => [index("deduplication_keys_expires_at_idx").on(t.expiresAt)],
+);
+
+/** Service settings made on first start: generated access tokens and signing keys. */
+export const settings = dispatch.table("settings", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").notNull(),
+  updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+});
+
+/** Liveness of the engine's lock holders, so the jobs of a dead process are released. */
+export const workers = dispatch.table("workers", {
+  id: text("id").primaryKey(),
+  processId: text("process_id").notNull(),
+  heartbeatAt: timestamptz("heartbeat_at").notNull().default(sql`now()`),
+});

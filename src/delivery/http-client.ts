@@ -1,0 +1,140 @@
+import { lookup as dnsLookup } from "node:dns";
+import { isIP, type LookupFunction } from "node:net";
+import { Agent, buildConnector, request, type Dispatcher } from "undici";
+import { isInternalAddress, RefusedDestinationError } from "./network-guard";
+
+/** Construction options for {@link HttpClient}. */
+export interface HttpClientOptions {
+  /** When false, destinations resolving to internal addresses are refused before connecting. */
+  allowPrivateNetworks: boolean;
+  /** Response bodies are cut off (and `truncated` set) after this many bytes. */
+  maxResponseBytes: number;
+  /** Maximum keep-alive connections per origin; unlimited when omitted. */
+  connections?: number;
+}
+
+/** One outbound HTTP attempt. */
+export interface OutboundRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Uint8Array | string | null;
+  /** Budget for the whole attempt: connect, headers and body. */
+  timeoutMs: number;
+  /** Aborts the attempt early (graceful shutdown); the rejection is then not a timeout. */
+  abort?: AbortSignal;
+}
+
+/** The destination's answer; redirects are returned as-is, never followed. */
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string[]>;
+  body: Buffer;
+  truncated: boolean;
+}
+
+type ResponseBody = Dispatcher.ResponseData["body"];
+
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/** DNS lookup that fails with RefusedDestinationError if any resolved address is internal. */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, "");
+    const refused = addresses.find((entry) => isInternalAddress(entry.address));
+    if (refused) return callback(new RefusedDestinationError(hostname, refused.address), "");
+    const [first] = addresses;
+    if (options.all || !first) return callback(null, addresses);
+    callback(null, first.address, first.family);
+  });
+};
+
+/** Wraps a connector so IP literals and the connected peer address are checked too. */
+function guardConnector(base: buildConnector.connector): buildConnector.connector {
+  return (options, callback) => {
+    const host = options.hostname.replace(/^\[(.*)\]$/, "$1");
+    if (isIP(host) !== 0 && isInternalAddress(host)) {
+      queueMicrotask(() => callback(new RefusedDestinationError(host, host), null));
+      return;
+    }
+    base(options, (err, socket) => {
+      if (err) return callback(err, null);
+      const remote = socket.remoteAddress ?? "unknown";
+      if (!isInternalAddress(remote)) return callback(null, socket);
+      socket.destroy();
+      callback(new RefusedDestinationError(host, remote), null);
+    });
+  };
+}
+
+function toHeaderArrays(headers: Dispatcher.ResponseData["headers"]): Record<string, string[]> {
+  const entries = Object.entries(headers).filter((entry): entry is [string, string | string[]] => entry[1] !== undefined);
+  return Object.fromEntries(entries.map(([name, value]) => [name, Array.isArray(value) ? value : [value]]));
+}
+
+async function readCapped(body: ResponseBody, limit: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (size + chunk.length > limit) {
+      chunks.push(chunk.subarray(0, limit - size));
+      body.on("error", () => {}).destroy();
+      return { body: Buffer.concat(chunks, limit), truncated: true };
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return { body: Buffer.concat(chunks, size), truncated: false };
+}
+
+function isTimeout(err: unknown, signal: AbortSignal): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return signal.aborted || (typeof code === "string" && TIMEOUT_CODES.has(code));
+}
+
+/**
+ * The single outbound HTTP client: one keep-alive undici Agent, no redirect
+ * following, capped response bodies, a whole-attempt timeout and (unless
+ * private networks are allowed) an SSRF guard on every new connection.
+ */
+export class HttpClient {
+  private readonly agent: Agent;
+
+  /** Creates the client and its connection pool. */
+  constructor(private readonly options: HttpClientOptions) {
+    this.agent = new Agent({
+      connections: options.connections ?? null,
+      connect: options.allowPrivateNetworks ? undefined : guardConnector(buildConnector({ lookup: guardedLookup })),
+    });
+  }
+
+  /**
+   * Performs one attempt. Resolves with any HTTP status (3xx included); rejects
+   * with RefusedDestinationError, a "timed out after N ms" Error, or the network error.
+   */
+  async send(req: OutboundRequest): Promise<OutboundResponse> {
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = req.abort ? AbortSignal.any([timeout, req.abort]) : timeout;
+    try {
+      const res = await request(req.url, {
+        dispatcher: this.agent,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: req.headers,
+        body: req.body ?? undefined,
+        signal,
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+      });
+      const { body, truncated } = await readCapped(res.body, this.options.maxResponseBytes);
+      return { status: res.statusCode, headers: toHeaderArrays(res.headers), body, truncated };
+    } catch (err) {
+      if (err instanceof RefusedDestinationError || req.abort?.aborted || !isTimeout(err, timeout)) throw err;
+      throw new Error(`request timed out after ${req.timeoutMs} ms`, { cause: err });
+    }
+  }
+
+  /** Closes pooled connections after in-flight requests finish. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

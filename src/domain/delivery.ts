@@ -1,0 +1,120 @@
+/**
+ * One delivery attempt: the outgoing request (compat-api.md §3.1), what came
+ * back, and the decision it leads to. Outcomes are values; only
+ * infrastructure faults throw (ARCHITECTURE.md §4).
+ */
+import type { HttpClient } from "../delivery/http-client";
+import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "./dialect";
+import { retryDelayMs } from "./retry-policy";
+import { signRequest, type SigningKeys } from "./signing";
+
+/** The stored message as the worker reads it. */
+export interface StoredMessage {
+  id: string;
+  dialect: Dialect;
+  state: string;
+  origin: string;
+  url: string;
+  topicName: string | null;
+  endpointName: string | null;
+  queueName: string | null;
+  method: string;
+  headers: Record<string, string>;
+  contentType: string | null;
+  body: Buffer;
+  timeoutMs: number | null;
+  maxRetries: number;
+  retried: number;
+  retryDelayExpression: string | null;
+  callback: string | null;
+  callbackHeaders: Record<string, string> | null;
+  failureCallback: string | null;
+  failureCallbackHeaders: Record<string, string> | null;
+  labels: string[] | null;
+  scheduleId: string | null;
+  callerIp: string | null;
+  notBefore: Date;
+  nextDeliveryAt: Date;
+  createdAt: Date;
+  deduplicationId: string | null;
+  api: string | null;
+}
+
+/** What one attempt produced: a response (any status) or an error before one. */
+export type Attempt =
+  | { kind: "response"; status: number; headers: Record<string, string[]>; body: Buffer; startedAt: Date }
+  | { kind: "error"; error: string; startedAt: Date };
+
+/** What happens to the message after an attempt. */
+export type Outcome =
+  | { kind: "delivered" }
+  | { kind: "retry"; delayMs: number; error: string }
+  | { kind: "failed"; error: string };
+
+/** The headers Dispatch sends to the destination, in the message's dialect. */
+export function outgoingHeaders(message: StoredMessage, keys: SigningKeys): Record<string, string> {
+  const p = PREFIX[message.dialect];
+  const headers: Record<string, string> = { ...message.headers, "User-Agent": USER_AGENT[message.dialect] };
+  if (message.contentType !== null) headers["Content-Type"] = message.contentType;
+  headers[`${p}Message-Id`] = message.id;
+  headers[`${p}Retried`] = String(message.retried);
+  headers[`${p}Signature`] = signRequest(keys.current, {
+    issuer: ISSUER[message.dialect],
+    url: message.url,
+    body: message.body,
+  });
+  if (message.topicName !== null) headers[`${p}Topic-Name`] = message.topicName;
+  if (message.scheduleId !== null) headers[`${p}Schedule-Id`] = message.scheduleId;
+  if (message.callerIp !== null) headers[`${p}Caller-Ip`] = message.callerIp;
+  return headers;
+}
+
+/** Sends the message once; network errors, timeouts and refusals become error attempts. */
+export async function attemptDelivery(
+  client: HttpClient,
+  message: StoredMessage,
+  keys: SigningKeys,
+  timeoutMs: number,
+  abort?: AbortSignal,
+): Promise<Attempt> {
+  const startedAt = new Date();
+  try {
+    const response = await client.send({
+      url: message.url,
+      method: message.method,
+      headers: outgoingHeaders(message, keys),
+      body: message.method === "GET" || message.method === "HEAD" ? null : message.body,
+      timeoutMs,
+      abort,
+    });
+    return { kind: "response", status: response.status, headers: response.headers, body: response.body, startedAt };
+  } catch (error) {
+    return { kind: "error", error: (error as Error).message, startedAt };
+  }
+}
+
+/** Decides delivered / retry / failed from an attempt (compat-api.md §3.2). */
+export function decide(message: StoredMessage, attempt: Attempt, retryDelayScale: number): Outcome {
+  if (attempt.kind === "response" && attempt.status >= 200 && attempt.status < 300) return { kind: "delivered" };
+  const error = attempt.kind === "error" ? attempt.error : `destination responded with status ${attempt.status}`;
+  if (attempt.kind === "response" && isNonRetryable(attempt, message.dialect)) {
+    return { kind: "failed", error: `${error} and a non-retryable error header` };
+  }
+  if (message.retried >= message.maxRetries) return { kind: "failed", error };
+  const delayMs = retryDelayMs({
+    dialect: message.dialect,
+    retried: message.retried,
+    retryDelayExpression: message.retryDelayExpression,
+    responseHeaders: attempt.kind === "response" ? attempt.headers : null,
+    scale: retryDelayScale,
+    now: new Date(),
+  });
+  return { kind: "retry", delayMs, error };
+}
+
+/** A 489 carrying `<prefix>NonRetryable-Error: true` fails the message at once. */
+function isNonRetryable(attempt: Extract<Attempt, { kind: "response" }>, dialect: Dialect): boolean {
+  if (attempt.status !== 489) return false;
+  const header = attempt.headers[`${PREFIX[dialect].toLowerCase()}nonretryable-error`];
+  return header?.some((value) => value.trim().toLowerCase() === "true") ?? false;
+}

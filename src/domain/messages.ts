@@ -1,0 +1,150 @@
+/**
+ * Writing messages: the rows, their CREATED events, their deduplication
+ * windows and their delivery jobs, all in the caller's transaction
+ * (ARCHITECTURE.md §4). Publishing, fan-out, callbacks and DLQ retries all
+ * come through `insertMessages`.
+ */
+import type { Tx } from "../db/client";
+import { scheduleDeliveries } from "../worker/jobs";
+import { claimDeduplicationKeys } from "./deduplication";
+import type { StoredMessage } from "./delivery";
+import type { Dialect } from "./dialect";
+
+/** Why a message exists. */
+export type MessageOrigin = "publish" | "callback" | "failure_callback";
+
+/** A message about to be stored. */
+export interface NewMessage {
+  id: string;
+  dialect: Dialect;
+  origin: MessageOrigin;
+  sourceMessageId: string | null;
+  url: string;
+  topicName: string | null;
+  endpointName: string | null;
+  queueName: string | null;
+  api: string | null;
+  method: string;
+  headers: Record<string, string>;
+  contentType: string | null;
+  body: Buffer;
+  timeoutMs: number | null;
+  maxRetries: number;
+  retryDelayExpression: string | null;
+  callback: string | null;
+  callbackHeaders: Record<string, string> | null;
+  failureCallback: string | null;
+  failureCallbackHeaders: Record<string, string> | null;
+  deduplicationId: string | null;
+  /** Key of the deduplication window this message claims, if any. */
+  deduplicationKey: string | null;
+  labels: string[];
+  scheduleId: string | null;
+  callerIp: string | null;
+  /** Unix seconds; wins over `delayMs`. */
+  notBefore: number | null;
+  delayMs: number;
+}
+
+/** The publish result of one message (interface.md "Publish result"). */
+export interface PublishResult {
+  messageId: string;
+  url: string;
+  deduplicated: boolean;
+}
+
+/**
+ * Stores `messages` and schedules their first delivery. A message whose
+ * deduplication key is held by a live window (or by an earlier message of the
+ * same batch) is not stored; its result carries the holder's id.
+ */
+export async function insertMessages(tx: Tx, messages: NewMessage[], deduplicationWindowMs: number): Promise<PublishResult[]> {
+  const { fresh, duplicateOf } = await deduplicate(tx, messages, deduplicationWindowMs);
+  if (fresh.length > 0) {
+    await insertRows(tx, fresh);
+    await scheduleDeliveries(tx, fresh.map((message) => message.id));
+  }
+  return messages.map((message) => {
+    const holder = duplicateOf.get(message.id);
+    return { messageId: holder ?? message.id, url: message.url, deduplicated: holder !== undefined };
+  });
+}
+
+async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
+  const duplicateOf = new Map<string, string>();
+  const firstByKey = new Map<string, string>();
+  for (const message of messages) {
+    if (message.deduplicationKey === null) continue;
+    const first = firstByKey.get(message.deduplicationKey);
+    if (first !== undefined) duplicateOf.set(message.id, first);
+    else firstByKey.set(message.deduplicationKey, message.id);
+  }
+  const claims = [...firstByKey].map(([key, messageId]) => ({ key, messageId }));
+  const held = await claimDeduplicationKeys(tx, claims, windowMs);
+  for (const [key, holder] of held) {
+    const claimant = firstByKey.get(key)!;
+    duplicateOf.set(claimant, holder);
+    for (const [id, first] of duplicateOf) if (first === claimant) duplicateOf.set(id, holder);
+  }
+  return { fresh: messages.filter((message) => !duplicateOf.has(message.id)), duplicateOf };
+}
+
+async function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
+  const rows = messages.map((m) => ({ ...m, body: m.body.toString("base64") }));
+  // One statement for the whole batch; times come from the database clock.
+  await tx`
+    insert into dispatch.messages (
+      id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method,
+      headers, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
+      callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels,
+      schedule_id, caller_ip, not_before, next_delivery_at)
+    select
+      r.id, r.dialect, r.origin, r."sourceMessageId", r.url, r."topicName", r."endpointName", r."queueName",
+      r.api, r.method, r.headers, r."contentType", decode(r.body, 'base64'), r."timeoutMs", r."maxRetries",
+      r."retryDelayExpression", r.callback, r."callbackHeaders", r."failureCallback", r."failureCallbackHeaders",
+      r."deduplicationId", r.labels, r."scheduleId", r."callerIp", t.due, greatest(t.due, now())
+    from jsonb_to_recordset(${tx.json(rows as never)}) as r(
+      id text, dialect text, origin text, "sourceMessageId" text, url text, "topicName" text,
+      "endpointName" text, "queueName" text, api text, method text, headers jsonb, "contentType" text,
+      body text, "timeoutMs" int, "maxRetries" int, "retryDelayExpression" text, callback text,
+      "callbackHeaders" jsonb, "failureCallback" text, "failureCallbackHeaders" jsonb,
+      "deduplicationId" text, labels text[], "scheduleId" text, "callerIp" text, "notBefore" bigint, "delayMs" bigint),
+    lateral (select coalesce(to_timestamp(r."notBefore"), now() + r."delayMs" * interval '1 millisecond') as due) t`;
+  await tx`
+    insert into dispatch.message_events (message_id, state)
+    select unnest(${messages.map((m) => m.id)}::text[]), 'CREATED'`;
+}
+
+/** Reads a message as the worker and the API see it; null when unknown. */
+export async function findMessage(tx: Tx, id: string): Promise<StoredMessage | null> {
+  const [row] = await tx<StoredMessage[]>`
+    select id, dialect, state, origin, url, topic_name as "topicName", endpoint_name as "endpointName",
+      queue_name as "queueName", method, headers, content_type as "contentType", body,
+      timeout_ms as "timeoutMs", max_retries as "maxRetries", retried,
+      retry_delay_expression as "retryDelayExpression", callback, callback_headers as "callbackHeaders",
+      failure_callback as "failureCallback", failure_callback_headers as "failureCallbackHeaders",
+      labels, schedule_id as "scheduleId", caller_ip as "callerIp", not_before as "notBefore",
+      next_delivery_at as "nextDeliveryAt", created_at as "createdAt", deduplication_id as "deduplicationId", api
+    from dispatch.messages where id = ${id}`;
+  return row ?? null;
+}
+
+/**
+ * Cancels a message that has not finished: CANCEL_REQUESTED then CANCELED.
+ * Its pending job finds it cancelled and sends nothing; an attempt already in
+ * flight may still land (compat-api.md §3.2). Returns how many were cancelled.
+ */
+export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
+  const cancelled = await tx<{ id: string }[]>`
+    update dispatch.messages set state = 'CANCELED', completed_at = now()
+    where id = any(${ids}::text[]) and state in ('CREATED', 'RETRY')
+    returning id`;
+  if (cancelled.length === 0) return 0;
+  await tx`
+    insert into dispatch.message_events (message_id, state)
+    select id, s.state
+    from unnest(${cancelled.map((row) => row.id)}::text[]) as id
+    cross join (values (1, 'CANCEL_REQUESTED'), (2, 'CANCELED')) as s(n, state)
+    order by id, s.n`;
+  return cancelled.length;
+}

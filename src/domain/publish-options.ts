@@ -1,0 +1,218 @@
+/**
+ * Publish headers → validated options (interface.md "POST /v2/publish",
+ * compat-api.md §2.2). Both dialects read the same names after their prefix;
+ * every invalid value is a 400 naming the header, and nothing is stored.
+ */
+import { canonicalHeaderName, type Dialect, PREFIX } from "./dialect";
+import { parseDuration } from "./duration";
+import { badRequest } from "./errors";
+import { compileRetryDelay } from "./retry-delay-expression";
+
+/** Bounds the options are checked against (from configuration). */
+export interface PublishLimits {
+  defaultRetries: number;
+  maxRetries: number;
+  maxTimeoutMs: number;
+  maxDelayMs: number;
+}
+
+/** A callback target and the publish headers of the message that calls it. */
+export interface CallbackTarget {
+  url: string;
+  /** Publish headers (canonical names, message's dialect) for the callback message. */
+  headers: Record<string, string>;
+}
+
+/** What a publish asks for, validated. */
+export interface PublishOptions {
+  dialect: Dialect;
+  method: string;
+  contentType: string | null;
+  timeoutMs: number | null;
+  retries: number;
+  retryDelayExpression: string | null;
+  /** Headers sent to the destination, canonical names. */
+  forwardHeaders: Record<string, string>;
+  /** Unix seconds; wins over `delayMs`. */
+  notBefore: number | null;
+  delayMs: number;
+  callback: CallbackTarget | null;
+  failureCallback: CallbackTarget | null;
+  deduplicationId: string | null;
+  contentBasedDeduplication: boolean;
+  labels: string[];
+}
+
+export const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** Incoming headers never forwarded in header-forward mode. */
+const NOT_FORWARDED = new Set([
+  "authorization", "host", "connection", "content-length", "transfer-encoding", "keep-alive",
+  "upgrade", "te", "trailer", "proxy-authorization", "proxy-connection", "expect", "content-type",
+]);
+
+/**
+ * Parses publish headers. `headers` has lower-case names (as node:http gives
+ * them); only headers of `dialect` are read as configuration.
+ */
+export function parsePublishOptions(
+  headers: Record<string, string>,
+  dialect: Dialect,
+  limits: PublishLimits,
+): PublishOptions {
+  const p = PREFIX[dialect].toLowerCase();
+  const get = (name: string) => headers[p + name];
+  const retries = parseRetries(get("retries"), p, limits);
+  const options: PublishOptions = {
+    dialect,
+    method: parseMethod(get("method"), p),
+    contentType: headers["content-type"] ?? null,
+    timeoutMs: parseTimeout(get("timeout"), p, limits),
+    retries,
+    retryDelayExpression: parseRetryDelay(get("retry-delay"), p),
+    forwardHeaders: forwardedHeaders(headers, p),
+    notBefore: parseNotBefore(get("not-before"), p, limits),
+    delayMs: parseDelay(get("delay"), p, limits),
+    callback: callbackTarget(headers, p, "callback", retries),
+    failureCallback: callbackTarget(headers, p, "failure-callback", retries),
+    deduplicationId: parseDeduplicationId(get("deduplication-id"), p),
+    contentBasedDeduplication: parseBoolean(get("content-based-deduplication"), `${p}content-based-deduplication`),
+    labels: parseLabels(get("label"), p),
+  };
+  for (const target of [options.callback, options.failureCallback]) {
+    if (target) validateCallbackHeaders(target, dialect, limits);
+  }
+  return options;
+}
+
+function parseMethod(value: string | undefined, p: string): string {
+  if (value === undefined || value.trim() === "") return "POST";
+  const method = value.trim().toUpperCase();
+  if (!METHODS.includes(method)) throw badRequest(`${p}method must be one of ${METHODS.join(", ")}`);
+  return method;
+}
+
+function parseRetries(value: string | undefined, p: string, limits: PublishLimits): number {
+  if (value === undefined || value.trim() === "") return limits.defaultRetries;
+  if (!/^\d+$/.test(value.trim())) throw badRequest(`${p}retries must be a non-negative integer, got "${value}"`);
+  const retries = Number(value.trim());
+  if (retries > limits.maxRetries) throw badRequest(`${p}retries must be at most ${limits.maxRetries}, got ${retries}`);
+  return retries;
+}
+
+function parseTimeout(value: string | undefined, p: string, limits: PublishLimits): number | null {
+  if (value === undefined || value.trim() === "") return null;
+  const ms = parseDuration(value);
+  if (ms === null || ms === 0) throw badRequest(`${p}timeout must be a duration such as 30s, 5m or 2h, got "${value}"`);
+  if (ms > limits.maxTimeoutMs) {
+    throw badRequest(`${p}timeout may only shorten the maximum of ${limits.maxTimeoutMs / 1000}s, got "${value}"`);
+  }
+  return ms;
+}
+
+function parseDelay(value: string | undefined, p: string, limits: PublishLimits): number {
+  if (value === undefined || value.trim() === "") return 0;
+  const ms = parseDuration(value);
+  if (ms === null) throw badRequest(`${p}delay must be a duration such as 10s, 5m, 2h or 1d, got "${value}"`);
+  if (ms > limits.maxDelayMs) throw badRequest(`${p}delay must be at most ${limits.maxDelayMs / 1000}s, got "${value}"`);
+  return ms;
+}
+
+function parseNotBefore(value: string | undefined, p: string, limits: PublishLimits): number | null {
+  if (value === undefined || value.trim() === "") return null;
+  if (!/^\d+$/.test(value.trim())) throw badRequest(`${p}not-before must be a Unix timestamp in seconds, got "${value}"`);
+  const seconds = Number(value.trim());
+  if (seconds * 1000 > Date.now() + limits.maxDelayMs) {
+    throw badRequest(`${p}not-before must be at most ${limits.maxDelayMs / 1000}s in the future`);
+  }
+  return seconds;
+}
+
+function parseRetryDelay(value: string | undefined, p: string): string | null {
+  if (value === undefined || value.trim() === "") return null;
+  try {
+    return compileRetryDelay(value.trim()).source;
+  } catch (error) {
+    throw badRequest(`${p}retry-delay: ${(error as Error).message}`);
+  }
+}
+
+function parseDeduplicationId(value: string | undefined, p: string): string | null {
+  if (value === undefined || value === "") return null;
+  // eslint-disable-next-line no-control-regex
+  if (value.length > 512 || /[\u0000-\u001f\s]/.test(value)) {
+    throw badRequest(`${p}deduplication-id must be at most 512 characters without whitespace`);
+  }
+  return value;
+}
+
+/** Parses `true`/`false` in any case (the Python SDK sends `True`). */
+export function parseBoolean(value: string | undefined, header: string): boolean {
+  if (value === undefined || value.trim() === "") return false;
+  const text = value.trim().toLowerCase();
+  if (text !== "true" && text !== "false") throw badRequest(`${header} must be true or false, got "${value}"`);
+  return text === "true";
+}
+
+function parseLabels(value: string | undefined, p: string): string[] {
+  if (value === undefined || value.trim() === "") return [];
+  const labels = value.split(",").map((label) => label.trim()).filter(Boolean);
+  const bad = labels.find((label) => !NAME.test(label));
+  if (bad !== undefined) throw badRequest(`${p}label "${bad}" may hold only letters, digits, ".", "_" and "-"`);
+  return labels;
+}
+
+/** `<p>forward-x` headers (prefix removed), or every plain header in header-forward mode. */
+function forwardedHeaders(headers: Record<string, string>, p: string): Record<string, string> {
+  const forwardAll = parseBoolean(headers[`${p}header-forward`], `${p}header-forward`);
+  const forwarded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(`${p}forward-`)) {
+      const target = name.slice(`${p}forward-`.length);
+      if (target !== "" && target !== "content-type") forwarded[canonicalHeaderName(target)] = value;
+    } else if (forwardAll && !name.startsWith(p) && !NOT_FORWARDED.has(name)) {
+      forwarded[canonicalHeaderName(name)] = value;
+    }
+  }
+  return forwarded;
+}
+
+/**
+ * The callback (or failure callback) target. Every `<p><kind>-X` header
+ * becomes `<p>X` on the callback message (compat-api.md §2.2), and the
+ * callback keeps the original's retries unless it sets its own.
+ */
+function callbackTarget(
+  headers: Record<string, string>,
+  p: string,
+  kind: "callback" | "failure-callback",
+  retries: number,
+): CallbackTarget | null {
+  const url = headers[p + kind];
+  if (url === undefined || url.trim() === "") return null;
+  const target = { url: parseCallbackUrl(url.trim(), p + kind), headers: {} as Record<string, string> };
+  const inner = `${p}${kind}-`;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.startsWith(inner)) target.headers[canonicalHeaderName(p + name.slice(inner.length))] = value;
+  }
+  const retriesHeader = canonicalHeaderName(`${p}retries`);
+  target.headers[retriesHeader] ??= String(retries);
+  return target;
+}
+
+/** An absolute http(s) URL, or a 400 naming `header`. */
+export function parseCallbackUrl(text: string, header: string): string {
+  if (!/^https?:\/\//i.test(text)) throw badRequest(`${header} must be a URL starting with http:// or https://`);
+  try {
+    new URL(text);
+    return text;
+  } catch {
+    throw badRequest(`${header} is not a valid URL: "${text}"`);
+  }
+}
+
+function validateCallbackHeaders(target: CallbackTarget, dialect: Dialect, limits: PublishLimits): void {
+  const lower = Object.fromEntries(Object.entries(target.headers).map(([name, value]) => [name.toLowerCase(), value]));
+  parsePublishOptions(lower, dialect, limits);
+}

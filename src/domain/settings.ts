@@ -1,0 +1,54 @@
+/**
+ * Settings made on first start and kept in Postgres: the generated access
+ * token and the signing key pair. A second start on the same database reads
+ * them back; replicas starting together agree through `on conflict do nothing`.
+ */
+import { randomBytes } from "node:crypto";
+import type { Sql, Tx } from "../db/client";
+import { newSigningKey, randomBase58 } from "./ids";
+import type { SigningKeys } from "./signing";
+
+/**
+ * A generated access token: base64 of a small JSON object with a `UserID`
+ * field, the shape the workflow SDK's webhook feature decodes
+ * (workflow-protocol.md §1).
+ */
+export function generateAccessToken(): string {
+  const credentials = { UserID: `user_${randomBase58(12)}`, Password: randomBytes(24).toString("base64url") };
+  return Buffer.from(JSON.stringify(credentials)).toString("base64");
+}
+
+async function readOrCreate<T>(sql: Tx, key: string, create: () => T): Promise<T> {
+  await sql`insert into dispatch.settings (key, value) values (${key}, ${sql.json(create() as never)}) on conflict (key) do nothing`;
+  const [row] = await sql<{ value: T }[]>`select value from dispatch.settings where key = ${key}`;
+  if (!row) throw new Error(`setting ${key} vanished`);
+  return row.value;
+}
+
+/** The configured tokens, or the stored generated one (made now if absent). */
+export async function ensureAccessTokens(sql: Sql, configured: string[]): Promise<string[]> {
+  if (configured.length > 0) return configured;
+  return [await readOrCreate(sql, "access_token", generateAccessToken)];
+}
+
+/**
+ * The signing keys in force. Configured keys are authoritative and are stored
+ * so every replica signs with them; otherwise a pair is generated once.
+ */
+export async function ensureSigningKeys(sql: Sql, configured: SigningKeys | null): Promise<SigningKeys> {
+  if (configured) {
+    await sql`
+      insert into dispatch.settings (key, value) values ('signing_keys', ${sql.json({ ...configured })})
+      on conflict (key) do update set value = excluded.value, updated_at = now()
+      where dispatch.settings.value is distinct from excluded.value`;
+    return configured;
+  }
+  return readOrCreate(sql, "signing_keys", () => ({ current: newSigningKey(), next: newSigningKey() }));
+}
+
+/** Reads the signing keys in force (they change on rotation). */
+export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
+  const [row] = await sql<{ value: SigningKeys }[]>`select value from dispatch.settings where key = 'signing_keys'`;
+  if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
+  return row.value;
+}

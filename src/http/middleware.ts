@@ -1,0 +1,34 @@
+/** Small, single-purpose middleware of the /v2 API. */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { AppError } from "../domain/errors";
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+/**
+ * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to match
+ * one of `tokens`, compared in constant time (hashing first evens out lengths).
+ */
+export function requireToken(tokens: string[]): MiddlewareHandler {
+  const expected = tokens.map(digest);
+  return async (c, next) => {
+    const header = c.req.header("authorization");
+    const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+    const presented = bearer ?? c.req.query("qstash_token");
+    if (presented === undefined) throw new AppError(401, "missing Authorization: Bearer <token>");
+    const candidate = digest(presented);
+    let valid = false;
+    for (const token of expected) valid = timingSafeEqual(candidate, token) || valid;
+    if (!valid) throw new AppError(401, "invalid token");
+    await next();
+  };
+}
+
+/** Bounds request bodies: larger is a 413 with a clear error. */
+export function limitBody(maxBytes: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) => c.json({ error: `request body exceeds the maximum message size of ${maxBytes} bytes` }, 413),
+  });
+}

@@ -1,0 +1,63 @@
+/** Reading the parts of a request the domain needs. */
+import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Context } from "hono";
+import { detectDialect, type Dialect, PREFIX } from "../domain/dialect";
+
+/** A request's headers (lower-case names) and its dialect. */
+export interface RequestHeaders {
+  headers: Record<string, string>;
+  dialect: Dialect;
+}
+
+/**
+ * Request headers plus configuration given as query parameters in webhook
+ * mode (`?upstash-retries=3`, compat-api.md §1.4); a header wins over a query
+ * parameter of the same name.
+ */
+export function requestHeaders(c: Context): RequestHeaders {
+  const headers = c.req.header();
+  const dialect = detectDialect([...Object.keys(headers), ...new URL(c.req.url).searchParams.keys()]);
+  const prefix = PREFIX[dialect].toLowerCase();
+  for (const [name, value] of new URL(c.req.url).searchParams) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith(prefix) && headers[lower] === undefined) headers[lower] = value;
+  }
+  return { headers, dialect };
+}
+
+/** The publisher's address as the socket saw it. */
+export function callerIp(c: Context): string | null {
+  try {
+    return getConnInfo(c).remote.address ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The raw remainder of the path after `prefix` (e.g. `/v2/publish/`), with the
+ * request's own query string re-attached minus Dispatch's own parameters
+ * (compat-api.md §1.3): clients put the destination URL in the path unencoded.
+ */
+export function rawDestination(c: Context, prefix: string): string {
+  const url = new URL(c.req.url);
+  const start = url.pathname.indexOf(prefix);
+  let destination = url.pathname.slice(start + prefix.length);
+  if (/^https?%3A/i.test(destination)) destination = decodeURIComponent(destination);
+  // Some proxies collapse `//`; repair `https:/host` to `https://host`.
+  destination = destination.replace(/^(https?):\/(?!\/)/i, "$1://");
+  // Filter the raw query so the destination's own encoding is kept byte for byte.
+  const query = url.search.slice(1).split("&").filter((part) => part !== "" && !isOwnParameter(part));
+  if (query.length > 0) destination += `?${query.join("&")}`;
+  return destination;
+}
+
+function isOwnParameter(part: string): boolean {
+  let lower: string;
+  try {
+    lower = decodeURIComponent(part.split("=")[0]!).toLowerCase();
+  } catch {
+    return false;
+  }
+  return lower === "qstash_token" || lower.startsWith("upstash-") || lower.startsWith("svc-");
+}

@@ -1,0 +1,58 @@
+/** `GET /v2/messages/{id}` and `DELETE /v2/messages/{id}` (compat-api.md §4). */
+import { Hono } from "hono";
+import type { StoredMessage } from "../../domain/delivery";
+import { AppError } from "../../domain/errors";
+import { cancelMessages, findMessage } from "../../domain/messages";
+import type { AppDeps } from "../deps";
+import { bodyFields, headerArrays } from "../serialize";
+
+/** Routes of the message resource. */
+export function messageRoutes(deps: AppDeps) {
+  return new Hono()
+    .get("/:id", async (c) => {
+      const message = await findMessage(deps.sql, c.req.param("id"));
+      if (!message) throw new AppError(404, `message ${c.req.param("id")} not found`);
+      return c.json(messageJson(message));
+    })
+    .delete("/:id", async (c) => {
+      const id = c.req.param("id");
+      const cancelled = await deps.sql.begin(async (tx) => {
+        if (!(await findMessage(tx, id))) throw new AppError(404, `message ${id} not found`);
+        return cancelMessages(tx, [id]);
+      });
+      return c.json({ cancelled });
+    });
+}
+
+/** The Message object of the API. */
+export function messageJson(m: StoredMessage) {
+  const header = { ...m.headers, ...(m.contentType !== null && { "Content-Type": m.contentType }) };
+  return {
+    messageId: m.id,
+    url: m.url,
+    state: m.state,
+    ...(m.topicName !== null && { topicName: m.topicName }),
+    ...(m.endpointName !== null && { endpointName: m.endpointName }),
+    ...(m.api !== null && { api: m.api }),
+    ...(m.queueName !== null && { queueName: m.queueName }),
+    method: m.method,
+    header: headerArrays(header),
+    ...bodyFields(m.body),
+    maxRetries: m.maxRetries,
+    retried: m.retried,
+    ...(m.retryDelayExpression !== null && { retryDelayExpression: m.retryDelayExpression }),
+    notBefore: m.notBefore.getTime(),
+    nextDeliveryTime: m.nextDeliveryAt.getTime(),
+    createdAt: m.createdAt.getTime(),
+    ...(m.timeoutMs !== null && { timeout: m.timeoutMs }),
+    ...(m.callback !== null && { callback: m.callback, callbackHeader: headerArrays(m.callbackHeaders ?? {}) }),
+    ...(m.failureCallback !== null && {
+      failureCallback: m.failureCallback,
+      failureCallbackHeader: headerArrays(m.failureCallbackHeaders ?? {}),
+    }),
+    ...(m.deduplicationId !== null && { deduplicationId: m.deduplicationId }),
+    ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
+    ...(m.callerIp !== null && { callerIP: m.callerIp }),
+    ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Assembles a running Dispatch: database (external or embedded), migrations,
+ * settings, then the API and/or the worker. Used by the CLI and by tests.
+ */
+import type { AddressInfo } from "node:net";
+import { serve, type ServerType } from "@hono/node-server";
+import type { Config } from "./config";
+import { createSql, type Sql } from "./db/client";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
+import { migrate } from "./db/migrate";
+import { HttpClient } from "./delivery/http-client";
+import { ensureAccessTokens, ensureSigningKeys } from "./domain/settings";
+import type { SigningKeys } from "./domain/signing";
+import { createApp } from "./http/app";
+import { startWorker, type WorkerHandle } from "./worker/runner";
+
+/** Which parts a process runs; replicas can run API and workers apart. */
+export type Role = "api" | "worker" | "all";
+
+/** A started service. */
+export interface Service {
+  /** Base URL of the API (null for a worker-only process). */
+  baseUrl: string | null;
+  databaseUrl: string;
+  embedded: boolean;
+  tokens: string[];
+  signingKeys: SigningKeys;
+  sql: Sql;
+  /** Stops accepting requests, finishes or releases in-flight deliveries, closes pools. */
+  stop(): Promise<void>;
+}
+
+/** Starts Dispatch with `config` in `role`. */
+export async function startService(config: Config, role: Role, log: (message: string) => void): Promise<Service> {
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  await migrate(databaseUrl);
+  const sql = createSql(databaseUrl, 20);
+  const tokens = await ensureAccessTokens(sql, config.tokens);
+  const configuredKeys = config.currentSigningKey && config.nextSigningKey
+    ? { current: config.currentSigningKey, next: config.nextSigningKey }
+    : null;
+  const signingKeys = await ensureSigningKeys(sql, configuredKeys);
+  const http = new HttpClient({
+    // The embedded database means local development, where destinations are local too.
+    allowPrivateNetworks: config.allowPrivateNetworks || embedded !== null,
+    maxResponseBytes: config.maxMessageBytes,
+  });
+  const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, log });
+  const server = role === "worker" ? null : await listen(createApp({ config, sql, tokens, log }), config);
+  return {
+    baseUrl: server ? baseUrlOf(server, config) : null,
+    databaseUrl,
+    embedded: embedded !== null,
+    tokens,
+    signingKeys,
+    sql,
+    stop: () => shutdown({ server, worker, http, sql, embedded }),
+  };
+}
+
+async function startEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+  const cluster = await startEmbeddedPostgres(dataDir);
+  const admin = createSql(cluster.url, 1);
+  try {
+    const [exists] = await admin`select 1 from pg_database where datname = 'dispatch'`;
+    if (!exists) await admin`create database dispatch`;
+  } finally {
+    await admin.end();
+  }
+  return { ...cluster, url: cluster.url.replace(/\/postgres$/, "/dispatch") };
+}
+
+function listen(app: ReturnType<typeof createApp>, config: Config): Promise<ServerType> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(server));
+  });
+}
+
+function baseUrlOf(server: ServerType, config: Config): string {
+  if (config.baseUrl) return config.baseUrl;
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
+  return `http://${host}:${port}`;
+}
+
+async function shutdown(parts: {
+  server: ServerType | null;
+  worker: WorkerHandle | null;
+  http: HttpClient;
+  sql: Sql;
+  embedded: EmbeddedDatabase | null;
+}): Promise<void> {
+  const closed = parts.server ? new Promise((resolve) => parts.server!.close(resolve)) : Promise.resolve();
+  (parts.server as { closeIdleConnections?: () => void } | null)?.closeIdleConnections?.();
+  await parts.worker?.stop();
+  await closed;
+  await parts.http.close();
+  await parts.sql.end({ timeout: 5 });
+  await parts.embedded?.stop();
+}

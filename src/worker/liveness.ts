@@ -1,0 +1,68 @@
+/**
+ * Crash recovery for the engine (PERFORMANCE.md trap 4). Open-source
+ * graphile-worker releases a dead worker's locked jobs only after 4 hours, so
+ * every worker process registers the ids its jobs are locked under and beats
+ * a heartbeat; any worker process sweeps jobs locked by ids whose heartbeat
+ * stopped and unlocks them with `graphile_worker.force_unlock_workers`.
+ */
+import { randomBytes } from "node:crypto";
+import type { Sql } from "../db/client";
+
+/** Heartbeat and sweep of one worker process. */
+export class Liveness {
+  readonly processId = `proc_${randomBytes(8).toString("hex")}`;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly intervalMs: number,
+    private readonly deadAfterMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Records `lockHolderId` (a worker pool or worker id) as belonging to this process. */
+  async register(lockHolderId: string): Promise<void> {
+    await this.sql`
+      insert into dispatch.workers (id, process_id) values (${lockHolderId}, ${this.processId})
+      on conflict (id) do update set heartbeat_at = now()`;
+  }
+
+  /** Starts beating and sweeping every interval. */
+  start(): void {
+    this.timer = setInterval(() => this.tick().catch(this.onError), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops beating and forgets this process's lock holders. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sql`delete from dispatch.workers where process_id = ${this.processId}`;
+  }
+
+  private async tick(): Promise<void> {
+    await this.sql`update dispatch.workers set heartbeat_at = now() where process_id = ${this.processId}`;
+    await sweepDeadWorkers(this.sql, this.deadAfterMs);
+  }
+}
+
+/**
+ * Unlocks jobs held by lock holders that have not beaten for `deadAfterMs`
+ * (or never registered) and whose lock is at least that old. Returns the ids
+ * released.
+ */
+export async function sweepDeadWorkers(sql: Sql, deadAfterMs: number): Promise<string[]> {
+  const [row] = await sql<{ ids: string[] | null }[]>`
+    select array_agg(distinct j.locked_by) as ids
+    from graphile_worker.jobs j
+    where j.locked_by is not null
+      and j.locked_at < now() - ${deadAfterMs} * interval '1 millisecond'
+      and not exists (
+        select 1 from dispatch.workers w
+        where w.id = j.locked_by and w.heartbeat_at > now() - ${deadAfterMs} * interval '1 millisecond')`;
+  const ids = row?.ids ?? [];
+  if (ids.length === 0) return [];
+  await sql`select graphile_worker.force_unlock_workers(${ids}::text[])`;
+  await sql`delete from dispatch.workers where id = any(${ids}::text[])`;
+  return ids;
+}

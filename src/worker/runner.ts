@@ -1,0 +1,86 @@
+/**
+ * The worker role: graphile-worker running Dispatch's tasks, plus the
+ * liveness heartbeat that lets other processes recover this one's jobs.
+ */
+import { EventEmitter } from "node:events";
+import { Logger, run, type Runner } from "graphile-worker";
+import type { Config } from "../config";
+import type { Sql } from "../db/client";
+import type { HttpClient } from "../delivery/http-client";
+import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
+import { readSigningKeys } from "../domain/settings";
+import type { SigningKeys } from "../domain/signing";
+import { DELIVER_TASK } from "./jobs";
+import { Liveness } from "./liveness";
+import { deliverTask } from "./tasks/deliver";
+
+/** A running worker. */
+export interface WorkerHandle {
+  stop(): Promise<void>;
+}
+
+/** What the worker needs from the process. */
+export interface WorkerDeps {
+  config: Config;
+  databaseUrl: string;
+  sql: Sql;
+  http: HttpClient;
+  log: (message: string) => void;
+}
+
+const MAINTENANCE_TASK = "maintenance";
+
+/** Starts graphile-worker with Dispatch's tasks and the liveness heartbeat. */
+export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
+  const { config, sql } = deps;
+  const onError = (error: unknown) => deps.log(`worker: ${(error as Error).message}`);
+  const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError);
+  const events = new EventEmitter();
+  events.on("pool:create", ({ workerPool }) => void liveness.register(workerPool.id).catch(onError));
+  events.on("worker:create", ({ worker }) => void liveness.register(worker.workerId).catch(onError));
+  const runner: Runner = await run({
+    connectionString: deps.databaseUrl,
+    concurrency: config.workerConcurrency,
+    maxPoolSize: Math.min(config.workerConcurrency + 2, 20),
+    noHandleSignals: true,
+    pollInterval: 1000,
+    events,
+    logger: graphileLogger(deps.log),
+    taskList: {
+      [DELIVER_TASK]: deliverTask({
+        sql,
+        http: deps.http,
+        signingKeys: cachedSigningKeys(sql),
+        defaultTimeoutMs: config.defaultTimeoutMs,
+        retryDelayScale: config.retryDelayScale,
+        outcome: { limits: config, deduplicationWindowMs: config.deduplicationWindowMs },
+      }),
+      [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
+    },
+    crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
+  });
+  liveness.start();
+  return {
+    async stop() {
+      await runner.stop();
+      await liveness.stop();
+    },
+  };
+}
+
+/** Signing keys, re-read at most once a second so a rotation reaches every worker quickly. */
+function cachedSigningKeys(sql: Sql): () => Promise<SigningKeys> {
+  let cached: { keys: SigningKeys; at: number } | null = null;
+  return async () => {
+    if (cached && Date.now() - cached.at < 1000) return cached.keys;
+    cached = { keys: await readSigningKeys(sql), at: Date.now() };
+    return cached.keys;
+  };
+}
+
+/** graphile-worker's warnings and errors go to our log; its chatter does not. */
+function graphileLogger(log: (message: string) => void): Logger {
+  return new Logger(() => (level, message) => {
+    if (level === "error" || level === "warning") log(`graphile-worker ${level}: ${message}`);
+  });
+}

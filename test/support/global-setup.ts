@@ -1,0 +1,46 @@
+/**
+ * Starts one Postgres for the whole run (embedded unless
+ * DISPATCH_TEST_DATABASE_URL names a server) and migrates a template database
+ * that every test file clones: a fresh database per file in milliseconds.
+ */
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { createSql } from "../../src/db/client";
+import { startEmbeddedPostgres } from "../../src/db/embedded";
+import { migrate } from "../../src/db/migrate";
+
+export const TEMPLATE = "dispatch_template";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    adminUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const external = process.env.DISPATCH_TEST_DATABASE_URL;
+  const dataDir = external ? null : mkdtempSync(join(tmpdir(), "dispatch-test-"));
+  // Under root, Postgres runs as another user that must be able to enter the folder.
+  if (dataDir) chmodSync(dataDir, 0o755);
+  const cluster = external ? null : await startEmbeddedPostgres(dataDir!, { maxConnections: 400 });
+  const adminUrl = external ?? cluster!.url;
+  const admin = createSql(adminUrl, 1);
+  await admin.unsafe(`drop database if exists ${TEMPLATE}`);
+  await admin.unsafe(`create database ${TEMPLATE}`);
+  await migrate(withDatabase(adminUrl, TEMPLATE));
+  await admin.end();
+  project.provide("adminUrl", adminUrl);
+  return async () => {
+    await cluster?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+}
+
+/** `url` pointing at database `name` instead. */
+export function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}

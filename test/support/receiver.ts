@@ -1,0 +1,86 @@
+/**
+ * A real HTTP receiver on 127.0.0.1 that records every request it gets and
+ * answers as the test tells it to.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A request as the receiver got it. */
+export interface Received {
+  method: string;
+  /** Path and query. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  at: number;
+}
+
+/** What the receiver answers. */
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Milliseconds to wait before answering. */
+  delayMs?: number;
+}
+
+export type Responder = (request: Received, index: number) => Reply | Promise<Reply>;
+
+/** A running receiver. */
+export interface Receiver {
+  url: string;
+  port: number;
+  requests: Received[];
+  /** Changes how later requests are answered. */
+  respond(responder: Responder): void;
+  /** Resolves once `count` requests have arrived (rejects after `timeoutMs`). */
+  waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+/** Starts a receiver on 127.0.0.1; by default it answers 200 "ok". */
+export async function startReceiver(responder: Responder = () => ({ status: 200, body: "ok" })): Promise<Receiver> {
+  const requests: Received[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  let respond = responder;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", async () => {
+      const received = { method: req.method!, path: req.url!, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() };
+      const index = requests.push(received) - 1;
+      for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
+      const reply = await respond(received, index);
+      if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+      if (res.destroyed) return;
+      res.writeHead(reply.status ?? 200, reply.headers ?? {});
+      res.end(reply.body ?? "");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    respond: (next) => void (respond = next),
+    waitFor(count, timeoutMs = 15_000) {
+      if (requests.length >= count) return Promise.resolve(requests);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${requests.length} of ${count} requests in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({ count, resolve: () => (clearTimeout(timer), resolve(requests)) });
+      });
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Waits `ms` milliseconds. */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

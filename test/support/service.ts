@@ -1,0 +1,61 @@
+/**
+ * A Dispatch instance for one test file: its own database cloned from the
+ * template, API and worker in-process, loopback destinations allowed and
+ * retry backoff scaled down so no test sleeps through real backoff.
+ */
+import { type Config, loadConfig } from "../../src/config";
+import { type Role, type Service, startService } from "../../src/service";
+import { cloneDatabase } from "./database";
+
+export const TEST_TOKEN = "test-token-0123456789abcdef";
+
+/** A started test service with a small HTTP client for its API. */
+export interface TestService {
+  service: Service;
+  baseUrl: string;
+  config: Config;
+  /** Calls the API with the test token. */
+  api(path: string, init?: RequestInit): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/** Configuration of a test service; `overrides` win. */
+export function testConfig(databaseUrl: string, overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    host: "127.0.0.1",
+    port: 0,
+    databaseUrl,
+    tokens: [TEST_TOKEN],
+    allowPrivateNetworks: true,
+    retryDelayScale: 0.001,
+    workerConcurrency: 16,
+    heartbeatIntervalMs: 500,
+    workerDeadAfterMs: 3000,
+    ...overrides,
+  };
+}
+
+/** Starts Dispatch on a fresh database (or `databaseUrl`) in `role`. */
+export async function startTestService(
+  overrides: Partial<Config> = {},
+  options: { role?: Role; databaseUrl?: string } = {},
+): Promise<TestService> {
+  const databaseUrl = options.databaseUrl ?? (await cloneDatabase());
+  const config = testConfig(databaseUrl, overrides);
+  const service = await startService(config, options.role ?? "all", (line) => {
+    if (!line.includes("terminating connection")) console.error(line);
+  });
+  const baseUrl = service.baseUrl ?? "";
+  return {
+    service,
+    baseUrl,
+    config,
+    api: (path, init = {}) =>
+      fetch(`${baseUrl}${path}`, {
+        ...init,
+        headers: { Authorization: `Bearer ${TEST_TOKEN}`, ...(init.headers as Record<string, string>) },
+      }),
+    stop: () => service.stop(),
+  };
+}
