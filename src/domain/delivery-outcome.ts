@@ -60,12 +60,14 @@ async function markDelivered(tx: Tx, message: StoredMessage): Promise<void> {
 }
 
 async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): Promise<void> {
-  const [row] = await tx<{ next: Date }[]>`
-    update dispatch.messages
-    set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond'
-    where id = ${message.id}
-    returning next_delivery_at as next`;
-  await tx`insert into dispatch.message_events (message_id, state, next_delivery_at) values (${message.id}, 'RETRY', ${row!.next})`;
+  await tx`
+    with retry as (
+      update dispatch.messages
+      set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond'
+      where id = ${message.id}
+      returning id, next_delivery_at)
+    insert into dispatch.message_events (message_id, state, next_delivery_at)
+    select id, 'RETRY', next_delivery_at from retry`;
   await scheduleDeliveries(tx, [message.id]);
 }
 

@@ -61,12 +61,17 @@ export function outgoingHeaders(message: StoredMessage, keys: SigningKeys): Reco
   headers[`${p}Signature`] = signRequest(keys.current, {
     issuer: ISSUER[message.dialect],
     url: message.url,
-    body: message.body,
+    body: sentBody(message) ?? "",
   });
   if (message.topicName !== null) headers[`${p}Topic-Name`] = message.topicName;
   if (message.scheduleId !== null) headers[`${p}Schedule-Id`] = message.scheduleId;
   if (message.callerIp !== null) headers[`${p}Caller-Ip`] = message.callerIp;
   return headers;
+}
+
+/** The body the destination gets (none for GET and HEAD); the signature covers exactly this. */
+function sentBody(message: StoredMessage): Buffer | null {
+  return message.method === "GET" || message.method === "HEAD" ? null : message.body;
 }
 
 /** Sends the message once; network errors, timeouts and refusals become error attempts. */
@@ -83,7 +88,7 @@ export async function attemptDelivery(
       url: message.url,
       method: message.method,
       headers: outgoingHeaders(message, keys),
-      body: message.method === "GET" || message.method === "HEAD" ? null : message.body,
+      body: sentBody(message),
       timeoutMs,
       abort,
     });

@@ -60,29 +60,30 @@ export function parsePublishOptions(
   headers: Record<string, string>,
   dialect: Dialect,
   limits: PublishLimits,
+  /** How errors name the headers: the prefix as the client sent it (`svc-callback-` for callback headers). */
+  label = PREFIX[dialect].toLowerCase(),
 ): PublishOptions {
   const p = PREFIX[dialect].toLowerCase();
   const get = (name: string) => headers[p + name];
-  const retries = parseRetries(get("retries"), p, limits);
+  const retries = parseRetries(get("retries"), label, limits);
   const options: PublishOptions = {
     dialect,
-    method: parseMethod(get("method"), p),
+    method: parseMethod(get("method"), label),
     contentType: headers["content-type"] ?? null,
-    timeoutMs: parseTimeout(get("timeout"), p, limits),
+    timeoutMs: parseTimeout(get("timeout"), label, limits),
     retries,
-    retryDelayExpression: parseRetryDelay(get("retry-delay"), p),
+    retryDelayExpression: parseRetryDelay(get("retry-delay"), label),
     forwardHeaders: forwardedHeaders(headers, p),
-    notBefore: parseNotBefore(get("not-before"), p, limits),
-    delayMs: parseDelay(get("delay"), p, limits),
+    notBefore: parseNotBefore(get("not-before"), label, limits),
+    delayMs: parseDelay(get("delay"), label, limits),
     callback: callbackTarget(headers, p, "callback", retries),
     failureCallback: callbackTarget(headers, p, "failure-callback", retries),
-    deduplicationId: parseDeduplicationId(get("deduplication-id"), p),
-    contentBasedDeduplication: parseBoolean(get("content-based-deduplication"), `${p}content-based-deduplication`),
-    labels: parseLabels(get("label"), p),
+    deduplicationId: parseDeduplicationId(get("deduplication-id"), label),
+    contentBasedDeduplication: parseBoolean(get("content-based-deduplication"), `${label}content-based-deduplication`),
+    labels: parseLabels(get("label"), label),
   };
-  for (const target of [options.callback, options.failureCallback]) {
-    if (target) validateCallbackHeaders(target, dialect, limits);
-  }
+  if (options.callback) validateCallbackHeaders(options.callback, dialect, limits, `${label}callback-`);
+  if (options.failureCallback) validateCallbackHeaders(options.failureCallback, dialect, limits, `${label}failure-callback-`);
   return options;
 }
 
@@ -212,7 +213,7 @@ export function parseCallbackUrl(text: string, header: string): string {
   }
 }
 
-function validateCallbackHeaders(target: CallbackTarget, dialect: Dialect, limits: PublishLimits): void {
+function validateCallbackHeaders(target: CallbackTarget, dialect: Dialect, limits: PublishLimits, label: string): void {
   const lower = Object.fromEntries(Object.entries(target.headers).map(([name, value]) => [name.toLowerCase(), value]));
-  parsePublishOptions(lower, dialect, limits);
+  parsePublishOptions(lower, dialect, limits, label);
 }

@@ -29,6 +29,10 @@ export function requireToken(tokens: string[]): MiddlewareHandler {
 export function limitBody(maxBytes: number): MiddlewareHandler {
   return bodyLimit({
     maxSize: maxBytes,
-    onError: (c) => c.json({ error: `request body exceeds the maximum message size of ${maxBytes} bytes` }, 413),
+    onError: (c) => {
+      // The rest of the body is left unread, so the connection cannot be reused.
+      c.header("Connection", "close");
+      return c.json({ error: `request body exceeds the maximum message size of ${maxBytes} bytes` }, 413);
+    },
   });
 }

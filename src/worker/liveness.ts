@@ -11,6 +11,7 @@ import type { Sql } from "../db/client";
 /** Heartbeat and sweep of one worker process. */
 export class Liveness {
   readonly processId = `proc_${randomBytes(8).toString("hex")}`;
+  private readonly lockHolderIds = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -22,9 +23,8 @@ export class Liveness {
 
   /** Records `lockHolderId` (a worker pool or worker id) as belonging to this process. */
   async register(lockHolderId: string): Promise<void> {
-    await this.sql`
-      insert into dispatch.workers (id, process_id) values (${lockHolderId}, ${this.processId})
-      on conflict (id) do update set heartbeat_at = now()`;
+    this.lockHolderIds.add(lockHolderId);
+    await this.beat([lockHolderId]);
   }
 
   /** Starts beating and sweeping every interval. */
@@ -41,8 +41,20 @@ export class Liveness {
   }
 
   private async tick(): Promise<void> {
-    await this.sql`update dispatch.workers set heartbeat_at = now() where process_id = ${this.processId}`;
+    await this.beat([...this.lockHolderIds]);
     await sweepDeadWorkers(this.sql, this.deadAfterMs);
+  }
+
+  /**
+   * Upserts rather than updates: after a stall long enough for another process
+   * to sweep this one, its rows come back on the next beat.
+   */
+  private async beat(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.sql`
+      insert into dispatch.workers (id, process_id)
+      select unnest(${ids}::text[]), ${this.processId}
+      on conflict (id) do update set heartbeat_at = now(), process_id = excluded.process_id`;
   }
 }
 

@@ -195,14 +195,14 @@ describe("HttpClient", () => {
       expect(server.connections).toBe(0);
     });
 
-    it("refuses an IPv6 loopback literal before connecting", async (ctx) => {
+    it("refuses an IPv6 loopback literal before connecting", async () => {
+      // The refusal needs no listener; one on ::1 (where the machine has IPv6) proves nothing arrives.
       const server = await startServer((_req, res) => res.end("leak"), "::1").catch(() => undefined);
-      if (!server) return ctx.skip("no IPv6 loopback on this machine");
-      const error = await expectRefused(guarded(), `http://[::1]:${server.port}/`);
+      const error = await expectRefused(guarded(), `http://[::1]:${server?.port ?? 9}/`);
 
       expect(error.address).toBe("::1");
-      expect(server.requests).toHaveLength(0);
-      expect(server.connections).toBe(0);
+      expect(server?.requests ?? []).toHaveLength(0);
+      expect(server?.connections ?? 0).toBe(0);
     });
 
     it("refuses a host name that resolves to loopback", async () => {

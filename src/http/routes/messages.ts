@@ -52,7 +52,8 @@ export function messageJson(m: StoredMessage) {
     }),
     ...(m.deduplicationId !== null && { deduplicationId: m.deduplicationId }),
     ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
-    ...(m.callerIp !== null && { callerIP: m.callerIp }),
+    // py/go SDKs read `callerIP`, the TS SDK's type says `callerIp` (compat-api.md §16 #11).
+    ...(m.callerIp !== null && { callerIP: m.callerIp, callerIp: m.callerIp }),
     ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),
   };
 }

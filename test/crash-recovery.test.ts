@@ -1,0 +1,150 @@
+/**
+ * Delivery is at-least-once: a worker process killed mid-delivery loses
+ * nothing, and messages accepted while no worker runs are delivered once one
+ * does. Workers run as real child processes so they can be SIGKILLed.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { cloneDatabase } from "./support/database";
+import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
+import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+
+let databaseUrl: string;
+let dispatch: TestService | null = null;
+let receiver: Receiver | null = null;
+/** Releases requests the receiver is holding open, so no handler outlives the test. */
+let releaseHeld: () => void = () => {};
+
+beforeEach(async () => {
+  databaseUrl = await cloneDatabase();
+  dispatch = await startTestService({}, { role: "api", databaseUrl });
+  receiver = await startReceiver();
+});
+
+afterEach(async () => {
+  releaseHeld();
+  await killAllDispatchProcesses();
+  await dispatch?.stop();
+  await receiver?.close();
+  dispatch = null;
+  receiver = null;
+});
+
+function startWorker(): Promise<DispatchProcess> {
+  return startDispatchProcess("worker", {
+    DATABASE_URL: databaseUrl,
+    DISPATCH_TOKEN: TEST_TOKEN,
+    DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
+    DISPATCH_HEARTBEAT_INTERVAL: "1s",
+    DISPATCH_WORKER_DEAD_AFTER: "3s",
+    DISPATCH_WORKER_CONCURRENCY: "8",
+    DISPATCH_RETRY_DELAY_SCALE: "0.001",
+  });
+}
+
+async function publish(headers: Record<string, string> = {}, body = '{"hello":"world"}'): Promise<string> {
+  const response = await dispatch!.api(`/v2/publish/${receiver!.url}/hook`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body,
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { messageId: string }).messageId;
+}
+
+async function stateOf(messageId: string): Promise<string> {
+  const response = await dispatch!.api(`/v2/messages/${messageId}`);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { state: string }).state;
+}
+
+/** Polls until `check` returns true; throws with `describe()` after `timeoutMs`. */
+async function eventually(check: () => Promise<boolean>, describe: () => Promise<string>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
+    await sleep(200);
+  }
+}
+
+describe("crash recovery", () => {
+  it("a worker process killed mid-delivery loses nothing: the message is delivered once a worker runs again", async () => {
+    const held = new Promise<void>((resolve) => (releaseHeld = resolve));
+    // The first request is never answered (until the test ends); later ones get 200.
+    receiver!.respond(async (_request, index) => {
+      if (index === 0) await held;
+      return { status: 200, body: "ok" };
+    });
+    const first = await startWorker();
+    const messageId = await publish({ "Svc-Timeout": "60s" });
+
+    const [inFlight] = await receiver!.waitFor(1, 20_000);
+    expect(inFlight!.headers["svc-message-id"]).toBe(messageId);
+    await first.kill();
+    const killedAt = Date.now();
+    expect(first.child.signalCode).toBe("SIGKILL");
+    // Nothing was recorded for the interrupted attempt, and its job is still locked by a lock
+    // holder the dead process registered: only the liveness sweep can release it.
+    expect(await stateOf(messageId)).toBe("CREATED");
+    const sql = dispatch!.service.sql;
+    const locks = await sql<{ locked_by: string | null; registered: boolean }[]>`
+      select j.locked_by, exists (select 1 from dispatch.workers w where w.id = j.locked_by) as registered
+      from graphile_worker.jobs j where j.task_identifier = 'deliver'`;
+    expect(locks).toHaveLength(1);
+    expect(locks[0]!.locked_by).toBeTruthy();
+    expect(locks[0]!.registered).toBe(true);
+
+    const second = await startWorker();
+    const requests = await receiver!.waitFor(2, 30_000).catch((error: Error) => {
+      throw new Error(`${error.message}\nsecond worker output:\n${second.output()}`);
+    });
+    const recoveredAfterMs = Date.now() - killedAt;
+    expect(requests[1]!.headers["svc-message-id"]).toBe(messageId);
+    expect(requests[1]!.body.toString()).toBe('{"hello":"world"}');
+
+    await eventually(
+      async () => (await stateOf(messageId)) === "DELIVERED",
+      async () => `state is ${await stateOf(messageId)}\nsecond worker output:\n${second.output()}`,
+    );
+    const [row] = await sql<{ state: string }[]>`select state from dispatch.messages where id = ${messageId}`;
+    expect(row!.state).toBe("DELIVERED");
+    const events = await sql<{ state: string }[]>`
+      select state from dispatch.message_events where message_id = ${messageId} order by id`;
+    const states = events.map((event) => event.state);
+    expect(states.at(-1)).toBe("DELIVERED");
+    expect(states.filter((state) => state === "DELIVERED")).toHaveLength(1);
+    // The job is done: no delivery job is left in graphile-worker's queue (this database has one message).
+    const [jobs] = await sql<{ count: number }[]>`
+      select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
+    expect(jobs!.count).toBe(0);
+    console.log(`crash recovery: redelivered ${recoveredAfterMs} ms after the SIGKILL (events: ${states.join(" → ")})`);
+  }, 90_000);
+
+  it("messages accepted while no worker runs are all delivered once a worker starts", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await publish({}, JSON.stringify({ n: i })));
+    expect(new Set(ids).size).toBe(20);
+    // API only: nothing is delivered yet.
+    expect(receiver!.requests).toHaveLength(0);
+    const sql = dispatch!.service.sql;
+    const [pending] = await sql<{ count: number }[]>`
+      select count(*)::int as count from dispatch.messages where state = 'CREATED' and id = any(${ids}::text[])`;
+    expect(pending!.count).toBe(20);
+
+    const worker = await startWorker();
+    await receiver!.waitFor(20, 30_000).catch((error: Error) => {
+      throw new Error(`${error.message}\nworker output:\n${worker.output()}`);
+    });
+    await eventually(
+      async () => {
+        const received = new Set(receiver!.requests.map((request) => request.headers["svc-message-id"] as string));
+        const [delivered] = await sql<{ count: number }[]>`
+          select count(*)::int as count from dispatch.messages where state = 'DELIVERED' and id = any(${ids}::text[])`;
+        return received.size === 20 && delivered!.count === 20;
+      },
+      async () => `received ${receiver!.requests.length} requests\nworker output:\n${worker.output()}`,
+    );
+    const received = new Set(receiver!.requests.map((request) => request.headers["svc-message-id"] as string));
+    expect([...received].sort()).toEqual([...ids].sort());
+  }, 90_000);
+});

@@ -1,0 +1,95 @@
+/** Reading and cancelling a message; the event log of its life. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { request, startTestService, type TestService } from "./support/service";
+
+let dispatch: TestService;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  dispatch = await startTestService();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await dispatch.stop();
+  await receiver.close();
+});
+
+const states = async (messageId: string) =>
+  (await dispatch.service.sql`select state from dispatch.message_events where message_id = ${messageId} order by id`).map(
+    (row) => row.state,
+  );
+
+describe("messages", () => {
+  it("shows a pending message with its configuration", async () => {
+    const response = await dispatch.api(`/v2/publish/${receiver.url}/later`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Svc-Delay": "1h", "Svc-Forward-X-A": "1", "Svc-Retries": "4" },
+      body: '{"a":1}',
+    });
+    const { messageId } = await response.json();
+    const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
+    expect(message).toMatchObject({
+      messageId,
+      url: `${receiver.url}/later`,
+      state: "CREATED",
+      method: "POST",
+      header: { "Content-Type": ["application/json"], "X-A": ["1"] },
+      body: '{"a":1}',
+      maxRetries: 4,
+    });
+    expect(message.notBefore - message.createdAt).toBeGreaterThanOrEqual(3_599_000);
+  });
+
+  it("answers 404 with an error for an unknown message", async () => {
+    const response = await dispatch.api("/v2/messages/msg_unknown");
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: "message msg_unknown not found" });
+  });
+
+  it("cancel prevents delivery and is logged", async () => {
+    const response = await dispatch.api(`/v2/publish/${receiver.url}/cancelled`, {
+      method: "POST",
+      headers: { "Svc-Delay": "1s" },
+    });
+    const { messageId } = await response.json();
+    const cancel = await dispatch.api(`/v2/messages/${messageId}`, { method: "DELETE" });
+    expect(await cancel.json()).toEqual({ cancelled: 1 });
+    await sleep(2000);
+    expect(receiver.requests.filter((r) => r.path === "/cancelled")).toHaveLength(0);
+    expect(await states(messageId)).toEqual(["CREATED", "CANCEL_REQUESTED", "CANCELED"]);
+    const again = await dispatch.api(`/v2/messages/${messageId}`, { method: "DELETE" });
+    expect(await again.json()).toEqual({ cancelled: 0 });
+  });
+
+  it("logs CREATED, ACTIVE and DELIVERED for a delivered message", async () => {
+    const response = await dispatch.api(`/v2/publish/${receiver.url}/now`, { method: "POST", body: "x" });
+    const { messageId } = await response.json();
+    await receiver.waitFor(1);
+    let log = await states(messageId);
+    for (let i = 0; i < 50 && log.at(-1) !== "DELIVERED"; i++) log = (await sleep(50), await states(messageId));
+    expect(log).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+  });
+});
+
+describe("authentication", () => {
+  it("rejects /v2 requests without a valid token with 401 and a JSON error", async () => {
+    const missing = await request(`${dispatch.baseUrl}/v2/messages/x`);
+    expect(missing.status).toBe(401);
+    expect((await missing.json()).error).toMatch(/Authorization/);
+    const wrong = await request(`${dispatch.baseUrl}/v2/messages/x`, { headers: { Authorization: "Bearer nope" } });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({ error: "invalid token" });
+  });
+
+  it("accepts the token as the qstash_token query parameter", async () => {
+    const response = await fetch(`${dispatch.baseUrl}/v2/messages/msg_x?qstash_token=test-token-0123456789abcdef`);
+    expect(response.status).toBe(404);
+  });
+
+  it("answers unknown routes with a JSON 404", async () => {
+    const response = await dispatch.api("/v2/nothing-here");
+    expect(response.status).toBe(404);
+    expect((await response.json()).error).toMatch(/no route/);
+  });
+});

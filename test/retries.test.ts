@@ -1,0 +1,145 @@
+/**
+ * Retries with backoff end in exactly 1 + retries deliveries, a DLQ entry and
+ * a failure callback whose body carries every field of the interface.
+ */
+import { createHmac } from "node:crypto";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { defaultBackoffMs } from "../src/domain/retry-policy";
+import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { startTestService, type TestService } from "./support/service";
+
+let dispatch: TestService;
+let destination: Receiver;
+let failures: Receiver;
+
+beforeAll(async () => {
+  dispatch = await startTestService();
+  destination = await startReceiver();
+  failures = await startReceiver();
+});
+afterAll(async () => {
+  await dispatch.stop();
+  await destination.close();
+  await failures.close();
+});
+beforeEach(() => {
+  destination.requests.length = 0;
+  failures.requests.length = 0;
+});
+
+const events = (messageId: string) =>
+  dispatch.service.sql<{ state: string; error: string | null; wait: string | null }[]>`
+    select state, error, extract(epoch from (next_delivery_at - at)) * 1000 as wait
+    from dispatch.message_events where message_id = ${messageId} order by id`;
+
+/** Checks an HS256 JWT's signature with `key` and returns its claims. */
+function verifyJwt(token: string, key: string): Record<string, unknown> {
+  const [header, claims, signature] = token.split(".");
+  const expected = createHmac("sha256", key).update(`${header}.${claims}`).digest("base64url");
+  expect(signature).toBe(expected);
+  return JSON.parse(Buffer.from(claims!, "base64url").toString());
+}
+
+describe("retries", () => {
+  it("makes exactly 1 + retries deliveries, then dead-letters and calls the failure callback", async () => {
+    destination.respond(() => ({ status: 503, headers: { "X-Reason": "down" }, body: "unavailable" }));
+    const response = await dispatch.api(`/v2/publish/${destination.url}/orders?id=7`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "Svc-Retries": "3",
+        "Svc-Forward-X-Tenant": "acme",
+        "Svc-Failure-Callback": `${failures.url}/failed`,
+        "Svc-Failure-Callback-Forward-X-Alert": "page",
+      },
+      body: '{"order":7}',
+    });
+    const { messageId } = await response.json();
+    const [callback] = await failures.waitFor(1);
+    await sleep(300);
+    expect(destination.requests).toHaveLength(4);
+    expect(destination.requests.map((r) => r.headers["svc-retried"])).toEqual(["0", "1", "2", "3"]);
+    expect(failures.requests).toHaveLength(1);
+
+    const [dlq] = await dispatch.service.sql`select * from dispatch.dlq where message_id = ${messageId}`;
+    expect(dlq!.response_status).toBe(503);
+    expect(Buffer.from(dlq!.response_body).toString()).toBe("unavailable");
+    const [message] = await dispatch.service.sql`select state from dispatch.messages where id = ${messageId}`;
+    expect(message!.state).toBe("FAILED");
+
+    expect(callback!.headers["x-alert"]).toBe("page");
+    expect(callback!.headers["content-type"]).toBe("application/json");
+    const claims = verifyJwt(callback!.headers["svc-signature"] as string, dispatch.service.signingKeys.current);
+    expect(claims.sub).toBe(`${failures.url}/failed`);
+    const body = JSON.parse(callback!.body.toString());
+    const created = await dispatch.service.sql`select created_at, not_before from dispatch.messages where id = ${messageId}`;
+    expect(body).toEqual({
+      status: 503,
+      header: expect.objectContaining({ "x-reason": ["down"] }),
+      body: Buffer.from("unavailable").toString("base64"),
+      retried: 3,
+      maxRetries: 3,
+      dlqId: dlq!.dlq_id,
+      sourceMessageId: messageId,
+      url: `${destination.url}/orders?id=7`,
+      method: "POST",
+      sourceHeader: { "Content-Type": "application/json", "X-Tenant": "acme" },
+      sourceBody: Buffer.from('{"order":7}').toString("base64"),
+      notBefore: String(created[0]!.not_before.getTime()),
+      createdAt: String(created[0]!.created_at.getTime()),
+      callerIP: expect.stringMatching(/127\.0\.0\.1/),
+    });
+  });
+
+  it("waits min(86400, e^(2n)) seconds before retry n in the native dialect (scaled in tests)", async () => {
+    destination.respond(() => ({ status: 500 }));
+    const response = await dispatch.api(`/v2/publish/${destination.url}/backoff`, {
+      method: "POST",
+      headers: { "Svc-Retries": "3" },
+    });
+    const { messageId } = await response.json();
+    await destination.waitFor(4);
+    await sleep(200);
+    const waits = (await events(messageId)).filter((e) => e.state === "RETRY").map((e) => Number(e.wait));
+    const expected = [0, 1, 2].map((n) => Math.round(Math.min(86400, Math.exp(2 * n)) * 1000 * dispatch.config.retryDelayScale));
+    expect(waits).toEqual(expected);
+    expect(defaultBackoffMs("svc", 20)).toBe(86_400_000);
+    expect(defaultBackoffMs("upstash", 0)).toBeCloseTo(Math.exp(2.5) * 1000);
+  });
+
+  it("honours Retry-After from the destination", async () => {
+    destination.respond((_r, index) => (index === 0 ? { status: 429, headers: { "Retry-After": "7" } } : { status: 200 }));
+    const response = await dispatch.api(`/v2/publish/${destination.url}/limited`, { method: "POST" });
+    const { messageId } = await response.json();
+    await destination.waitFor(2);
+    await sleep(200);
+    const retry = (await events(messageId)).find((e) => e.state === "RETRY")!;
+    expect(Math.round(Number(retry.wait))).toBe(Math.round(7000 * dispatch.config.retryDelayScale));
+    expect((await events(messageId)).at(-1)!.state).toBe("DELIVERED");
+  });
+
+  it("fails at once on 489 with the NonRetryable-Error header", async () => {
+    destination.respond(() => ({ status: 489, headers: { "Svc-NonRetryable-Error": "true" }, body: "bad input" }));
+    const response = await dispatch.api(`/v2/publish/${destination.url}/fatal`, {
+      method: "POST",
+      headers: { "Svc-Retries": "5", "Svc-Failure-Callback": `${failures.url}/fatal` },
+    });
+    const { messageId } = await response.json();
+    const [callback] = await failures.waitFor(1);
+    expect(destination.requests).toHaveLength(1);
+    expect(JSON.parse(callback!.body.toString())).toMatchObject({ status: 489, retried: 0, maxRetries: 5 });
+    expect((await events(messageId)).map((e) => e.state)).toEqual(["CREATED", "ACTIVE", "ERROR", "FAILED"]);
+  });
+
+  it("treats an unreachable destination as a failed attempt with a clear error", async () => {
+    const closed = await startReceiver();
+    const url = closed.url;
+    await closed.close();
+    const response = await dispatch.api(`/v2/publish/${url}/gone`, { method: "POST", headers: { "Svc-Retries": "0" } });
+    const { messageId } = await response.json();
+    let log = await events(messageId);
+    for (let i = 0; i < 50 && log.at(-1)?.state !== "FAILED"; i++) log = (await sleep(100), await events(messageId));
+    expect(log.map((e) => e.state)).toEqual(["CREATED", "ACTIVE", "ERROR", "FAILED"]);
+    expect(log[2]!.error).toMatch(/ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Dispatch as a real child process (`node bin/dispatch.js start`), for tests
+ * that need to kill a process outright. Every spawned process is tracked so
+ * `killAll()` can clean up even after a failed test.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const running = new Set<DispatchProcess>();
+
+/** A started Dispatch process. */
+export interface DispatchProcess {
+  child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr), for failure messages. */
+  output(): string;
+  /** SIGKILLs the process (nothing graceful runs) and waits until it is gone. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `dispatch start --role <role>` with exactly `env` (plus PATH/HOME)
+ * and resolves once it prints its banner; rejects with its output if it
+ * exits or is not ready within `timeoutMs`.
+ */
+export async function startDispatchProcess(
+  role: "api" | "worker" | "all",
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<DispatchProcess> {
+  const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", role], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HOST: "127.0.0.1", PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once("exit", () => resolve());
+  });
+  const handle: DispatchProcess = {
+    child,
+    output: () => output,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+      running.delete(handle);
+    },
+  };
+  running.add(handle);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`not ready in ${timeoutMs} ms:\n${output}`)), timeoutMs);
+      const onData = () => {
+        if (output.includes("Dispatch is running")) (clearTimeout(timer), resolve());
+      };
+      child.stdout!.on("data", onData);
+      child.once("exit", (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`exited (${signal ?? code}) before it was ready:\n${output}`));
+      });
+    });
+  } catch (error) {
+    await handle.kill();
+    throw error;
+  }
+  return handle;
+}
+
+/** Kills every process started by `startDispatchProcess` that is still running. */
+export async function killAllDispatchProcesses(): Promise<void> {
+  await Promise.all([...running].map((handle) => handle.kill()));
+}
