@@ -16,6 +16,8 @@ export interface DispatchProcess {
   output(): string;
   /** SIGKILLs the process (nothing graceful runs) and waits until it is gone. */
   kill(): Promise<void>;
+  /** Sends SIGTERM and resolves with the exit code once the process has shut down. */
+  terminate(): Promise<number | null>;
 }
 
 /**
@@ -47,6 +49,12 @@ export async function startDispatchProcess(
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
       running.delete(handle);
+    },
+    async terminate() {
+      child.kill("SIGTERM");
+      await exited;
+      running.delete(handle);
+      return child.exitCode;
     },
   };
   running.add(handle);
