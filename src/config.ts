@@ -34,6 +34,9 @@ export interface Config {
   heartbeatIntervalMs: number;
   /** Public base URL printed at start (defaults to http://localhost:PORT). */
   baseUrl: string | null;
+  /** OpenAI-compatible API base (e.g. https://api.openai.com/v1) that `api/llm` messages go to. */
+  llmBaseUrl: string | null;
+  llmApiKey: string | null;
 }
 
 const duration = (fallback: string) =>
@@ -97,6 +100,11 @@ const EnvSchema = v.object({
   DISPATCH_WORKER_DEAD_AFTER: duration("30s"),
   DISPATCH_HEARTBEAT_INTERVAL: duration("5s"),
   DISPATCH_BASE_URL: optionalText,
+  DISPATCH_LLM_BASE_URL: v.pipe(
+    optionalText,
+    v.check((url) => url === null || /^https?:\/\/[^/]/.test(url), "must be an http(s) URL"),
+  ),
+  DISPATCH_LLM_API_KEY: optionalText,
 });
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -134,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerDeadAfterMs: e.DISPATCH_WORKER_DEAD_AFTER,
     heartbeatIntervalMs: e.DISPATCH_HEARTBEAT_INTERVAL,
     baseUrl: e.DISPATCH_BASE_URL,
+    llmBaseUrl: e.DISPATCH_LLM_BASE_URL,
+    llmApiKey: e.DISPATCH_LLM_API_KEY,
   };
   return checkConsistency(config);
 }
@@ -147,4 +157,9 @@ function checkConsistency(config: Config): Config {
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
   return config;
+}
+
+/** The chat-completions URL `api/llm` messages are delivered to, if configured. */
+export function llmUrl(config: Config): string | null {
+  return config.llmBaseUrl === null ? null : `${config.llmBaseUrl.replace(/\/+$/, "")}/chat/completions`;
 }

@@ -11,14 +11,17 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
   check,
   customType,
   index,
   integer,
+  primaryKey,
   jsonb,
   pgSchema,
   text,
   timestamp,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 export const dispatch = pgSchema("dispatch");
@@ -35,6 +38,8 @@ export const messages = dispatch.table(
   "messages",
   {
     id: text("id").primaryKey(),
+    /** Publish order: queues deliver in this order, cursors page by it. */
+    seq: bigint("seq", { mode: "number" }).notNull().generatedAlwaysAsIdentity(),
     /** Header dialect the message was published in: `svc` (native) or `upstash` (compat). */
     dialect: text("dialect").notNull(),
     state: text("state").$type<MessageState>().notNull().default("CREATED"),
@@ -45,6 +50,11 @@ export const messages = dispatch.table(
     topicName: text("topic_name"),
     endpointName: text("endpoint_name"),
     queueName: text("queue_name"),
+    /**
+     * A queued message holds one of its queue's parallelism slots from when it
+     * is started until it is delivered, failed or cancelled (retries included).
+     */
+    queueStarted: boolean("queue_started").notNull().default(false),
     api: text("api"),
     method: text("method").notNull(),
     /** Headers sent to the destination (forwarded headers, canonical names). */
@@ -79,6 +89,10 @@ export const messages = dispatch.table(
       sql`(${t.state} in ('DELIVERED','FAILED','CANCELED')) = (${t.completedAt} is not null)`,
     ),
     index("messages_created_at_idx").on(t.createdAt),
+    uniqueIndex("messages_seq_idx").on(t.seq),
+    index("messages_queue_pending_idx")
+      .on(t.queueName, t.seq)
+      .where(sql`${t.queueName} is not null and ${t.state} in ('CREATED','RETRY')`),
     index("messages_source_message_id_idx").on(t.sourceMessageId),
   ],
 );
@@ -145,3 +159,37 @@ export const workers = dispatch.table("workers", {
   processId: text("process_id").notNull(),
   heartbeatAt: timestamptz("heartbeat_at").notNull().default(sql`now()`),
 });
+
+/** Queues: ordered delivery with bounded parallelism; can be paused. */
+export const queues = dispatch.table(
+  "queues",
+  {
+    name: text("name").primaryKey(),
+    parallelism: integer("parallelism").notNull().default(1),
+    paused: boolean("paused").notNull().default(false),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+  },
+  (t) => [check("queues_parallelism_check", sql`${t.parallelism} >= 1`)],
+);
+
+/** URL groups (topics): a named set of endpoints a publish fans out to. */
+export const urlGroups = dispatch.table("url_groups", {
+  name: text("name").primaryKey(),
+  createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+});
+
+/** Endpoints of a URL group, identified by URL; the name is an optional label. */
+export const urlGroupEndpoints = dispatch.table(
+  "url_group_endpoints",
+  {
+    groupName: text("group_name")
+      .notNull()
+      .references(() => urlGroups.name, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    name: text("name"),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  },
+  (t) => [primaryKey({ columns: [t.groupName, t.url] })],
+);

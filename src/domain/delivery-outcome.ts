@@ -10,6 +10,7 @@ import type { Attempt, Outcome, StoredMessage } from "./delivery";
 import { newDlqId } from "./ids";
 import { insertMessages, type NewMessage } from "./messages";
 import type { PublishLimits } from "./publish-options";
+import { startQueuedMessages } from "./queues";
 
 /** Limits and windows that callback messages are made with. */
 export interface OutcomeSettings {
@@ -37,6 +38,8 @@ export async function recordOutcome(
   if (outcome.kind === "delivered") await markDelivered(tx, message);
   else if (outcome.kind === "retry") await scheduleRetry(tx, message, outcome.delayMs);
   else await markFailed(tx, message, attempt, outcome.error, settings);
+  // A finished queued message frees its slot for the next one in line.
+  if (outcome.kind !== "retry" && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
   if (callbackDue(message, outcome.kind !== "retry")) {
     await sendCallback(tx, "callback", message, callbackBody(message, attempt, null), settings);
   }

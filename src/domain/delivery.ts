@@ -51,10 +51,22 @@ export type Outcome =
   | { kind: "retry"; delayMs: number; error: string }
   | { kind: "failed"; error: string };
 
-/** The headers Dispatch sends to the destination, in the message's dialect. */
-export function outgoingHeaders(message: StoredMessage, keys: SigningKeys): Record<string, string> {
+/**
+ * The headers Dispatch sends to the destination, in the message's dialect.
+ * `credentials` (the configured key of an API destination) never override a
+ * header the publisher forwarded.
+ */
+export function outgoingHeaders(
+  message: StoredMessage,
+  keys: SigningKeys,
+  credentials: Record<string, string> = {},
+): Record<string, string> {
   const p = PREFIX[message.dialect];
-  const headers: Record<string, string> = { ...message.headers, "User-Agent": USER_AGENT[message.dialect] };
+  const headers: Record<string, string> = {
+    ...credentials,
+    ...message.headers,
+    "User-Agent": USER_AGENT[message.dialect],
+  };
   if (message.contentType !== null) headers["Content-Type"] = message.contentType;
   headers[`${p}Message-Id`] = message.id;
   headers[`${p}Retried`] = String(message.retried);
@@ -81,13 +93,14 @@ export async function attemptDelivery(
   keys: SigningKeys,
   timeoutMs: number,
   abort?: AbortSignal,
+  credentials?: Record<string, string>,
 ): Promise<Attempt> {
   const startedAt = new Date();
   try {
     const response = await client.send({
       url: message.url,
       method: message.method,
-      headers: outgoingHeaders(message, keys),
+      headers: outgoingHeaders(message, keys, credentials),
       body: sentBody(message),
       timeoutMs,
       abort,

@@ -7,6 +7,7 @@
 import type { Tx } from "../db/client";
 import { scheduleDeliveries } from "../worker/jobs";
 import { claimDeduplicationKeys } from "./deduplication";
+import { lockQueues, startQueuedMessages } from "./queues";
 import type { StoredMessage } from "./delivery";
 import type { Dialect } from "./dialect";
 
@@ -61,8 +62,12 @@ export interface PublishResult {
 export async function insertMessages(tx: Tx, messages: NewMessage[], deduplicationWindowMs: number): Promise<PublishResult[]> {
   const { fresh, duplicateOf } = await deduplicate(tx, messages, deduplicationWindowMs);
   if (fresh.length > 0) {
+    const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
+    // Locking the queues first makes publish order (`seq`) the start order.
+    await lockQueues(tx, queueNames);
     await insertRows(tx, fresh);
-    await scheduleDeliveries(tx, fresh.map((message) => message.id));
+    await scheduleDeliveries(tx, fresh.filter((message) => message.queueName === null).map((message) => message.id));
+    for (const name of queueNames) await startQueuedMessages(tx, name);
   }
   return messages.map((message) => {
     const holder = duplicateOf.get(message.id);
@@ -127,24 +132,4 @@ export async function findMessage(tx: Tx, id: string): Promise<StoredMessage | n
       next_delivery_at as "nextDeliveryAt", created_at as "createdAt", deduplication_id as "deduplicationId", api
     from dispatch.messages where id = ${id}`;
   return row ?? null;
-}
-
-/**
- * Cancels a message that has not finished: CANCEL_REQUESTED then CANCELED.
- * Its pending job finds it cancelled and sends nothing; an attempt already in
- * flight may still land (compat-api.md §3.2). Returns how many were cancelled.
- */
-export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
-  const cancelled = await tx<{ id: string }[]>`
-    update dispatch.messages set state = 'CANCELED', completed_at = now()
-    where id = any(${ids}::text[]) and state in ('CREATED', 'RETRY')
-    returning id`;
-  if (cancelled.length === 0) return 0;
-  await tx`
-    insert into dispatch.message_events (message_id, state)
-    select id, s.state
-    from unnest(${cancelled.map((row) => row.id)}::text[]) as id
-    cross join (values (1, 'CANCEL_REQUESTED'), (2, 'CANCELED')) as s(n, state)
-    order by id, s.n`;
-  return cancelled.length;
 }

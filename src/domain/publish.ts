@@ -1,12 +1,98 @@
 /**
- * Publishing: turning validated options and a body into stored messages.
- * Used for publishes to a URL, and for the callback messages the worker makes.
+ * Publishing: turning a request (destination, headers, body, queue) into
+ * stored messages — one for a URL or an API, one per endpoint for a URL group
+ * — and the callback messages the worker makes.
  */
 import type { Tx } from "../db/client";
 import { deduplicationKey } from "./deduplication";
+import { detectDialect } from "./dialect";
+import { badRequest } from "./errors";
 import { newMessageId } from "./ids";
 import { insertMessages, type MessageOrigin, type NewMessage, type PublishResult } from "./messages";
-import type { PublishOptions } from "./publish-options";
+import { parsePublishOptions, type PublishLimits, type PublishOptions } from "./publish-options";
+import { checkQueueName } from "./queues";
+import { groupEndpoints, isGroupName } from "./url-groups";
+
+/** One publish: what the HTTP layer hands over for `/publish`, `/enqueue` and each `/batch` item. */
+export interface PublishRequest {
+  /** Raw destination: an http(s) URL, a URL group name or `api/llm`. */
+  destination: string;
+  /** Request headers, lower-case names. */
+  headers: Record<string, string>;
+  body: Buffer;
+  queueName: string | null;
+  callerIp: string | null;
+}
+
+/** What publishing needs from configuration. */
+export interface PublishSettings {
+  limits: PublishLimits;
+  deduplicationWindowMs: number;
+  /** Chat-completions URL that `api/llm` messages go to; null when not configured. */
+  llmUrl: string | null;
+}
+
+/** A single result, or one per endpoint for a URL group. */
+export type PublishResponse = PublishResult | PublishResult[];
+
+/**
+ * Validates and resolves every request first (so one bad request stores
+ * nothing), then stores all their messages in `tx`.
+ */
+export async function publish(tx: Tx, requests: PublishRequest[], settings: PublishSettings): Promise<PublishResponse[]> {
+  const prepared: { messages: NewMessage[]; fanOut: boolean }[] = [];
+  for (const request of requests) prepared.push(await prepareMessages(tx, request, settings));
+  const results = await insertMessages(tx, prepared.flatMap((p) => p.messages), settings.deduplicationWindowMs);
+  let next = 0;
+  return prepared.map(({ messages, fanOut }) => {
+    const own = results.slice(next, (next += messages.length));
+    return fanOut ? own : own[0]!;
+  });
+}
+
+async function prepareMessages(tx: Tx, request: PublishRequest, settings: PublishSettings) {
+  const dialect = detectDialect(Object.keys(request.headers));
+  const options = parsePublishOptions(request.headers, dialect, settings.limits);
+  const queueName = request.queueName === null ? null : checkQueueName(request.queueName);
+  const provenance = { origin: "publish" as const, sourceMessageId: null, callerIp: request.callerIp };
+  const { destination } = request;
+  if (/^https?:\/\//i.test(destination)) {
+    return { messages: [buildMessage(options, { url: checkUrl(destination), queueName }, request.body, provenance)], fanOut: false };
+  }
+  if (destination === "api/llm") {
+    if (settings.llmUrl === null) throw badRequest("api/llm is not configured: set DISPATCH_LLM_BASE_URL");
+    if (options.callback === null) throw badRequest("a callback is required when the destination is api/llm");
+    const target = { url: settings.llmUrl, api: "llm", queueName };
+    return { messages: [buildMessage(options, target, request.body, provenance)], fanOut: false };
+  }
+  if (isGroupName(destination)) {
+    const endpoints = await groupEndpoints(tx, destination);
+    const messages = endpoints.map((endpoint) =>
+      buildMessage(
+        options,
+        { url: endpoint.url, topicName: destination, endpointName: endpoint.name ?? null, queueName },
+        request.body,
+        provenance,
+      ),
+    );
+    return { messages, fanOut: true };
+  }
+  throw badRequest(
+    destination === ""
+      ? "missing destination: use an http(s) URL, a URL group name or api/llm"
+      : `invalid destination "${destination}": use a URL starting with http:// or https://, a URL group name or api/llm`,
+  );
+}
+
+/** An absolute http(s) URL with a host, or a 400. */
+function checkUrl(url: string): string {
+  try {
+    if (new URL(url).hostname !== "") return url;
+  } catch {
+    // fall through to the error below
+  }
+  throw badRequest(`invalid destination url "${url}"`);
+}
 
 /** Where a message goes. */
 export interface Destination {
@@ -66,10 +152,4 @@ export function buildMessage(
     notBefore: options.notBefore,
     delayMs: options.delayMs,
   };
-}
-
-/** Stores one message and schedules its delivery, in `tx`. */
-export async function publishMessage(tx: Tx, message: NewMessage, deduplicationWindowMs: number): Promise<PublishResult> {
-  const [result] = await insertMessages(tx, [message], deduplicationWindowMs);
-  return result!;
 }

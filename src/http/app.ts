@@ -8,14 +8,19 @@ import { renderError } from "./errors";
 import { limitBody, requireToken } from "./middleware";
 import { messageRoutes } from "./routes/messages";
 import { publishRoutes } from "./routes/publish";
+import { queueRoutes } from "./routes/queues";
+import { topicRoutes } from "./routes/topics";
 
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
   const v2 = new Hono()
     .use(requireToken(deps.tokens))
-    .use(limitBody(deps.config.maxMessageBytes))
-    .route("/publish", publishRoutes(deps))
-    .route("/messages", messageRoutes(deps));
+    // The outer bound; publishing routes apply the message size limit themselves.
+    .use(limitBody(deps.config.maxMessageBytes * 10))
+    .route("/", publishRoutes(deps))
+    .route("/messages", messageRoutes(deps))
+    .route("/queues", queueRoutes(deps))
+    .route("/topics", topicRoutes(deps));
 
   return new Hono({ strict: false })
     .get("/health", async (c) => {

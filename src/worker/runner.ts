@@ -54,6 +54,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
         defaultTimeoutMs: config.defaultTimeoutMs,
         retryDelayScale: config.retryDelayScale,
         outcome: { limits: config, deduplicationWindowMs: config.deduplicationWindowMs },
+        llmApiKey: config.llmApiKey,
       }),
       [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
     },

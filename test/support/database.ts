@@ -2,12 +2,12 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { createSql } from "../../src/db/client";
-import { TEMPLATE, withDatabase } from "./global-setup";
+import { TEMPLATE, TEST_DATABASE_PREFIX, withDatabase } from "./global-setup";
 
 /** Creates a new database from the template and returns its URL. */
 export async function cloneDatabase(): Promise<string> {
   const adminUrl = inject("adminUrl");
-  const name = `t_${randomBytes(6).toString("hex")}`;
+  const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString("hex")}`;
   const admin = createSql(adminUrl, 1);
   try {
     await admin.unsafe(`create database ${name} template ${TEMPLATE}`);

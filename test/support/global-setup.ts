@@ -11,7 +11,9 @@ import { createSql } from "../../src/db/client";
 import { startEmbeddedPostgres } from "../../src/db/embedded";
 import { migrate } from "../../src/db/migrate";
 
-export const TEMPLATE = "dispatch_template";
+export const TEMPLATE = "dispatch_test_template";
+/** Prefix of the per-file databases, dropped at the end of the run. */
+export const TEST_DATABASE_PREFIX = "dispatch_test_";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -33,6 +35,7 @@ export default async function setup(project: TestProject) {
   await admin.end();
   project.provide("adminUrl", adminUrl);
   return async () => {
+    if (external) await dropTestDatabases(adminUrl);
     await cluster?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
@@ -43,4 +46,16 @@ export function withDatabase(url: string, name: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${name}`;
   return parsed.toString();
+}
+
+/** Drops the template and every per-file database of the run from an external server. */
+async function dropTestDatabases(adminUrl: string): Promise<void> {
+  const admin = createSql(adminUrl, 1);
+  try {
+    const rows = await admin<{ datname: string }[]>`
+      select datname from pg_database where datname like ${`${TEST_DATABASE_PREFIX}%`}`;
+    for (const { datname } of rows) await admin.unsafe(`drop database if exists "${datname}" with (force)`);
+  } finally {
+    await admin.end();
+  }
 }

@@ -2,7 +2,8 @@
 import { Hono } from "hono";
 import type { StoredMessage } from "../../domain/delivery";
 import { AppError } from "../../domain/errors";
-import { cancelMessages, findMessage } from "../../domain/messages";
+import { cancelMessages } from "../../domain/cancel";
+import { findMessage } from "../../domain/messages";
 import type { AppDeps } from "../deps";
 import { bodyFields, headerArrays } from "../serialize";
 

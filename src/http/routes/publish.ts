@@ -1,41 +1,78 @@
 /**
- * `POST /v2/publish/{destination}`: store a message for a URL and schedule its
- * delivery. (URL groups and `api/llm` destinations arrive with their issues.)
+ * Publishing: `POST /v2/publish/{destination}`, `POST
+ * /v2/enqueue/{queueName}/{destination}` and `POST /v2/batch` (compat-api.md §2).
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import * as v from "valibot";
+import { llmUrl } from "../../config";
 import { badRequest } from "../../domain/errors";
-import { buildMessage, publishMessage } from "../../domain/publish";
-import { parsePublishOptions } from "../../domain/publish-options";
+import { publish, type PublishRequest, type PublishResponse, type PublishSettings } from "../../domain/publish";
 import type { AppDeps } from "../deps";
+import { limitBody } from "../middleware";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 
-/** Routes of the publish resource. */
+const MAX_BATCH_ITEMS = 1000;
+
+const BatchSchema = v.pipe(
+  v.array(
+    v.object({
+      destination: v.string(),
+      headers: v.optional(v.record(v.string(), v.string()), {}),
+      body: v.optional(v.string(), ""),
+      queue: v.optional(v.string()),
+    }),
+    "the body must be a JSON array of {destination, headers?, body?, queue?}",
+  ),
+  v.minLength(1, "a batch needs at least one item"),
+  v.maxLength(MAX_BATCH_ITEMS, `a batch holds at most ${MAX_BATCH_ITEMS} items`),
+);
+
+/** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
-  return new Hono().post("/*", async (c) => {
-    const destination = parseUrlDestination(rawDestination(c, "/v2/publish/"));
-    const { headers, dialect } = requestHeaders(c);
-    const options = parsePublishOptions(headers, dialect, deps.config);
-    const body = Buffer.from(await c.req.arrayBuffer());
-    const message = buildMessage(options, { url: destination }, body, {
-      origin: "publish",
-      sourceMessageId: null,
-      callerIp: callerIp(c),
+  const settings: PublishSettings = {
+    limits: deps.config,
+    deduplicationWindowMs: deps.config.deduplicationWindowMs,
+    llmUrl: llmUrl(deps.config),
+  };
+  const run = (requests: PublishRequest[]) => deps.sql.begin((tx) => publish(tx, requests, settings));
+  const single = (c: Context, queueName: string | null, prefix: string) =>
+    singleRequest(c, queueName, prefix).then(async (request) => respond(c, (await run([request]))[0]!));
+
+  return new Hono()
+    .post("/publish/*", limitBody(deps.config.maxMessageBytes), (c) => single(c, null, "/v2/publish/"))
+    .post("/enqueue/:queue/*", limitBody(deps.config.maxMessageBytes), (c) =>
+      single(c, c.req.param("queue"), `/v2/enqueue/${c.req.param("queue")}/`),
+    )
+    .post("/batch", limitBody(deps.config.maxMessageBytes * 10), async (c) => {
+      const items = v.safeParse(BatchSchema, await c.req.json().catch(() => null));
+      if (!items.success) throw badRequest(`invalid batch: ${items.issues[0]!.message}`);
+      const ip = callerIp(c);
+      const requests = items.output.map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
+      return c.json(await run(requests));
     });
-    const result = await deps.sql.begin((tx) => publishMessage(tx, message, deps.config.deduplicationWindowMs));
-    return c.json(result, result.deduplicated ? 202 : 200);
-  });
 }
 
-/** An absolute http(s) URL with a host, or a 400 saying what a destination may be. */
-export function parseUrlDestination(destination: string): string {
-  if (destination === "") throw badRequest("missing destination: publish to /v2/publish/<url>");
-  if (!/^https?:\/\//i.test(destination)) {
-    throw badRequest(`invalid destination "${destination}": a destination URL must start with http:// or https://`);
-  }
-  try {
-    if (new URL(destination).hostname === "") throw new Error();
-  } catch {
-    throw badRequest(`invalid destination url "${destination}"`);
-  }
-  return destination;
+async function singleRequest(c: Context, queueName: string | null, prefix: string): Promise<PublishRequest> {
+  const { headers } = requestHeaders(c);
+  return {
+    destination: rawDestination(c, prefix),
+    headers,
+    body: Buffer.from(await c.req.arrayBuffer()),
+    queueName,
+    callerIp: callerIp(c),
+  };
+}
+
+function batchRequest(item: v.InferOutput<typeof BatchSchema>[number], ip: string | null, maxBytes: number): PublishRequest {
+  const body = Buffer.from(item.body);
+  if (body.length > maxBytes) throw badRequest(`a batch item body exceeds the maximum message size of ${maxBytes} bytes`);
+  const headers = Object.fromEntries(Object.entries(item.headers).map(([name, value]) => [name.toLowerCase(), value]));
+  return { destination: item.destination, headers, body, queueName: item.queue ?? null, callerIp: ip };
+}
+
+/** 202 when every message was a duplicate (compat-api.md §2.1), else 200. */
+function respond(c: Context, response: PublishResponse) {
+  const results = Array.isArray(response) ? response : [response];
+  const duplicate = results.length > 0 && results.every((result) => result.deduplicated);
+  return c.json(response, duplicate ? 202 : 200);
 }

@@ -9,6 +9,7 @@ import type { HttpClient } from "../../delivery/http-client";
 import { attemptDelivery, decide } from "../../domain/delivery";
 import { type OutcomeSettings, recordOutcome } from "../../domain/delivery-outcome";
 import { findMessage } from "../../domain/messages";
+import { yieldSlotIfPaused } from "../../domain/queues";
 import type { SigningKeys } from "../../domain/signing";
 
 /** What the task needs. */
@@ -19,6 +20,8 @@ export interface DeliverDeps {
   defaultTimeoutMs: number;
   retryDelayScale: number;
   outcome: OutcomeSettings;
+  /** Key sent as a bearer token to `api/llm` unless the publisher forwarded an Authorization. */
+  llmApiKey: string | null;
 }
 
 /** Thrown when shutdown interrupts an attempt: graphile-worker re-runs the job later. */
@@ -30,9 +33,13 @@ export function deliverTask(deps: DeliverDeps): Task {
     const { id } = payload as { id: string };
     const message = await findMessage(deps.sql, id);
     if (!message || (message.state !== "CREATED" && message.state !== "RETRY")) return;
+    const { queueName } = message;
+    if (queueName !== null && (await deps.sql.begin((tx) => yieldSlotIfPaused(tx, id, queueName)))) return;
     const keys = await deps.signingKeys();
     const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
-    const attempt = await attemptDelivery(deps.http, message, keys, timeoutMs, helpers.abortSignal);
+    const credentials: Record<string, string> =
+      message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
+    const attempt = await attemptDelivery(deps.http, message, keys, timeoutMs, helpers.abortSignal, credentials);
     if (attempt.kind === "error" && helpers.abortSignal?.aborted) {
       // Not the destination's fault: release the job instead of spending a retry.
       throw new ShutdownInterruptedError(`delivery of ${id} interrupted by shutdown`);

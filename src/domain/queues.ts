@@ -1,0 +1,106 @@
+/**
+ * Queues: ordered delivery with bounded parallelism, across any number of
+ * worker processes (interface.md "Queue", compat-api.md §3.2, §6).
+ *
+ * A queued message gets no delivery job when it is stored. It is *started*
+ * — given a job — only while its queue is active and fewer than
+ * `parallelism` of its messages are started and unfinished; started messages
+ * keep their slot through their retries. Starting happens under the queue
+ * row's lock, so every replica agrees; messages start in publish order (`seq`).
+ */
+import type { Tx } from "../db/client";
+import { scheduleDeliveries } from "../worker/jobs";
+import { AppError, badRequest } from "./errors";
+
+/** A queue as the API shows it. */
+export interface Queue {
+  name: string;
+  parallelism: number;
+  paused: boolean;
+  lag: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** A valid queue name, or a 400. */
+export function checkQueueName(name: string): string {
+  if (!NAME.test(name)) throw badRequest(`invalid queue name "${name}": use 1-100 letters, digits, ".", "_" or "-"`);
+  return name;
+}
+
+/**
+ * Creates missing queues (parallelism 1, active) and locks all of them, in
+ * name order so that concurrent publishers cannot deadlock.
+ */
+export async function lockQueues(tx: Tx, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  const sorted = [...new Set(names)].sort();
+  await tx`insert into dispatch.queues (name) select unnest(${sorted}::text[]) on conflict (name) do nothing`;
+  await tx`select name from dispatch.queues where name = any(${sorted}::text[]) order by name for update`;
+}
+
+/**
+ * Starts as many waiting messages of `queueName` as its free slots allow.
+ * Waiting messages locked by another transaction (a cancel) are skipped.
+ */
+export async function startQueuedMessages(tx: Tx, queueName: string): Promise<void> {
+  const [queue] = await tx<{ parallelism: number; paused: boolean }[]>`
+    select parallelism, paused from dispatch.queues where name = ${queueName} for update`;
+  if (!queue || queue.paused) return;
+  const started = await tx<{ id: string }[]>`
+    with busy as (
+      select count(*) as n from dispatch.messages
+      where queue_name = ${queueName} and state in ('CREATED', 'RETRY') and queue_started),
+    next as (
+      select id from dispatch.messages
+      where queue_name = ${queueName} and state = 'CREATED' and not queue_started
+      order by seq
+      limit greatest(0, ${queue.parallelism} - (select n from busy))
+      for update skip locked)
+    update dispatch.messages m set queue_started = true, next_delivery_at = greatest(m.next_delivery_at, now())
+    from next where m.id = next.id
+    returning m.id`;
+  await scheduleDeliveries(tx, started.map((row) => row.id));
+}
+
+/**
+ * Called before an attempt of a started message: if its queue is paused, the
+ * message gives its slot back (it starts again, first in line, on resume) and
+ * true is returned. The queue row lock orders this against a concurrent resume.
+ */
+export async function yieldSlotIfPaused(tx: Tx, messageId: string, queueName: string): Promise<boolean> {
+  const [queue] = await tx<{ paused: boolean }[]>`
+    select paused from dispatch.queues where name = ${queueName} for update`;
+  if (!queue?.paused) return false;
+  await tx`update dispatch.messages set queue_started = false where id = ${messageId} and state in ('CREATED', 'RETRY')`;
+  return true;
+}
+
+/** Creates or updates a queue; a lower parallelism lets started messages finish. */
+export async function upsertQueue(tx: Tx, name: string, parallelism: number, paused: boolean): Promise<void> {
+  await tx`
+    insert into dispatch.queues (name, parallelism, paused) values (${checkQueueName(name)}, ${parallelism}, ${paused})
+    on conflict (name) do update set parallelism = excluded.parallelism, paused = excluded.paused, updated_at = now()`;
+  await startQueuedMessages(tx, name);
+}
+
+/** Pauses (idempotently) or resumes a queue; resuming starts what waited. */
+export async function setQueuePaused(tx: Tx, name: string, paused: boolean): Promise<void> {
+  const [row] = await tx`
+    update dispatch.queues set paused = ${paused}, updated_at = now() where name = ${name} returning name`;
+  if (!row) throw new AppError(404, `queue ${name} not found`);
+  if (!paused) await startQueuedMessages(tx, name);
+}
+
+/** Lists queues (or the one named) with their lag: messages not yet finished. */
+export async function listQueues(tx: Tx, name?: string): Promise<Queue[]> {
+  return tx<Queue[]>`
+    select q.name, q.parallelism, q.paused, q.created_at as "createdAt", q.updated_at as "updatedAt",
+      (select count(*)::int from dispatch.messages m
+       where m.queue_name = q.name and m.state in ('CREATED', 'RETRY')) as lag
+    from dispatch.queues q
+    where ${name === undefined ? tx`true` : tx`q.name = ${name}`}
+    order by q.name`;
+}

@@ -1,0 +1,72 @@
+/** Queues: upsert, list, get, delete, pause, resume (compat-api.md §6). */
+import { Hono } from "hono";
+import * as v from "valibot";
+import { cancelMessages } from "../../domain/cancel";
+import { AppError, badRequest } from "../../domain/errors";
+import { type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
+import type { AppDeps } from "../deps";
+
+const MAX_PARALLELISM = 1000;
+
+const UpsertSchema = v.object({
+  queueName: v.string("queueName is required"),
+  parallelism: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1, "parallelism must be at least 1"), v.maxValue(MAX_PARALLELISM)),
+    1,
+  ),
+  paused: v.optional(v.boolean("paused must be true or false"), false),
+});
+
+/** Routes of the queue resource. */
+export function queueRoutes(deps: AppDeps) {
+  const { sql } = deps;
+  return new Hono()
+    .post("/", async (c) => {
+      const body = v.safeParse(UpsertSchema, await c.req.json().catch(() => null));
+      if (!body.success) throw badRequest(`invalid queue: ${body.issues[0]!.message}`);
+      const { queueName, parallelism, paused } = body.output;
+      await sql.begin((tx) => upsertQueue(tx, queueName, parallelism, paused));
+      return c.json({});
+    })
+    .get("/", async (c) => c.json((await listQueues(sql)).map(queueJson)))
+    .get("/:name", async (c) => c.json(queueJson(await findQueue(deps, c.req.param("name")))))
+    .delete("/:name", async (c) => {
+      const name = c.req.param("name");
+      await sql.begin(async (tx) => {
+        // Deleting a queue cancels what still waits in it (each cancel is in the message's log).
+        const [row] = await tx`select 1 from dispatch.queues where name = ${name} for update`;
+        if (!row) throw new AppError(404, `queue ${name} not found`);
+        const waiting = await tx<{ id: string }[]>`
+          select id from dispatch.messages where queue_name = ${name} and state in ('CREATED', 'RETRY')`;
+        await tx`update dispatch.queues set paused = true where name = ${name}`;
+        await cancelMessages(tx, waiting.map((message) => message.id));
+        await tx`delete from dispatch.queues where name = ${name}`;
+      });
+      return c.json({});
+    })
+    .post("/:name/pause", async (c) => {
+      await sql.begin((tx) => setQueuePaused(tx, c.req.param("name"), true));
+      return c.json({});
+    })
+    .post("/:name/resume", async (c) => {
+      await sql.begin((tx) => setQueuePaused(tx, c.req.param("name"), false));
+      return c.json({});
+    });
+}
+
+async function findQueue(deps: AppDeps, name: string): Promise<Queue> {
+  const [queue] = await listQueues(deps.sql, name);
+  if (!queue) throw new AppError(404, `queue ${name} not found`);
+  return queue;
+}
+
+function queueJson(queue: Queue) {
+  return {
+    name: queue.name,
+    createdAt: queue.createdAt.getTime(),
+    updatedAt: queue.updatedAt.getTime(),
+    parallelism: queue.parallelism,
+    lag: queue.lag,
+    paused: queue.paused,
+  };
+}

@@ -1,0 +1,44 @@
+/** URL groups (topics): endpoints add/remove, get, list, delete (compat-api.md §5). */
+import { Hono } from "hono";
+import * as v from "valibot";
+import { badRequest } from "../../domain/errors";
+import { addEndpoints, deleteUrlGroup, listUrlGroups, removeEndpoints } from "../../domain/url-groups";
+import type { AppDeps } from "../deps";
+
+const EndpointsSchema = v.object({
+  endpoints: v.pipe(
+    v.array(v.object({ url: v.optional(v.string()), name: v.optional(v.string()) }), "endpoints must be an array"),
+    v.maxLength(1000, "at most 1000 endpoints per request"),
+  ),
+});
+
+async function endpointsOf(request: Request) {
+  const body = v.safeParse(EndpointsSchema, await request.json().catch(() => null));
+  if (!body.success) throw badRequest(`invalid endpoints: ${body.issues[0]!.message}`);
+  return body.output.endpoints;
+}
+
+/** Routes of the URL group resource. */
+export function topicRoutes(deps: AppDeps) {
+  const { sql } = deps;
+  return new Hono()
+    .get("/", async (c) => c.json(await listUrlGroups(sql)))
+    .get("/:name", async (c) => c.json((await listUrlGroups(sql, c.req.param("name")))[0]))
+    .delete("/:name", async (c) => {
+      await sql.begin((tx) => deleteUrlGroup(tx, c.req.param("name")));
+      return c.json({});
+    })
+    .post("/:name/endpoints", async (c) => {
+      const endpoints = await endpointsOf(c.req.raw);
+      if (endpoints.some((endpoint) => !endpoint.url)) throw badRequest("each endpoint needs a url");
+      await sql.begin((tx) =>
+        addEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name }))),
+      );
+      return c.json({});
+    })
+    .delete("/:name/endpoints", async (c) => {
+      const endpoints = await endpointsOf(c.req.raw);
+      await sql.begin((tx) => removeEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url ?? "", name: e.name }))));
+      return c.json({});
+    });
+}
