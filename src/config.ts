@@ -29,6 +29,8 @@ export interface Config {
   /** Multiplies every retry backoff; tests use a small value instead of sleeping. */
   retryDelayScale: number;
   workerConcurrency: number;
+  /** How often an idle worker looks for due jobs (bounds how late a delayed message can fire). */
+  pollIntervalMs: number;
   /** How long a worker process may miss heartbeats before its jobs are released. */
   workerDeadAfterMs: number;
   heartbeatIntervalMs: number;
@@ -97,6 +99,7 @@ const EnvSchema = v.object({
   DISPATCH_MAX_DELAY: duration("365d"),
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(64, 1, 10_000),
+  DISPATCH_POLL_INTERVAL_MS: integer(100, 10, 60_000),
   DISPATCH_WORKER_DEAD_AFTER: duration("30s"),
   DISPATCH_HEARTBEAT_INTERVAL: duration("5s"),
   DISPATCH_BASE_URL: optionalText,
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxDelayMs: e.DISPATCH_MAX_DELAY,
     retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
     workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,
+    pollIntervalMs: e.DISPATCH_POLL_INTERVAL_MS,
     workerDeadAfterMs: e.DISPATCH_WORKER_DEAD_AFTER,
     heartbeatIntervalMs: e.DISPATCH_HEARTBEAT_INTERVAL,
     baseUrl: e.DISPATCH_BASE_URL,

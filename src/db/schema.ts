@@ -77,6 +77,12 @@ export const messages = dispatch.table(
     callerIp: text("caller_ip"),
     notBefore: timestamptz("not_before").notNull(),
     nextDeliveryAt: timestamptz("next_delivery_at").notNull(),
+    /**
+     * Whether the engine holds a job for the next attempt. Attempts due beyond
+     * the engine horizon wait here and are handed over shortly before they are
+     * due, keeping graphile-worker's table small (PERFORMANCE.md trap 3).
+     */
+    jobScheduled: boolean("job_scheduled").notNull().default(false),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     completedAt: timestamptz("completed_at"),
   },
@@ -90,6 +96,11 @@ export const messages = dispatch.table(
     ),
     index("messages_created_at_idx").on(t.createdAt),
     uniqueIndex("messages_seq_idx").on(t.seq),
+    index("messages_awaiting_job_idx")
+      .on(t.nextDeliveryAt)
+      .where(
+        sql`${t.state} in ('CREATED','RETRY') and not ${t.jobScheduled} and (${t.queueName} is null or ${t.queueStarted})`,
+      ),
     index("messages_queue_pending_idx")
       .on(t.queueName, t.seq)
       .where(sql`${t.queueName} is not null and ${t.state} in ('CREATED','RETRY')`),

@@ -18,24 +18,42 @@ export interface OutcomeSettings {
   deduplicationWindowMs: number;
 }
 
+/** One finished attempt and what it leads to. */
+export interface AttemptRecord {
+  message: StoredMessage;
+  attempt: Attempt;
+  outcome: Outcome;
+}
+
 /**
- * Records `outcome` of `attempt`. The message row is locked and re-read: if a
- * cancel (or another worker) changed it meanwhile, only the attempt's events
- * are kept — the in-flight attempt may land, nothing new starts.
+ * Records finished attempts (many at once: the worker batches them). The
+ * message rows are locked and re-read: if a cancel (or another worker)
+ * changed one meanwhile, only its attempt's events are kept — the in-flight
+ * attempt may land, nothing new starts.
  */
-export async function recordOutcome(
-  tx: Tx,
-  message: StoredMessage,
-  attempt: Attempt,
-  outcome: Outcome,
-  settings: OutcomeSettings,
-): Promise<void> {
-  const [current] = await tx<{ state: string; retried: number }[]>`
-    select state, retried from dispatch.messages where id = ${message.id} for update`;
-  await insertAttemptEvents(tx, message.id, attempt, outcome);
-  const unchanged = current && ["CREATED", "RETRY"].includes(current.state) && current.retried === message.retried;
-  if (!unchanged) return;
-  if (outcome.kind === "delivered") await markDelivered(tx, message);
+export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<void[]> {
+  const ids = [...new Set(records.map((record) => record.message.id))].sort();
+  const rows = await tx<{ id: string; state: string; retried: number }[]>`
+    select id, state, retried from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
+  const current = new Map(rows.map((row) => [row.id, row]));
+  await insertAttemptEvents(tx, records);
+  const claimed = new Set<string>();
+  const live = records.filter(({ message }) => {
+    const row = current.get(message.id);
+    const fresh = row && (row.state === "CREATED" || row.state === "RETRY") && row.retried === message.retried;
+    if (!fresh || claimed.has(message.id)) return false;
+    claimed.add(message.id);
+    return true;
+  });
+  // The common case — delivered, no queue, no callback — is one statement for the whole batch.
+  const plain = live.filter((r) => r.outcome.kind === "delivered" && r.message.queueName === null && !callbackDue(r.message, true));
+  await markDelivered(tx, plain.map((r) => r.message.id));
+  for (const record of live) if (!plain.includes(record)) await finish(tx, record, settings);
+  return records.map(() => undefined);
+}
+
+async function finish(tx: Tx, { message, attempt, outcome }: AttemptRecord, settings: OutcomeSettings): Promise<void> {
+  if (outcome.kind === "delivered") await markDelivered(tx, [message.id]);
   else if (outcome.kind === "retry") await scheduleRetry(tx, message, outcome.delayMs);
   else await markFailed(tx, message, attempt, outcome.error, settings);
   // A finished queued message frees its slot for the next one in line.
@@ -45,21 +63,35 @@ export async function recordOutcome(
   }
 }
 
-async function insertAttemptEvents(tx: Tx, messageId: string, attempt: Attempt, outcome: Outcome): Promise<void> {
-  await tx`insert into dispatch.message_events (message_id, state, at) values (${messageId}, 'ACTIVE', ${attempt.startedAt})`;
-  const response = attempt.kind === "response" ? attempt : null;
-  if (outcome.kind === "delivered") {
-    await tx`insert into dispatch.message_events (message_id, state, response_status) values (${messageId}, 'DELIVERED', ${response?.status ?? null})`;
-    return;
-  }
+/** ACTIVE (at the attempt's start) then DELIVERED or ERROR, for every record, in one statement. */
+async function insertAttemptEvents(tx: Tx, records: AttemptRecord[]): Promise<void> {
+  const events = records.flatMap(({ message, attempt, outcome }) => {
+    const response = attempt.kind === "response" ? attempt : null;
+    const active = { messageId: message.id, state: "ACTIVE", at: attempt.startedAt.toISOString() };
+    const result =
+      outcome.kind === "delivered"
+        ? { messageId: message.id, state: "DELIVERED", status: response?.status ?? null }
+        : {
+            messageId: message.id,
+            state: "ERROR",
+            error: outcome.error,
+            status: response?.status ?? null,
+            headers: response?.headers ?? null,
+            body: response?.body.toString("base64") ?? null,
+          };
+    return [active, result];
+  }).map((event, n) => ({ ...event, n }));
   await tx`
-    insert into dispatch.message_events (message_id, state, error, response_status, response_headers, response_body)
-    values (${messageId}, 'ERROR', ${outcome.error}, ${response?.status ?? null},
-            ${response ? tx.json(response.headers) : null}, ${response?.body ?? null})`;
+    insert into dispatch.message_events (message_id, state, at, error, response_status, response_headers, response_body)
+    select e."messageId", e.state, coalesce(e.at, now()), e.error, e.status, e.headers, decode(e.body, 'base64')
+    from jsonb_to_recordset(${tx.json(events as never)}) as e(
+      "messageId" text, state text, at timestamptz, error text, status int, headers jsonb, body text, n int)
+    order by e.n`;
 }
 
-async function markDelivered(tx: Tx, message: StoredMessage): Promise<void> {
-  await tx`update dispatch.messages set state = 'DELIVERED', completed_at = now() where id = ${message.id}`;
+async function markDelivered(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx`update dispatch.messages set state = 'DELIVERED', completed_at = now() where id = any(${ids}::text[])`;
 }
 
 async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): Promise<void> {

@@ -122,7 +122,13 @@ async function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
 
 /** Reads a message as the worker and the API see it; null when unknown. */
 export async function findMessage(tx: Tx, id: string): Promise<StoredMessage | null> {
-  const [row] = await tx<StoredMessage[]>`
+  const [message] = await findMessages(tx, [id]);
+  return message ?? null;
+}
+
+/** Reads the messages with `ids` (unknown ids are left out). */
+export function findMessages(tx: Tx, ids: string[]): Promise<StoredMessage[]> {
+  return tx<StoredMessage[]>`
     select id, dialect, state, origin, url, topic_name as "topicName", endpoint_name as "endpointName",
       queue_name as "queueName", method, headers, content_type as "contentType", body,
       timeout_ms as "timeoutMs", max_retries as "maxRetries", retried,
@@ -130,6 +136,5 @@ export async function findMessage(tx: Tx, id: string): Promise<StoredMessage | n
       failure_callback as "failureCallback", failure_callback_headers as "failureCallbackHeaders",
       labels, schedule_id as "scheduleId", caller_ip as "callerIp", not_before as "notBefore",
       next_delivery_at as "nextDeliveryAt", created_at as "createdAt", deduplication_id as "deduplicationId", api
-    from dispatch.messages where id = ${id}`;
-  return row ?? null;
+    from dispatch.messages where id = any(${ids}::text[])`;
 }

@@ -8,7 +8,7 @@ import { deduplicationKey } from "./deduplication";
 import { detectDialect } from "./dialect";
 import { badRequest } from "./errors";
 import { newMessageId } from "./ids";
-import { insertMessages, type MessageOrigin, type NewMessage, type PublishResult } from "./messages";
+import type { MessageOrigin, NewMessage, PublishResult } from "./messages";
 import { parsePublishOptions, type PublishLimits, type PublishOptions } from "./publish-options";
 import { checkQueueName } from "./queues";
 import { groupEndpoints, isGroupName } from "./url-groups";
@@ -35,14 +35,26 @@ export interface PublishSettings {
 /** A single result, or one per endpoint for a URL group. */
 export type PublishResponse = PublishResult | PublishResult[];
 
+/** The messages of one request; a URL group fans out to several. */
+export interface PreparedRequest {
+  messages: NewMessage[];
+  fanOut: boolean;
+}
+
 /**
- * Validates and resolves every request first (so one bad request stores
- * nothing), then stores all their messages in `tx`.
+ * Publishes requests: each is validated and resolved first (a bad one is a
+ * 4xx that stores nothing), then all their messages are stored through
+ * `store` — in one transaction, shared with concurrent publishes.
  */
-export async function publish(tx: Tx, requests: PublishRequest[], settings: PublishSettings): Promise<PublishResponse[]> {
-  const prepared: { messages: NewMessage[]; fanOut: boolean }[] = [];
-  for (const request of requests) prepared.push(await prepareMessages(tx, request, settings));
-  const results = await insertMessages(tx, prepared.flatMap((p) => p.messages), settings.deduplicationWindowMs);
+export async function publish(
+  sql: Tx,
+  requests: PublishRequest[],
+  settings: PublishSettings,
+  store: (messages: NewMessage[]) => Promise<PublishResult[]>,
+): Promise<PublishResponse[]> {
+  const prepared: PreparedRequest[] = [];
+  for (const request of requests) prepared.push(await prepareMessages(sql, request, settings));
+  const results = await store(prepared.flatMap((p) => p.messages));
   let next = 0;
   return prepared.map(({ messages, fanOut }) => {
     const own = results.slice(next, (next += messages.length));
@@ -50,7 +62,8 @@ export async function publish(tx: Tx, requests: PublishRequest[], settings: Publ
   });
 }
 
-async function prepareMessages(tx: Tx, request: PublishRequest, settings: PublishSettings) {
+/** Validates a request and builds its messages; reads URL groups but writes nothing. */
+export async function prepareMessages(tx: Tx, request: PublishRequest, settings: PublishSettings): Promise<PreparedRequest> {
   const dialect = detectDialect(Object.keys(request.headers));
   const options = parsePublishOptions(request.headers, dialect, settings.limits);
   const queueName = request.queueName === null ? null : checkQueueName(request.queueName);

@@ -55,7 +55,7 @@ export async function startQueuedMessages(tx: Tx, queueName: string): Promise<vo
       where queue_name = ${queueName} and state in ('CREATED', 'RETRY') and queue_started),
     next as (
       select id from dispatch.messages
-      where queue_name = ${queueName} and state = 'CREATED' and not queue_started
+      where queue_name = ${queueName} and state in ('CREATED', 'RETRY') and not queue_started
       order by seq
       limit greatest(0, ${queue.parallelism} - (select n from busy))
       for update skip locked)

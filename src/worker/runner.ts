@@ -7,11 +7,17 @@ import { Logger, run, type Runner } from "graphile-worker";
 import type { Config } from "../config";
 import type { Sql } from "../db/client";
 import type { HttpClient } from "../delivery/http-client";
+import { BatchLoader } from "../db/batch-loader";
+import { Coalescer } from "../db/coalescer";
 import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
+import type { StoredMessage } from "../domain/delivery";
+import { type AttemptRecord, recordOutcomes } from "../domain/delivery-outcome";
+import { findMessages } from "../domain/messages";
 import { readSigningKeys } from "../domain/settings";
 import type { SigningKeys } from "../domain/signing";
 import { DELIVER_TASK } from "./jobs";
 import { Liveness } from "./liveness";
+import { startPromoter } from "./promoter";
 import { deliverTask } from "./tasks/deliver";
 
 /** A running worker. */
@@ -38,22 +44,40 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const events = new EventEmitter();
   events.on("pool:create", ({ workerPool }) => void liveness.register(workerPool.id).catch(onError));
   events.on("worker:create", ({ worker }) => void liveness.register(worker.workerId).catch(onError));
+  const messages = new BatchLoader<string, StoredMessage>(
+    async (ids) => new Map((await findMessages(sql, ids)).map((message) => [message.id, message])),
+  );
+  const outcomes = new Coalescer<AttemptRecord, void>(
+    sql,
+    (tx, records) => recordOutcomes(tx, records, { limits: config, deduplicationWindowMs: config.deduplicationWindowMs }),
+    { maxBatch: 500, maxConcurrent: 4 },
+  );
   const runner: Runner = await run({
     connectionString: deps.databaseUrl,
     concurrency: config.workerConcurrency,
-    maxPoolSize: Math.min(config.workerConcurrency + 2, 20),
+    maxPoolSize: 10,
     noHandleSignals: true,
-    pollInterval: 1000,
     events,
     logger: graphileLogger(deps.log),
+    preset: {
+      worker: {
+        // Poll often: a due delayed job is otherwise found only by polling (PERFORMANCE.md trap 2).
+        pollInterval: config.pollIntervalMs,
+        // Fetch and complete jobs in batches (PERFORMANCE.md, "same with localQueue").
+        localQueue: { size: config.workerConcurrency * 2 },
+        completeJobBatchDelay: 5,
+        failJobBatchDelay: 5,
+      },
+    },
     taskList: {
       [DELIVER_TASK]: deliverTask({
         sql,
         http: deps.http,
+        loadMessage: (id) => messages.get(id),
+        recordOutcome: (record) => outcomes.submit(record),
         signingKeys: cachedSigningKeys(sql),
         defaultTimeoutMs: config.defaultTimeoutMs,
         retryDelayScale: config.retryDelayScale,
-        outcome: { limits: config, deduplicationWindowMs: config.deduplicationWindowMs },
         llmApiKey: config.llmApiKey,
       }),
       [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
@@ -61,8 +85,10 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
   });
   liveness.start();
+  const stopPromoter = startPromoter(sql, onError);
   return {
     async stop() {
+      await stopPromoter();
       await runner.stop();
       await liveness.stop();
     },

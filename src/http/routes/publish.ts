@@ -6,7 +6,8 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config";
 import { badRequest } from "../../domain/errors";
-import { publish, type PublishRequest, type PublishResponse, type PublishSettings } from "../../domain/publish";
+import type { PublishRequest, PublishResponse } from "../../domain/publish";
+import { Publisher } from "../../domain/publisher";
 import type { AppDeps } from "../deps";
 import { limitBody } from "../middleware";
 import { callerIp, rawDestination, requestHeaders } from "../request";
@@ -29,12 +30,12 @@ const BatchSchema = v.pipe(
 
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
-  const settings: PublishSettings = {
+  const publisher = new Publisher(deps.sql, {
     limits: deps.config,
     deduplicationWindowMs: deps.config.deduplicationWindowMs,
     llmUrl: llmUrl(deps.config),
-  };
-  const run = (requests: PublishRequest[]) => deps.sql.begin((tx) => publish(tx, requests, settings));
+  });
+  const run = (requests: PublishRequest[]) => publisher.publish(requests);
   const single = (c: Context, queueName: string | null, prefix: string) =>
     singleRequest(c, queueName, prefix).then(async (request) => respond(c, (await run([request]))[0]!));
 

@@ -1,14 +1,14 @@
 /**
  * The `deliver` task: one attempt of one message. It re-reads the message
- * before sending (a cancelled or finished message is not sent) and records the
- * outcome in one transaction (`recordOutcome` re-checks it under a row lock).
+ * before sending (a cancelled or finished message is not sent) and hands the
+ * outcome to `recordOutcome`, which re-checks it under a row lock. Reads and
+ * outcome writes of concurrent deliveries are batched by the runner.
  */
 import type { Task } from "graphile-worker";
 import type { Sql } from "../../db/client";
 import type { HttpClient } from "../../delivery/http-client";
-import { attemptDelivery, decide } from "../../domain/delivery";
-import { type OutcomeSettings, recordOutcome } from "../../domain/delivery-outcome";
-import { findMessage } from "../../domain/messages";
+import { attemptDelivery, decide, type StoredMessage } from "../../domain/delivery";
+import type { AttemptRecord } from "../../domain/delivery-outcome";
 import { yieldSlotIfPaused } from "../../domain/queues";
 import type { SigningKeys } from "../../domain/signing";
 
@@ -16,10 +16,11 @@ import type { SigningKeys } from "../../domain/signing";
 export interface DeliverDeps {
   sql: Sql;
   http: HttpClient;
+  loadMessage: (id: string) => Promise<StoredMessage | undefined>;
+  recordOutcome: (record: AttemptRecord) => Promise<void>;
   signingKeys: () => Promise<SigningKeys>;
   defaultTimeoutMs: number;
   retryDelayScale: number;
-  outcome: OutcomeSettings;
   /** Key sent as a bearer token to `api/llm` unless the publisher forwarded an Authorization. */
   llmApiKey: string | null;
 }
@@ -31,7 +32,7 @@ class ShutdownInterruptedError extends Error {}
 export function deliverTask(deps: DeliverDeps): Task {
   return async (payload, helpers) => {
     const { id } = payload as { id: string };
-    const message = await findMessage(deps.sql, id);
+    const message = await deps.loadMessage(id);
     if (!message || (message.state !== "CREATED" && message.state !== "RETRY")) return;
     const { queueName } = message;
     if (queueName !== null && (await deps.sql.begin((tx) => yieldSlotIfPaused(tx, id, queueName)))) return;
@@ -45,6 +46,6 @@ export function deliverTask(deps: DeliverDeps): Task {
       throw new ShutdownInterruptedError(`delivery of ${id} interrupted by shutdown`);
     }
     const outcome = decide(message, attempt, deps.retryDelayScale);
-    await deps.sql.begin((tx) => recordOutcome(tx, message, attempt, outcome, deps.outcome));
+    await deps.recordOutcome({ message, attempt, outcome });
   };
 }

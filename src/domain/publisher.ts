@@ -1,0 +1,36 @@
+/**
+ * The publish path's write side: messages of concurrent requests share one
+ * transaction and one `add_jobs` call (PERFORMANCE.md trap 1). A 2xx still
+ * means committed: each request's promise resolves after its batch commits.
+ */
+import { Coalescer } from "../db/coalescer";
+import type { Sql } from "../db/client";
+import { insertMessages, type NewMessage, type PublishResult } from "./messages";
+import { publish, type PublishRequest, type PublishResponse, type PublishSettings } from "./publish";
+
+/** Publishes requests through shared transactions. */
+export class Publisher {
+  private readonly coalescer: Coalescer<NewMessage[], PublishResult[]>;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly settings: PublishSettings,
+  ) {
+    this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings.deduplicationWindowMs), {
+      maxBatch: 500,
+      maxConcurrent: 4,
+    });
+  }
+
+  /** Validates, stores and schedules the requests' messages; one response per request. */
+  publish(requests: PublishRequest[]): Promise<PublishResponse[]> {
+    return publish(this.sql, requests, this.settings, (messages) => this.coalescer.submit(messages));
+  }
+}
+
+/** Stores several requests' messages with one `insertMessages`, splitting the results back. */
+async function storeGroups(tx: Parameters<typeof insertMessages>[0], groups: NewMessage[][], windowMs: number) {
+  const results = await insertMessages(tx, groups.flat(), windowMs);
+  let next = 0;
+  return groups.map((group) => results.slice(next, (next += group.length)));
+}
