@@ -16,6 +16,7 @@ export function createSql(url: string, max = 10): Sql {
     max,
     onnotice: () => {},
     connection: { application_name: "dispatch" },
-    types: { bigint: postgres.BigInt },
+    // int8 (identity keys, counts) as JS numbers: exact up to 2^53, far beyond any row count here.
+    types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number } },
   });
 }

@@ -56,6 +56,9 @@ export const messages = dispatch.table(
      */
     queueStarted: boolean("queue_started").notNull().default(false),
     api: text("api"),
+    /** The workflow run the message belongs to, and its role in it (workflow-protocol.md §2.1). */
+    workflowRunPk: bigint("workflow_run_pk", { mode: "number" }),
+    workflowCallType: text("workflow_call_type"),
     method: text("method").notNull(),
     /** Headers sent to the destination (forwarded headers, canonical names). */
     headers: jsonb("headers").$type<Record<string, string>>().notNull(),
@@ -105,6 +108,7 @@ export const messages = dispatch.table(
       .on(t.queueName, t.seq)
       .where(sql`${t.queueName} is not null and ${t.state} in ('CREATED','RETRY')`),
     index("messages_source_message_id_idx").on(t.sourceMessageId),
+    index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
   ],
 );
 
@@ -203,4 +207,107 @@ export const urlGroupEndpoints = dispatch.table(
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
   (t) => [primaryKey({ columns: [t.groupName, t.url] })],
+);
+
+/** States of a workflow run (interface.md "Workflow run state"). */
+export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/**
+ * Workflow runs. A run id may be reused once its run has ended, so runs are
+ * keyed by `pk`; at most one run per id is active (partial unique index).
+ * Run-level configuration from the init message applies to every later
+ * message of the run (workflow-protocol.md §2.2, §2.4 WF_TriggerOnConfig).
+ */
+export const workflowRuns = dispatch.table(
+  "workflow_runs",
+  {
+    pk: bigint("pk", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    runId: text("run_id").notNull(),
+    workflowUrl: text("workflow_url").notNull(),
+    dialect: text("dialect").notNull(),
+    state: text("state").$type<RunState>().notNull().default("RUN_STARTED"),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    completedAt: timestamptz("completed_at"),
+    /** Run configuration: publish headers (canonical names) applied to every message of the run. */
+    config: jsonb("config").$type<Record<string, string>>().notNull(),
+    /** Forwarded user headers of the init message, added to every delivery to the workflow URL. */
+    userHeaders: jsonb("user_headers").$type<Record<string, string>>().notNull(),
+    labels: text("labels").array(),
+    featureSet: text("feature_set"),
+    callerIp: text("caller_ip"),
+    /** The parent run and step that invoked this run, and how to address the parent. */
+    invoker: jsonb("invoker"),
+    /** Body of `DELETE …?cancel=false`: the workflow's return value. */
+    response: text("response"),
+    dlqId: text("dlq_id"),
+    failureCallbackMessageId: text("failure_callback_message_id"),
+    failureCallbackState: text("failure_callback_state"),
+    /** The failed message's response (status, headers, body) that triggered the failure function. */
+    failure: jsonb("failure"),
+    /** The failure function's own final response (status, headers, body). */
+    failureResponse: jsonb("failure_response"),
+  },
+  (t) => [
+    check("workflow_runs_state_check", sql`${t.state} in ('RUN_STARTED','RUN_SUCCESS','RUN_FAILED','RUN_CANCELED')`),
+    check("workflow_runs_completed_check", sql`(${t.state} = 'RUN_STARTED') = (${t.completedAt} is null)`),
+    uniqueIndex("workflow_runs_active_idx").on(t.runId).where(sql`${t.state} = 'RUN_STARTED'`),
+    index("workflow_runs_run_id_idx").on(t.runId, t.createdAt),
+    index("workflow_runs_created_at_idx").on(t.createdAt),
+  ],
+);
+
+/**
+ * The ordered step list of a run (workflow-protocol.md §2.3): every message
+ * of the run in creation order. A delivery to the workflow URL carries the
+ * list up to and including its own entry.
+ */
+export const workflowSteps = dispatch.table(
+  "workflow_steps",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    runPk: bigint("run_pk", { mode: "number" })
+      .notNull()
+      .references(() => workflowRuns.pk, { onDelete: "cascade" }),
+    messageId: text("message_id").notNull(),
+    callType: text("call_type").notNull(),
+    body: bytea("body").notNull(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  },
+  (t) => [index("workflow_steps_run_idx").on(t.runPk, t.seq), index("workflow_steps_message_idx").on(t.messageId)],
+);
+
+/** Runs waiting for an event (`context.waitForEvent`, `waitForWebhook`). */
+export const workflowWaiters = dispatch.table(
+  "workflow_waiters",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    runPk: bigint("run_pk", { mode: "number" })
+      .notNull()
+      .references(() => workflowRuns.pk, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    url: text("url").notNull(),
+    /** Publish headers of the continuation message on notify. */
+    headers: jsonb("headers").$type<Record<string, string>>().notNull(),
+    timeoutUrl: text("timeout_url").notNull(),
+    timeoutHeaders: jsonb("timeout_headers").$type<Record<string, string>>().notNull(),
+    timeout: text("timeout").notNull(),
+    step: jsonb("step").$type<Record<string, unknown>>().notNull(),
+    deadline: timestamptz("deadline").notNull(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  },
+  (t) => [index("workflow_waiters_event_idx").on(t.eventId), index("workflow_waiters_run_idx").on(t.runPk)],
+);
+
+/** Notifications for a run that arrived before its wait ("lookback" notify). */
+export const workflowNotifications = dispatch.table(
+  "workflow_notifications",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    runId: text("run_id").notNull(),
+    eventId: text("event_id").notNull(),
+    body: bytea("body").notNull(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  },
+  (t) => [index("workflow_notifications_idx").on(t.runId, t.eventId)],
 );

@@ -74,5 +74,7 @@ export function buildCallbackMessage(
  * dialect: once, when the delivery finishes (delivered or finally failed).
  */
 export function callbackDue(message: StoredMessage, final: boolean): boolean {
-  return message.callback !== null && (final || message.dialect === "upstash");
+  // A workflow's third-party call calls back once, finally (workflow-protocol.md §6.2 item 4).
+  const everyAttempt = message.dialect === "upstash" && message.workflowCallType !== "toCallback";
+  return message.callback !== null && (final || everyAttempt);
 }

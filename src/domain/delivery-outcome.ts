@@ -11,6 +11,7 @@ import { newDlqId } from "./ids";
 import { insertMessages, type NewMessage } from "./messages";
 import type { PublishLimits } from "./publish-options";
 import { startQueuedMessages } from "./queues";
+import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "./workflows/lifecycle";
 
 /** Limits and windows that callback messages are made with. */
 export interface OutcomeSettings {
@@ -45,21 +46,30 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
     claimed.add(message.id);
     return true;
   });
-  // The common case — delivered, no queue, no callback — is one statement for the whole batch.
-  const plain = live.filter((r) => r.outcome.kind === "delivered" && r.message.queueName === null && !callbackDue(r.message, true));
+  // The common case — delivered, no queue, no callback, no failure function — is one statement for the batch.
+  const plain = live.filter(
+    ({ message, outcome }) =>
+      outcome.kind === "delivered" &&
+      message.queueName === null &&
+      message.workflowCallType !== "failureCall" &&
+      !callbackDue(message, true),
+  );
   await markDelivered(tx, plain.map((r) => r.message.id));
   for (const record of live) if (!plain.includes(record)) await finish(tx, record, settings);
   return records.map(() => undefined);
 }
 
 async function finish(tx: Tx, { message, attempt, outcome }: AttemptRecord, settings: OutcomeSettings): Promise<void> {
+  const final = outcome.kind !== "retry";
+  const extra = await workflowCallbackFields(tx, message, final);
   if (outcome.kind === "delivered") await markDelivered(tx, [message.id]);
   else if (outcome.kind === "retry") await scheduleRetry(tx, message, outcome.delayMs);
-  else await markFailed(tx, message, attempt, outcome.error, settings);
+  else await markFailed(tx, message, attempt, outcome.error, settings, extra);
+  await recordFailureFunction(tx, message, attempt, outcome);
   // A finished queued message frees its slot for the next one in line.
-  if (outcome.kind !== "retry" && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
-  if (callbackDue(message, outcome.kind !== "retry")) {
-    await sendCallback(tx, "callback", message, callbackBody(message, attempt, null), settings);
+  if (final && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
+  if (callbackDue(message, final)) {
+    await sendCallback(tx, "callback", message, { ...callbackBody(message, attempt, null), ...extra }, settings);
   }
 }
 
@@ -106,17 +116,31 @@ async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): P
   await scheduleDeliveries(tx, [message.id]);
 }
 
-/** Retries are exhausted (or the destination said not to retry): FAILED, DLQ, failure callback. */
-async function markFailed(tx: Tx, message: StoredMessage, attempt: Attempt, error: string, settings: OutcomeSettings) {
-  const dlqId = newDlqId();
+/**
+ * Retries are exhausted (or the destination said not to retry): FAILED, DLQ,
+ * failure callback — and for a workflow step, the run fails. A workflow's
+ * third-party call is not dead-lettered: its final callback carries the error.
+ */
+async function markFailed(
+  tx: Tx,
+  message: StoredMessage,
+  attempt: Attempt,
+  error: string,
+  settings: OutcomeSettings,
+  extra: Record<string, unknown>,
+) {
   const response = attempt.kind === "response" ? attempt : null;
   await tx`update dispatch.messages set state = 'FAILED', completed_at = now() where id = ${message.id}`;
   await tx`insert into dispatch.message_events (message_id, state, error) values (${message.id}, 'FAILED', ${error})`;
+  if (message.workflowCallType === "toCallback") return;
+  const dlqId = newDlqId();
   await tx`
     insert into dispatch.dlq (dlq_id, message_id, error, response_status, response_headers, response_body)
     values (${dlqId}, ${message.id}, ${error}, ${response?.status ?? null},
             ${response ? tx.json(response.headers) : null}, ${response?.body ?? null})`;
-  await sendCallback(tx, "failure_callback", message, callbackBody(message, attempt, dlqId), settings);
+  const body = { ...callbackBody(message, attempt, dlqId), ...extra };
+  const failureCallbackId = await sendCallback(tx, "failure_callback", message, body, settings);
+  if (failsRun(message)) await failRun(tx, message, attempt, { dlqId, failureCallbackId }, settings);
 }
 
 /**
@@ -130,14 +154,16 @@ async function sendCallback(
   message: StoredMessage,
   body: Record<string, unknown>,
   settings: OutcomeSettings,
-): Promise<void> {
+): Promise<string | null> {
   let callback: NewMessage | null;
   try {
     callback = buildCallbackMessage(kind, message, body, settings.limits);
   } catch (error) {
     const text = `${kind.replace("_", " ")} not sent: ${(error as Error).message}`;
     await tx`insert into dispatch.message_events (message_id, state, error) values (${message.id}, 'ERROR', ${text})`;
-    return;
+    return null;
   }
-  if (callback) await insertMessages(tx, [callback], settings.deduplicationWindowMs);
+  if (!callback) return null;
+  const [published] = await insertMessages(tx, [callback], settings.deduplicationWindowMs);
+  return published!.messageId;
 }

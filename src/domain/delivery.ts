@@ -7,6 +7,7 @@ import type { HttpClient } from "../delivery/http-client";
 import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "./dialect";
 import { retryDelayMs } from "./retry-policy";
 import { signRequest, type SigningKeys } from "./signing";
+import type { WorkflowCallType } from "./workflows/protocol";
 
 /** The stored message as the worker reads it. */
 export interface StoredMessage {
@@ -38,6 +39,8 @@ export interface StoredMessage {
   createdAt: Date;
   deduplicationId: string | null;
   api: string | null;
+  workflowRunPk: number | null;
+  workflowCallType: WorkflowCallType | null;
 }
 
 /** What one attempt produced: a response (any status) or an error before one. */

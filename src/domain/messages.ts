@@ -8,11 +8,13 @@ import type { Tx } from "../db/client";
 import { scheduleDeliveries } from "../worker/jobs";
 import { claimDeduplicationKeys } from "./deduplication";
 import { lockQueues, startQueuedMessages } from "./queues";
+import { bindWorkflowMessages } from "./workflows/binding";
+import type { WorkflowBinding } from "./workflows/protocol";
 import type { StoredMessage } from "./delivery";
 import type { Dialect } from "./dialect";
 
 /** Why a message exists. */
-export type MessageOrigin = "publish" | "callback" | "failure_callback";
+export type MessageOrigin = "publish" | "callback" | "failure_callback" | "workflow";
 
 /** A message about to be stored. */
 export interface NewMessage {
@@ -45,6 +47,11 @@ export interface NewMessage {
   /** Unix seconds; wins over `delayMs`. */
   notBefore: number | null;
   delayMs: number;
+  flowControl: { key: string; value: string } | null;
+  /** The run the message belongs to, as published; bound to a run when stored. */
+  workflow: WorkflowBinding | null;
+  /** Set by `bindWorkflowMessages`: the run's primary key. */
+  workflowRunPk?: number;
 }
 
 /** The publish result of one message (interface.md "Publish result"). */
@@ -60,7 +67,9 @@ export interface PublishResult {
  * same batch) is not stored; its result carries the holder's id.
  */
 export async function insertMessages(tx: Tx, messages: NewMessage[], deduplicationWindowMs: number): Promise<PublishResult[]> {
-  const { fresh, duplicateOf } = await deduplicate(tx, messages, deduplicationWindowMs);
+  const deduplicated = await deduplicate(tx, messages, deduplicationWindowMs);
+  const duplicateOf = new Map([...deduplicated.duplicateOf, ...(await bindWorkflowMessages(tx, deduplicated.fresh))]);
+  const fresh = deduplicated.fresh.filter((message) => !duplicateOf.has(message.id));
   if (fresh.length > 0) {
     const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
     // Locking the queues first makes publish order (`seq`) the start order.
@@ -95,25 +104,31 @@ async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
 }
 
 async function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
-  const rows = messages.map((m) => ({ ...m, body: m.body.toString("base64") }));
+  const rows = messages.map((m) => ({
+    ...m,
+    body: m.body.toString("base64"),
+    workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
+  }));
   // One statement for the whole batch; times come from the database clock.
   await tx`
     insert into dispatch.messages (
       id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method,
       headers, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
       callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels,
-      schedule_id, caller_ip, not_before, next_delivery_at)
+      schedule_id, caller_ip, not_before, next_delivery_at, workflow_run_pk, workflow_call_type)
     select
       r.id, r.dialect, r.origin, r."sourceMessageId", r.url, r."topicName", r."endpointName", r."queueName",
       r.api, r.method, r.headers, r."contentType", decode(r.body, 'base64'), r."timeoutMs", r."maxRetries",
       r."retryDelayExpression", r.callback, r."callbackHeaders", r."failureCallback", r."failureCallbackHeaders",
-      r."deduplicationId", r.labels, r."scheduleId", r."callerIp", t.due, greatest(t.due, now())
+      r."deduplicationId", r.labels, r."scheduleId", r."callerIp", t.due, greatest(t.due, now()),
+      r."workflowRunPk", r."workflowCallType"
     from jsonb_to_recordset(${tx.json(rows as never)}) as r(
       id text, dialect text, origin text, "sourceMessageId" text, url text, "topicName" text,
       "endpointName" text, "queueName" text, api text, method text, headers jsonb, "contentType" text,
       body text, "timeoutMs" int, "maxRetries" int, "retryDelayExpression" text, callback text,
       "callbackHeaders" jsonb, "failureCallback" text, "failureCallbackHeaders" jsonb,
-      "deduplicationId" text, labels text[], "scheduleId" text, "callerIp" text, "notBefore" bigint, "delayMs" bigint),
+      "deduplicationId" text, labels text[], "scheduleId" text, "callerIp" text, "notBefore" bigint, "delayMs" bigint,
+      "workflowRunPk" bigint, "workflowCallType" text),
     lateral (select coalesce(to_timestamp(r."notBefore"), now() + r."delayMs" * interval '1 millisecond') as due) t`;
   await tx`
     insert into dispatch.message_events (message_id, state)
@@ -135,6 +150,7 @@ export function findMessages(tx: Tx, ids: string[]): Promise<StoredMessage[]> {
       retry_delay_expression as "retryDelayExpression", callback, callback_headers as "callbackHeaders",
       failure_callback as "failureCallback", failure_callback_headers as "failureCallbackHeaders",
       labels, schedule_id as "scheduleId", caller_ip as "callerIp", not_before as "notBefore",
-      next_delivery_at as "nextDeliveryAt", created_at as "createdAt", deduplication_id as "deduplicationId", api
+      next_delivery_at as "nextDeliveryAt", created_at as "createdAt", deduplication_id as "deduplicationId", api,
+      workflow_run_pk as "workflowRunPk", workflow_call_type as "workflowCallType"
     from dispatch.messages where id = any(${ids}::text[])`;
 }

@@ -7,6 +7,7 @@ import { canonicalHeaderName, type Dialect, PREFIX } from "./dialect";
 import { parseDuration } from "./duration";
 import { badRequest } from "./errors";
 import { compileRetryDelay } from "./retry-delay-expression";
+import { readWorkflowBinding, type WorkflowBinding } from "./workflows/protocol";
 
 /** Bounds the options are checked against (from configuration). */
 export interface PublishLimits {
@@ -41,6 +42,10 @@ export interface PublishOptions {
   deduplicationId: string | null;
   contentBasedDeduplication: boolean;
   labels: string[];
+  /** Flow control as given (`Flow-Control-Key` / `-Value`); kept on workflow runs. */
+  flowControl: { key: string; value: string } | null;
+  /** The workflow run the message belongs to, if any (workflow-protocol.md §2.1). */
+  workflow: WorkflowBinding | null;
 }
 
 export const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -81,6 +86,8 @@ export function parsePublishOptions(
     deduplicationId: parseDeduplicationId(get("deduplication-id"), label),
     contentBasedDeduplication: parseBoolean(get("content-based-deduplication"), `${label}content-based-deduplication`),
     labels: parseLabels(get("label"), label),
+    flowControl: parseFlowControl(get("flow-control-key"), get("flow-control-value"), label),
+    workflow: readWorkflowBinding(headers, dialect),
   };
   if (options.callback) validateCallbackHeaders(options.callback, dialect, limits, `${label}callback-`);
   if (options.failureCallback) validateCallbackHeaders(options.failureCallback, dialect, limits, `${label}failure-callback-`);
@@ -154,6 +161,15 @@ export function parseBoolean(value: string | undefined, header: string): boolean
   const text = value.trim().toLowerCase();
   if (text !== "true" && text !== "false") throw badRequest(`${header} must be true or false, got "${value}"`);
   return text === "true";
+}
+
+function parseFlowControl(key: string | undefined, value: string | undefined, p: string) {
+  if (key === undefined || key.trim() === "") return null;
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(key.trim())) throw badRequest(`${p}flow-control-key may hold only letters, digits, ".", "_" and "-"`);
+  const parts = (value ?? "").split(",").map((part) => part.trim()).filter(Boolean);
+  const valid = parts.length > 0 && parts.every((part) => /^(parallelism|rate)=\d+$|^period=\S+$/.test(part));
+  if (!valid) throw badRequest(`${p}flow-control-value must list parallelism=N, rate=N and/or period=<duration>`);
+  return { key: key.trim(), value: parts.join(", ") };
 }
 
 function parseLabels(value: string | undefined, p: string): string[] {

@@ -164,5 +164,7 @@ export function buildMessage(
     callerIp: provenance.callerIp,
     notBefore: options.notBefore,
     delayMs: options.delayMs,
+    flowControl: options.flowControl,
+    workflow: options.workflow,
   };
 }

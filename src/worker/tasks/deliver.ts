@@ -10,6 +10,7 @@ import type { HttpClient } from "../../delivery/http-client";
 import { attemptDelivery, decide, type StoredMessage } from "../../domain/delivery";
 import type { AttemptRecord } from "../../domain/delivery-outcome";
 import { yieldSlotIfPaused } from "../../domain/queues";
+import { detectNonWorkflowDestination, prepareDelivery } from "../../domain/workflows/delivery";
 import type { SigningKeys } from "../../domain/signing";
 
 /** What the task needs. */
@@ -36,16 +37,18 @@ export function deliverTask(deps: DeliverDeps): Task {
     if (!message || (message.state !== "CREATED" && message.state !== "RETRY")) return;
     const { queueName } = message;
     if (queueName !== null && (await deps.sql.begin((tx) => yieldSlotIfPaused(tx, id, queueName)))) return;
+    const delivery = await prepareDelivery(deps.sql, message);
     const keys = await deps.signingKeys();
     const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
     const credentials: Record<string, string> =
       message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
-    const attempt = await attemptDelivery(deps.http, message, keys, timeoutMs, helpers.abortSignal, credentials);
+    const sent = delivery.message;
+    const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, helpers.abortSignal, credentials);
     if (attempt.kind === "error" && helpers.abortSignal?.aborted) {
       // Not the destination's fault: release the job instead of spending a retry.
       throw new ShutdownInterruptedError(`delivery of ${id} interrupted by shutdown`);
     }
-    const outcome = decide(message, attempt, deps.retryDelayScale);
-    await deps.recordOutcome({ message, attempt, outcome });
+    const outcome = detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
+    await deps.recordOutcome({ message: sent, attempt, outcome });
   };
 }

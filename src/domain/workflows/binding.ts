@@ -1,0 +1,140 @@
+/**
+ * Binding workflow messages to their runs as they are stored, in the insert
+ * transaction (workflow-protocol.md §3.5, §15 items 2-3): an init message
+ * creates its run (or is deduplicated against the active one), every other
+ * message joins its run's step list and takes the run's configuration.
+ */
+import type { Tx } from "../../db/client";
+import { badRequest } from "../errors";
+import type { NewMessage } from "../messages";
+import { runUserHeaders } from "./protocol";
+import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run } from "./runs";
+
+/** Configuration of a run, taken from its init message and applied to its later messages. */
+export interface RunConfig {
+  maxRetries: number;
+  retryDelayExpression: string | null;
+  timeoutMs: number | null;
+  failureCallback: string | null;
+  failureCallbackHeaders: Record<string, string> | null;
+  flowControl: { key: string; value: string } | null;
+}
+
+/**
+ * Binds the workflow messages among `messages` (setting `workflowRunPk`) and
+ * appends their step entries. Returns, for init messages of an already active
+ * run, the id of that run's init message (the trigger is deduplicated).
+ */
+export async function bindWorkflowMessages(tx: Tx, messages: NewMessage[]): Promise<Map<string, string>> {
+  const duplicates = new Map<string, string>();
+  const steps: Parameters<typeof appendSteps>[1] = [];
+  for (const message of messages) {
+    const binding = message.workflow;
+    if (binding === null) continue;
+    if (binding.init) {
+      const bound = await bindInit(tx, message);
+      if ("duplicateOf" in bound) duplicates.set(message.id, bound.duplicateOf);
+      else steps.push({ runPk: bound.runPk, messageId: message.id, callType: "step", body: bound.entryBody });
+      continue;
+    }
+    const run = await bindStep(tx, message);
+    if (run) steps.push({ runPk: run.pk, messageId: message.id, callType: binding.callType, body: message.body });
+  }
+  await appendSteps(tx, steps);
+  return duplicates;
+}
+
+async function bindInit(tx: Tx, message: NewMessage): Promise<{ runPk: number; entryBody: Buffer } | { duplicateOf: string }> {
+  const binding = message.workflow!;
+  const { entryBody, invoker } = binding.invoke ? readInvokeEnvelope(message.body) : { entryBody: message.body, invoker: null };
+  const active = await findActiveRun(tx, binding.runId);
+  if (active && binding.triggeredBySdk) {
+    // Re-trigger after an unknown-SDK probe: the SDK's init replaces the placeholder (§3.4).
+    await tx`delete from dispatch.workflow_steps where run_pk = ${active.pk}`;
+    await tx`update dispatch.workflow_runs set user_headers = ${tx.json(runUserHeaders(message.headers))} where pk = ${active.pk}`;
+    message.workflowRunPk = active.pk;
+    return { runPk: active.pk, entryBody };
+  }
+  const created = await createRun(tx, {
+    runId: binding.runId,
+    workflowUrl: binding.workflowUrl ?? message.url,
+    dialect: message.dialect,
+    config: runConfigOf(message) as never,
+    userHeaders: runUserHeaders(message.headers),
+    labels: message.labels,
+    featureSet: binding.featureSet.join(","),
+    callerIp: message.callerIp,
+    invoker,
+  });
+  if (!created) return { duplicateOf: await initMessageId(tx, binding.runId) };
+  message.workflowRunPk = created.pk;
+  return { runPk: created.pk, entryBody };
+}
+
+/**
+ * A later message of a run. Published by a client it needs an active run
+ * (else 400, which tells the SDK the run has ended); made by Dispatch itself
+ * (a call result, a failure callback) it joins the latest run with the id.
+ */
+async function bindStep(tx: Tx, message: NewMessage): Promise<Run | null> {
+  const binding = message.workflow!;
+  const run =
+    message.origin === "publish" ? await findActiveRun(tx, binding.runId) : await findLatestRun(tx, binding.runId);
+  if (!run) {
+    if (message.origin === "publish") throw badRequest(`workflow run ${binding.runId} does not exist or has already ended`);
+    return null;
+  }
+  message.workflowRunPk = run.pk;
+  if (binding.callType === "step" || binding.callType === "fromCallback") applyRunConfig(message, run.config as never);
+  return run;
+}
+
+/** The run-level configuration an init message carries (WF_TriggerOnConfig). */
+export function runConfigOf(message: NewMessage): RunConfig {
+  return {
+    maxRetries: message.maxRetries,
+    retryDelayExpression: message.retryDelayExpression,
+    timeoutMs: message.timeoutMs,
+    failureCallback: message.failureCallback,
+    failureCallbackHeaders: message.failureCallbackHeaders,
+    flowControl: message.flowControl,
+  };
+}
+
+function applyRunConfig(message: NewMessage, config: RunConfig): void {
+  message.maxRetries = config.maxRetries;
+  message.retryDelayExpression = config.retryDelayExpression;
+  message.timeoutMs ??= config.timeoutMs;
+  message.failureCallback = config.failureCallback;
+  message.failureCallbackHeaders = config.failureCallbackHeaders;
+  message.flowControl ??= config.flowControl;
+}
+
+async function initMessageId(tx: Tx, runId: string): Promise<string> {
+  const [row] = await tx<{ messageId: string }[]>`
+    select s.message_id as "messageId" from dispatch.workflow_steps s
+    join dispatch.workflow_runs r on r.pk = s.run_pk
+    where r.run_id = ${runId} and r.state = 'RUN_STARTED' order by s.seq limit 1`;
+  return row?.messageId ?? runId;
+}
+
+/** Splits a `context.invoke` body into the child's payload and its invoker (§8.1). */
+function readInvokeEnvelope(body: Buffer): { entryBody: Buffer; invoker: Invoker } {
+  let envelope: Record<string, unknown>;
+  try {
+    envelope = JSON.parse(body.toString("utf8"));
+  } catch {
+    throw badRequest("an invoke message must carry a JSON invoke envelope");
+  }
+  const payload = envelope.body;
+  return {
+    entryBody: Buffer.from(typeof payload === "string" ? payload : payload === undefined ? "" : JSON.stringify(payload)),
+    invoker: {
+      workflowRunId: String(envelope.workflowRunId ?? ""),
+      workflowRunCreatedAt: Number(envelope.workflowRunCreatedAt ?? 0),
+      workflowUrl: String(envelope.workflowUrl ?? ""),
+      headers: (envelope.headers ?? {}) as Record<string, string[]>,
+      step: (envelope.step ?? {}) as Record<string, unknown>,
+    },
+  };
+}

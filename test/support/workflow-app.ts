@@ -1,0 +1,69 @@
+/**
+ * Hosts workflows written with the official `@upstash/workflow` `serve()` in
+ * a real HTTP server on 127.0.0.1, pointed at a test Dispatch, with signature
+ * verification on.
+ */
+import type { AddressInfo } from "node:net";
+import { serve as serveHttp, type ServerType } from "@hono/node-server";
+import { Client as QStashClient, Receiver } from "@upstash/qstash";
+import { Client as WorkflowClient, type RouteFunction, serve, type WorkflowServeOptions } from "@upstash/workflow";
+import { Hono } from "hono";
+import { TEST_TOKEN, type TestService } from "./service";
+
+/** A workflow route: the function and its serve options. */
+export type WorkflowRoute = {
+  route: RouteFunction<unknown, unknown>;
+  options?: Partial<WorkflowServeOptions<unknown, unknown>>;
+};
+
+/** A running workflow app. */
+export interface WorkflowApp {
+  baseUrl: string;
+  url(path: string): string;
+  /** Requests each route received (path → count). */
+  calls: Map<string, number>;
+  client: WorkflowClient;
+  close(): Promise<void>;
+}
+
+/** Serves `routes` (path → workflow) on 127.0.0.1 against `dispatch`. */
+export async function startWorkflowApp(dispatch: TestService, routes: Record<string, WorkflowRoute>): Promise<WorkflowApp> {
+  const qstashClient = new QStashClient({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, retry: false });
+  const receiver = new Receiver({
+    currentSigningKey: dispatch.service.signingKeys.current,
+    nextSigningKey: dispatch.service.signingKeys.next,
+  });
+  const calls = new Map<string, number>();
+  const app = new Hono();
+  let baseUrl = "";
+  for (const [path, { route, options }] of Object.entries(routes)) {
+    const { handler } = serve(route, {
+      qstashClient,
+      receiver,
+      url: undefined,
+      ...options,
+      baseUrl: undefined,
+    } as WorkflowServeOptions<unknown, unknown>);
+    app.post(path, (c) => {
+      calls.set(path, (calls.get(path) ?? 0) + 1);
+      return handler(rewrite(c.req.raw, baseUrl));
+    });
+  }
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serveHttp({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+  });
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl,
+    url: (path) => `${baseUrl}${path}`,
+    calls,
+    client: new WorkflowClient({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN }),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The request as the app sees it, with its public URL (the server sees 127.0.0.1 already). */
+function rewrite(request: Request, baseUrl: string): Request {
+  const url = new URL(request.url);
+  return new Request(`${baseUrl}${url.pathname}${url.search}`, request);
+}
