@@ -1,7 +1,7 @@
 /** Reading and cancelling a message; the event log of its life. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { request, startTestService, type TestService } from "./support/service";
+import { request, startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
 let dispatch: TestService;
 let receiver: Receiver;
@@ -83,7 +83,7 @@ describe("authentication", () => {
   });
 
   it("accepts the token as the qstash_token query parameter", async () => {
-    const response = await fetch(`${dispatch.baseUrl}/v2/messages/msg_x?qstash_token=test-token-0123456789abcdef`);
+    const response = await fetch(`${dispatch.baseUrl}/v2/messages/msg_x?qstash_token=${encodeURIComponent(TEST_TOKEN)}`);
     expect(response.status).toBe(404);
   });
 

@@ -13,6 +13,7 @@ import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
 import type { StoredMessage } from "../domain/delivery";
 import { type AttemptRecord, recordOutcomes } from "../domain/delivery-outcome";
 import { findMessages } from "../domain/messages";
+import { fireWaitTimeout, WAIT_TIMEOUT_TASK } from "../domain/workflows/waits";
 import { readSigningKeys } from "../domain/settings";
 import type { SigningKeys } from "../domain/signing";
 import { DELIVER_TASK } from "./jobs";
@@ -47,9 +48,10 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const messages = new BatchLoader<string, StoredMessage>(
     async (ids) => new Map((await findMessages(sql, ids)).map((message) => [message.id, message])),
   );
+  const outcomeSettings = { limits: config, deduplicationWindowMs: config.deduplicationWindowMs };
   const outcomes = new Coalescer<AttemptRecord, void>(
     sql,
-    (tx, records) => recordOutcomes(tx, records, { limits: config, deduplicationWindowMs: config.deduplicationWindowMs }),
+    (tx, records) => recordOutcomes(tx, records, outcomeSettings),
     { maxBatch: 500, maxConcurrent: 4 },
   );
   const runner: Runner = await run({
@@ -81,6 +83,10 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
         llmApiKey: config.llmApiKey,
       }),
       [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
+      [WAIT_TIMEOUT_TASK]: async (payload) => {
+        const { waiterId } = payload as { waiterId: number };
+        await sql.begin((tx) => fireWaitTimeout(tx, waiterId, outcomeSettings));
+      },
     },
     crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
   });

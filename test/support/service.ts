@@ -7,7 +7,8 @@ import { type Config, loadConfig } from "../../src/config";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
 
-export const TEST_TOKEN = "test-token-0123456789abcdef";
+/** Shaped like a generated token (base64 JSON with a UserID), as the workflow SDK's webhooks need. */
+export const TEST_TOKEN = Buffer.from(JSON.stringify({ UserID: "test-user", Password: "test-password" })).toString("base64");
 
 /** A fetch Response whose JSON tests read without casts. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,0 +1,177 @@
+/**
+ * Wait for event, notify and their timeouts (workflow-protocol.md §7). A
+ * waiter holds the continuation of a run; a notify (or the deadline) turns it
+ * into a step message with the event data (or `waitTimeout: true`).
+ */
+import type { Tx } from "../../db/client";
+import { type Dialect, PREFIX } from "../dialect";
+import { parseDuration } from "../duration";
+import { badRequest } from "../errors";
+import { publishContinuation, type WorkflowSettings } from "./lifecycle";
+import { readWorkflowBinding } from "./protocol";
+import { findActiveRun, findRun } from "./runs";
+
+/** Task that fires a waiter's timeout. */
+export const WAIT_TIMEOUT_TASK = "wait_timeout";
+
+/** A wait request body (§7.1). */
+export interface WaitRequest {
+  url: string;
+  timeout?: string;
+  timeoutUrl?: string;
+  timeoutHeaders?: Record<string, string[] | string>;
+  step: Record<string, unknown>;
+}
+
+/** A waiter as `GET /v2/waiters` and notify responses show it. */
+export interface WaiterView {
+  url: string;
+  deadline: number;
+  headers: Record<string, string[]>;
+  timeoutUrl: string;
+  timeoutHeaders: Record<string, string[]>;
+}
+
+interface WaiterRow {
+  id: number;
+  runPk: number;
+  eventId: string;
+  url: string;
+  headers: Record<string, string>;
+  timeoutUrl: string;
+  timeoutHeaders: Record<string, string>;
+  timeout: string;
+  step: Record<string, unknown>;
+  deadline: Date;
+}
+
+const DEFAULT_TIMEOUT = "7d";
+
+/**
+ * Registers a waiter for the run named by the request `headers`; a stored
+ * lookback notification for it is consumed at once. 400 when the run is not active.
+ */
+export async function registerWait(
+  tx: Tx,
+  eventId: string,
+  request: WaitRequest,
+  headers: Record<string, string>,
+  dialect: Dialect,
+  settings: WorkflowSettings,
+): Promise<void> {
+  const runId = readWorkflowBinding(headers, dialect)?.runId;
+  const run = runId ? await findActiveRun(tx, runId) : null;
+  if (!run) throw badRequest(`workflow run ${runId ?? "(missing)"} does not exist or has already ended`);
+  const timeout = request.timeout ?? DEFAULT_TIMEOUT;
+  const timeoutMs = parseDuration(timeout);
+  if (timeoutMs === null) throw badRequest(`invalid wait timeout "${timeout}"`);
+  const [waiter] = await tx<WaiterRow[]>`
+    insert into dispatch.workflow_waiters (run_pk, event_id, url, headers, timeout_url, timeout_headers, timeout, step, deadline)
+    values (${run.pk}, ${eventId}, ${request.url}, ${tx.json(continuationHeaders(headers, dialect))},
+      ${request.timeoutUrl ?? request.url}, ${tx.json(flatten(request.timeoutHeaders ?? {}))}, ${timeout},
+      ${tx.json(request.step as never)}, now() + ${timeoutMs} * interval '1 millisecond')
+    returning ${waiterColumns(tx)}`;
+  const [stored] = await tx<{ id: number; body: Buffer }[]>`
+    delete from dispatch.workflow_notifications
+    where id = (select id from dispatch.workflow_notifications where run_id = ${run.runId} and event_id = ${eventId}
+                order by id limit 1 for update skip locked)
+    returning id, body`;
+  if (stored) {
+    await resolveWaiter(tx, waiter!, stored.body, settings);
+    return;
+  }
+  await tx`
+    select graphile_worker.add_job(${WAIT_TIMEOUT_TASK}, json_build_object('waiterId', ${waiter!.id}::bigint),
+      run_at := ${waiter!.deadline}, job_key := ${`wait:${waiter!.id}`})`;
+}
+
+/**
+ * Notifies every waiter of `eventId` (only those of run `runId` when given;
+ * then, with no waiter yet, the notification is stored for a later wait).
+ */
+export async function notify(
+  tx: Tx,
+  eventId: string,
+  body: Buffer,
+  runId: string | null,
+  settings: WorkflowSettings,
+): Promise<{ waiter: WaiterView; messageId: string; workflowRunId: string; workflowCreatedAt: number }[]> {
+  const waiters = await tx<WaiterRow[]>`
+    select ${waiterColumns(tx)} from dispatch.workflow_waiters w
+    where w.event_id = ${eventId}
+      and ${runId === null ? tx`true` : tx`w.run_pk in (select pk from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED')`}
+    order by w.id for update skip locked`;
+  if (waiters.length === 0 && runId !== null) {
+    await tx`insert into dispatch.workflow_notifications (run_id, event_id, body) values (${runId}, ${eventId}, ${body})`;
+  }
+  const responses = [];
+  for (const waiter of waiters) {
+    const run = await findRun(tx, waiter.runPk);
+    const messageId = await resolveWaiter(tx, waiter, body, settings);
+    responses.push({
+      waiter: waiterView(waiter),
+      messageId,
+      workflowRunId: run?.runId ?? "",
+      workflowCreatedAt: run?.createdAt.getTime() ?? 0,
+    });
+  }
+  return responses;
+}
+
+/** Fires the timeout of waiter `id` if it still waits. */
+export async function fireWaitTimeout(tx: Tx, id: number, settings: WorkflowSettings): Promise<void> {
+  const [waiter] = await tx<WaiterRow[]>`
+    delete from dispatch.workflow_waiters where id = ${id} returning ${waiterColumns(tx)}`;
+  if (!waiter) return;
+  const run = await findRun(tx, waiter.runPk);
+  if (!run || run.state !== "RUN_STARTED") return;
+  const step = { ...waiter.step, waitEventId: waiter.eventId, timeout: waiter.timeout, waitTimeout: true };
+  await publishContinuation(tx, waiter.timeoutUrl, waiter.timeoutHeaders, Buffer.from(JSON.stringify(step)), run, settings);
+}
+
+/** The waiters of `eventId`. */
+export async function listWaiters(tx: Tx, eventId: string): Promise<WaiterView[]> {
+  const rows = await tx<WaiterRow[]>`
+    select ${waiterColumns(tx)} from dispatch.workflow_waiters w where w.event_id = ${eventId} order by w.id`;
+  return rows.map(waiterView);
+}
+
+async function resolveWaiter(tx: Tx, waiter: WaiterRow, body: Buffer, settings: WorkflowSettings): Promise<string> {
+  await tx`delete from dispatch.workflow_waiters where id = ${waiter.id}`;
+  await tx`select graphile_worker.remove_job(${`wait:${waiter.id}`})`;
+  const run = await findRun(tx, waiter.runPk);
+  const step = {
+    ...waiter.step,
+    waitEventId: waiter.eventId,
+    timeout: waiter.timeout,
+    waitTimeout: false,
+    out: body.toString("base64"),
+  };
+  return publishContinuation(tx, waiter.url, waiter.headers, Buffer.from(JSON.stringify(step)), run!, settings);
+}
+
+/** The wait request's own publish headers (workflow and config headers), reused for the continuation. */
+function continuationHeaders(headers: Record<string, string>, dialect: Dialect): Record<string, string> {
+  const p = PREFIX[dialect].toLowerCase();
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith(p) || name === "content-type"));
+}
+
+function flatten(headers: Record<string, string[] | string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), [value].flat()[0] ?? ""]));
+}
+
+const waiterColumns = (tx: Tx) => tx`
+  id, run_pk as "runPk", event_id as "eventId", url, headers, timeout_url as "timeoutUrl",
+  timeout_headers as "timeoutHeaders", timeout, step, deadline`;
+
+function waiterView(waiter: WaiterRow): WaiterView {
+  const arrays = (headers: Record<string, string>) =>
+    Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
+  return {
+    url: waiter.url,
+    deadline: Math.floor(waiter.deadline.getTime() / 1000),
+    headers: arrays(waiter.headers),
+    timeoutUrl: waiter.timeoutUrl,
+    timeoutHeaders: arrays(waiter.timeoutHeaders),
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Events of workflow runs (workflow-protocol.md §7): wait, notify (plain and
+ * lookback by run id), waiters, and the webhook endpoint a run waits on.
+ */
+import { Hono } from "hono";
+import * as v from "valibot";
+import { AppError, badRequest } from "../../domain/errors";
+import type { WorkflowSettings } from "../../domain/workflows/lifecycle";
+import { listWaiters, notify, registerWait } from "../../domain/workflows/waits";
+import type { AppDeps } from "../deps";
+import { requestHeaders } from "../request";
+
+const WaitSchema = v.object({
+  url: v.pipe(v.string(), v.regex(/^https?:\/\//i, "url must be an http(s) URL")),
+  timeout: v.optional(v.string()),
+  timeoutUrl: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\//i, "timeoutUrl must be an http(s) URL"))),
+  timeoutHeaders: v.optional(v.record(v.string(), v.union([v.string(), v.array(v.string())]))),
+  step: v.record(v.string(), v.unknown()),
+});
+
+const settingsOf = (deps: AppDeps): WorkflowSettings => ({
+  limits: deps.config,
+  deduplicationWindowMs: deps.config.deduplicationWindowMs,
+});
+
+/** Authenticated routes: wait, notify, waiters. */
+export function workflowEventRoutes(deps: AppDeps) {
+  const settings = settingsOf(deps);
+  const notifyRoute = async (eventId: string, runId: string | null, body: Buffer) =>
+    deps.sql.begin((tx) => notify(tx, eventId, body, runId, settings));
+  return new Hono()
+    .post("/wait/:eventId", async (c) => {
+      const request = v.safeParse(WaitSchema, await c.req.json().catch(() => null));
+      if (!request.success) throw badRequest(`invalid wait request: ${request.issues[0]!.message}`);
+      const { headers, dialect } = requestHeaders(c);
+      await deps.sql.begin((tx) => registerWait(tx, c.req.param("eventId"), request.output, headers, dialect, settings));
+      return c.json({});
+    })
+    .post("/notify/:eventId", async (c) =>
+      c.json(await notifyRoute(c.req.param("eventId"), null, Buffer.from(await c.req.arrayBuffer()))),
+    )
+    .post("/notify/:runId/:eventId", async (c) =>
+      c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), Buffer.from(await c.req.arrayBuffer()))),
+    )
+    .get("/waiters/:eventId", async (c) => c.json(await listWaiters(deps.sql, c.req.param("eventId"))));
+}
+
+/**
+ * `/v2/workflows/hooks/{userId}/{runId}/{eventId}` (§7.5): unauthenticated,
+ * any method; a lookback notify whose event data describes the request. The
+ * user id must be one of the service's tokens' `UserID`.
+ */
+export function workflowHookRoutes(deps: AppDeps) {
+  const settings = settingsOf(deps);
+  const userIds = new Set(deps.tokens.map(userIdOf).filter((id): id is string => id !== null));
+  return new Hono().all("/:userId/:runId/:eventId", async (c) => {
+    if (!userIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
+    const url = new URL(c.req.url);
+    const body = Buffer.from(await c.req.arrayBuffer());
+    const event = {
+      method: c.req.method,
+      header: Object.fromEntries(Object.entries(c.req.header()).map(([name, value]) => [name, [value]])),
+      body: body.toString("base64"),
+      proto: c.req.header("x-forwarded-proto") ?? url.protocol.replace(":", ""),
+      host: c.req.header("x-forwarded-host") ?? c.req.header("host") ?? url.host,
+      url: `${url.pathname}${url.search}`,
+    };
+    const data = Buffer.from(JSON.stringify(event));
+    await deps.sql.begin((tx) => notify(tx, c.req.param("eventId"), data, c.req.param("runId"), settings));
+    return c.json({});
+  });
+}
+
+/** The `UserID` inside a token minted as base64 JSON, if it is one. */
+function userIdOf(token: string): string | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, "base64").toString("utf8"));
+    return typeof parsed?.UserID === "string" ? parsed.UserID : null;
+  } catch {
+    return null;
+  }
+}

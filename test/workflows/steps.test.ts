@@ -1,0 +1,169 @@
+/**
+ * Every step type of the official workflow SDK, run through Dispatch by an
+ * unmodified `serve()` handler with signature verification on.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Receiver, sleep, startReceiver } from "../support/receiver";
+import { startTestService, type TestService } from "../support/service";
+import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
+
+let dispatch: TestService;
+let app: WorkflowApp;
+let thirdParty: Receiver;
+const seen = new Map<string, unknown>();
+
+async function waitFor<T>(key: string, timeoutMs = 20_000): Promise<T> {
+  for (let waited = 0; !seen.has(key) && waited < timeoutMs; waited += 100) await sleep(100);
+  if (!seen.has(key)) throw new Error(`workflow did not report ${key}`);
+  return seen.get(key) as T;
+}
+
+const runState = async (runId: string) => {
+  for (let i = 0; i < 50; i++) {
+    const [run] = await dispatch.service.sql`select state from dispatch.workflow_runs where run_id = ${runId} order by pk desc limit 1`;
+    if (run && run.state !== "RUN_STARTED") return run.state;
+    await sleep(100);
+  }
+  return "RUN_STARTED";
+};
+
+beforeAll(async () => {
+  dispatch = await startTestService();
+  thirdParty = await startReceiver((request) => ({
+    status: request.path.startsWith("/fail") ? 500 : 200,
+    headers: { "Content-Type": "application/json", "X-Third": "yes" },
+    body: JSON.stringify({ echoed: request.body.toString() }),
+  }));
+  app = await startWorkflowApp(dispatch, {
+    "/parallel": {
+      route: async (context) => {
+        const [a, b, c] = await Promise.all([
+          context.run("a", () => "A"),
+          context.run("b", () => "B"),
+          context.sleep("pause", 1).then(() => "C"),
+        ]);
+        seen.set(`parallel:${context.workflowRunId}`, [a, b, c]);
+      },
+    },
+    "/call": {
+      route: async (context) => {
+        const ok = await context.call("ok", { url: `${thirdParty.url}/ok`, method: "POST", body: JSON.stringify({ x: 1 }) });
+        const bad = await context.call("bad", { url: `${thirdParty.url}/fail`, method: "POST", retries: 1 });
+        seen.set(`call:${context.workflowRunId}`, { ok, bad: bad.status });
+      },
+    },
+    "/wait": {
+      route: async (context) => {
+        const { eventData, timeout } = await context.waitForEvent("wait", `evt-${context.requestPayload}`, { timeout: "10s" });
+        seen.set(`wait:${context.workflowRunId}`, { eventData, timeout });
+      },
+    },
+    "/wait-short": {
+      route: async (context) => {
+        const result = await context.waitForEvent("wait", "never-notified", { timeout: "1s" });
+        seen.set(`timeout:${context.workflowRunId}`, result);
+      },
+    },
+    "/child": {
+      route: async (context) => {
+        const value = await context.run("double", () => (context.requestPayload as { n: number }).n * 2);
+        return { doubled: value };
+      },
+    },
+    "/failing": {
+      route: async (context) => {
+        await context.run("boom", () => {
+          throw new Error("step exploded");
+        });
+      },
+      options: {
+        retries: 1,
+        failureFunction: async ({ context, failStatus, failResponse }) => {
+          seen.set(`failure:${context.workflowRunId}`, { failStatus, failResponse, payload: context.requestPayload });
+          return "handled";
+        },
+      },
+    },
+    "/cancel": {
+      route: async (context) => {
+        await context.run("before", () => 1);
+        await context.cancel();
+        await context.run("after", () => seen.set("cancel:after", true));
+      },
+    },
+    "/webhook": {
+      route: async (context) => {
+        const webhook = await context.createWebhook("hook");
+        seen.set(`webhook-url:${context.workflowRunId}`, webhook.webhookUrl);
+        const { request, timeout } = await context.waitForWebhook("wait-hook", webhook, "10s");
+        seen.set(`webhook:${context.workflowRunId}`, { timeout, body: await request?.text(), method: request?.method });
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await app.close();
+  await thirdParty.close();
+  await dispatch.stop();
+});
+
+describe("workflow steps", () => {
+  it("runs parallel steps, including a sleep branch", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/parallel") });
+    expect(await waitFor(`parallel:${workflowRunId}`)).toEqual(["A", "B", "C"]);
+    expect(await runState(workflowRunId)).toBe("RUN_SUCCESS");
+  });
+
+  it("makes third-party calls and gets their final response, failed or not", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/call") });
+    const result = await waitFor<{ ok: { status: number; body: unknown; header: Record<string, string[]> }; bad: number }>(
+      `call:${workflowRunId}`,
+    );
+    expect(result.ok.status).toBe(200);
+    expect(result.ok.body).toEqual({ echoed: '{"x":1}' });
+    expect(result.bad).toBe(500);
+    expect(thirdParty.requests.filter((r) => r.path === "/fail")).toHaveLength(2);
+    expect(await runState(workflowRunId)).toBe("RUN_SUCCESS");
+  });
+
+  it("resumes a waiting run on notify, and delivers to a notify that came first (lookback)", async () => {
+    const first = await app.client.trigger({ url: app.url("/wait"), body: "one" });
+    for (let i = 0; i < 50 && (await app.client.getWaiters({ eventId: "evt-one" })).length === 0; i++) await sleep(100);
+    const notified = await app.client.notify({ eventId: "evt-one", eventData: { hello: 1 } });
+    expect(notified).toHaveLength(1);
+    expect(await waitFor(`wait:${first.workflowRunId}`)).toEqual({ eventData: { hello: 1 }, timeout: false });
+  });
+
+  it("times a wait out", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/wait-short") });
+    expect(await waitFor(`timeout:${workflowRunId}`)).toEqual({ eventData: undefined, timeout: true });
+  });
+
+  it("calls the failure function with the failure once retries are exhausted", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/failing"), body: { order: 9 }, retries: 1 });
+    const failure = await waitFor<{ failStatus: number; failResponse: string; payload: unknown }>(`failure:${workflowRunId}`);
+    expect(failure.failStatus).toBe(500);
+    expect(failure.failResponse).toContain("step exploded");
+    expect(failure.payload).toEqual({ order: 9 });
+    expect(await runState(workflowRunId)).toBe("RUN_FAILED");
+    await sleep(500);
+    const [run] = await dispatch.service.sql`select failure_callback_state, dlq_id from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    expect(run).toMatchObject({ failure_callback_state: "CALLBACK_SUCCESS", dlq_id: expect.stringMatching(/^dlq_/) });
+  });
+
+  it("cancels a run from inside", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/cancel") });
+    expect(await runState(workflowRunId)).toBe("RUN_CANCELED");
+    await sleep(500);
+    expect(seen.has("cancel:after")).toBe(false);
+  });
+
+  it("creates a webhook and resumes when it is called", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/webhook") });
+    const url = await waitFor<string>(`webhook-url:${workflowRunId}`);
+    for (let i = 0; i < 50 && (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length === 0; i++) await sleep(100);
+    const response = await fetch(url, { method: "POST", body: "hook body" });
+    expect(response.ok).toBe(true);
+    expect(await waitFor(`webhook:${workflowRunId}`)).toEqual({ timeout: false, body: "hook body", method: "POST" });
+  });
+});
