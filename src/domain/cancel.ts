@@ -1,6 +1,27 @@
 /** Cancelling messages (compat-api.md §3.2, §4). */
 import type { Tx } from "../db/client";
+import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./message-filter";
 import { startQueuedMessages } from "./queues";
+
+/**
+ * What a bulk cancel selects: messages by id, or the pending messages a
+ * filter matches (created within `range`), at most `count`, oldest first. An
+ * empty filter matches every pending message.
+ */
+export type CancelSelection = { messageIds: string[] } | { filter: MessageFilter; range: TimeRange; count: number };
+
+/** Cancels the messages `selection` picks; returns how many were cancelled. */
+export async function cancelSelected(tx: Tx, selection: CancelSelection): Promise<number> {
+  if ("messageIds" in selection) return cancelMessages(tx, selection.messageIds);
+  const pending = await tx<{ id: string }[]>`
+    select m.id from dispatch.messages m
+    where m.state in ('CREATED', 'RETRY')
+      and ${matchMessages(tx, selection.filter)}
+      and ${withinRange(tx, tx`m.created_at`, selection.range)}
+    order by m.seq
+    limit ${selection.count}`;
+  return cancelMessages(tx, pending.map((row) => row.id));
+}
 
 /**
  * Cancels a message that has not finished: CANCEL_REQUESTED then CANCELED.

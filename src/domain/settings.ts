@@ -2,9 +2,11 @@
  * Settings made on first start and kept in Postgres: the generated access
  * token and the signing key pair. A second start on the same database reads
  * them back; replicas starting together agree through `on conflict do nothing`.
+ * Generated signing keys can be rotated through the API.
  */
 import { randomBytes } from "node:crypto";
 import type { Sql, Tx } from "../db/client";
+import { AppError } from "./errors";
 import { newSigningKey, randomBase58 } from "./ids";
 import type { SigningKeys } from "./signing";
 
@@ -51,4 +53,27 @@ export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
   const [row] = await sql<{ value: SigningKeys }[]>`select value from dispatch.settings where key = 'signing_keys'`;
   if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
   return row.value;
+}
+
+/**
+ * Rotates the signing keys (compat-api.md §10.1): the next key becomes the
+ * current one and a fresh key the next. The settings row is locked, so
+ * concurrent rotations chain instead of losing one. Keys given by
+ * configuration cannot be rotated here (409): the configuration would win
+ * again at the next start.
+ */
+export async function rotateSigningKeys(tx: Tx, configured: boolean): Promise<SigningKeys> {
+  if (configured) {
+    throw new AppError(
+      409,
+      "the signing keys are set by DISPATCH_CURRENT_SIGNING_KEY and DISPATCH_NEXT_SIGNING_KEY; " +
+        "rotate them there: set the current key to the next one, and the next key to a new one",
+    );
+  }
+  const [row] = await tx<{ value: SigningKeys }[]>`
+    select value from dispatch.settings where key = 'signing_keys' for update`;
+  if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
+  const keys: SigningKeys = { current: row.value.next, next: newSigningKey() };
+  await tx`update dispatch.settings set value = ${tx.json({ ...keys })}, updated_at = now() where key = 'signing_keys'`;
+  return keys;
 }

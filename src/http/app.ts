@@ -6,10 +6,15 @@ import { Hono } from "hono";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { limitBody, requireToken } from "./middleware";
+import { dlqRoutes } from "./routes/dlq";
+import { keyRoutes } from "./routes/keys";
+import { logRoutes } from "./routes/logs";
 import { messageRoutes } from "./routes/messages";
 import { publishRoutes } from "./routes/publish";
 import { queueRoutes } from "./routes/queues";
 import { topicRoutes } from "./routes/topics";
+import { workflowEventRoutes, workflowHookRoutes } from "./routes/workflow-events";
+import { workflowRunRoutes } from "./routes/workflow-runs";
 
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
@@ -20,13 +25,20 @@ export function createApp(deps: AppDeps) {
     .route("/", publishRoutes(deps))
     .route("/messages", messageRoutes(deps))
     .route("/queues", queueRoutes(deps))
-    .route("/topics", topicRoutes(deps));
+    .route("/topics", topicRoutes(deps))
+    .route("/dlq", dlqRoutes(deps))
+    .route("/", logRoutes(deps))
+    .route("/", keyRoutes(deps))
+    .route("/workflows/runs", workflowRunRoutes(deps))
+    .route("/", workflowEventRoutes(deps));
 
   return new Hono({ strict: false })
     .get("/health", async (c) => {
       await deps.sql`select 1`;
       return c.json({ status: "ok" });
     })
+    // Webhooks of waiting runs are called by third parties without a token (workflow-protocol.md §7.5).
+    .route("/v2/workflows/hooks", workflowHookRoutes(deps))
     .route("/v2", v2)
     .notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404))
     .onError((error, c) => renderError(error, c, deps.log));

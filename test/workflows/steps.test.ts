@@ -77,7 +77,6 @@ beforeAll(async () => {
         });
       },
       options: {
-        retries: 1,
         failureFunction: async ({ context, failStatus, failResponse }) => {
           seen.set(`failure:${context.workflowRunId}`, { failStatus, failResponse, payload: context.requestPayload });
           return "handled";

@@ -1,11 +1,20 @@
-/** `GET /v2/messages/{id}` and `DELETE /v2/messages/{id}` (compat-api.md §4). */
+/**
+ * `GET /v2/messages/{id}`, `DELETE /v2/messages/{id}` and the bulk cancel
+ * `DELETE /v2/messages` (compat-api.md §4).
+ */
 import { Hono } from "hono";
 import type { StoredMessage } from "../../domain/delivery";
 import { AppError } from "../../domain/errors";
-import { cancelMessages } from "../../domain/cancel";
+import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/cancel";
 import { findMessage } from "../../domain/messages";
 import type { AppDeps } from "../deps";
+import { bulkParams, integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
 import { bodyFields, headerArrays } from "../serialize";
+
+const CANCEL_PARAMETERS = [
+  "messageIds", "count", "fromDate", "toDate", "url", "topicName", "scheduleId", "queueName", "label",
+  "flowControlKey", "callerIp", "callerIP", "host", "path",
+];
 
 /** Routes of the message resource. */
 export function messageRoutes(deps: AppDeps) {
@@ -22,7 +31,22 @@ export function messageRoutes(deps: AppDeps) {
         return cancelMessages(tx, [id]);
       });
       return c.json({ cancelled });
+    })
+    .delete("/", async (c) => {
+      const selection = cancelSelection(await bulkParams(c, CANCEL_PARAMETERS));
+      return c.json({ cancelled: await deps.sql.begin((tx) => cancelSelected(tx, selection)) });
     });
+}
+
+/** Message ids (filters are then ignored), else the filters and `count` (1-500, default 100). */
+function cancelSelection(params: Params): CancelSelection {
+  const messageIds = listParam(params, ["messageIds"]);
+  if (messageIds !== null) return { messageIds };
+  return {
+    filter: messageFilterParams(params),
+    range: timeRangeParams(params),
+    count: integerParam(params, "count", 1, 500, 100),
+  };
 }
 
 /** The Message object of the API. */

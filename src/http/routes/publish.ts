@@ -19,7 +19,8 @@ const BatchSchema = v.pipe(
     v.object({
       destination: v.string(),
       headers: v.optional(v.record(v.string(), v.string()), {}),
-      body: v.optional(v.string(), ""),
+      // Clients send the raw body as a string; a JSON value is taken as its JSON text.
+      body: v.optional(v.pipe(v.unknown(), v.transform((body) => (typeof body === "string" ? body : JSON.stringify(body) ?? ""))), ""),
       queue: v.optional(v.string()),
     }),
     "the body must be a JSON array of {destination, headers?, body?, queue?}",
@@ -46,7 +47,7 @@ export function publishRoutes(deps: AppDeps) {
     )
     .post("/batch", limitBody(deps.config.maxMessageBytes * 10), async (c) => {
       const items = v.safeParse(BatchSchema, await c.req.json().catch(() => null));
-      if (!items.success) throw badRequest(`invalid batch: ${items.issues[0]!.message}`);
+      if (!items.success) throw badRequest(`invalid batch: ${issueText(items.issues[0]!)}`);
       const ip = callerIp(c);
       const requests = items.output.map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
       return c.json(await run(requests));
@@ -76,4 +77,10 @@ function respond(c: Context, response: PublishResponse) {
   const results = Array.isArray(response) ? response : [response];
   const duplicate = results.length > 0 && results.every((result) => result.deduplicated);
   return c.json(response, duplicate ? 202 : 200);
+}
+
+/** An issue with where it is, e.g. `[2].headers.x-a: Invalid type: ...`. */
+function issueText(issue: v.BaseIssue<unknown>): string {
+  const path = (issue.path ?? []).map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`));
+  return `${path.join("").replace(/^\./, "")}${path.length > 0 ? ": " : ""}${issue.message}`;
 }

@@ -1,0 +1,90 @@
+/**
+ * The logs: `GET /v2/events` (what the SDKs call) and `GET /v2/logs` (what
+ * the docs show), the same page under `events` or `logs` (compat-api.md §9,
+ * §16 #3).
+ */
+import { type Context, Hono } from "hono";
+import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/logs";
+import type { AppDeps } from "../deps";
+import {
+  integerParam,
+  listParam,
+  messageFilterParams,
+  orderParam,
+  queryParams,
+  singleParam,
+  timeRangeParams,
+} from "../query";
+import { headerArrays, responseHeaderArrays } from "../serialize";
+
+const PARAMETERS = [
+  "cursor", "count", "order", "messageIds", "messageId", "state", "url", "topicName", "scheduleId", "queueName",
+  "label", "flowControlKey", "callerIp", "callerIP", "host", "path", "fromDate", "toDate",
+];
+
+/** Page size: 100 by default; up to 1000 as older docs and the TS SDK allow (compat-api.md §16 #23). */
+const DEFAULT_COUNT = 100;
+const MAX_COUNT = 1000;
+
+/** Routes of the logs. */
+export function logRoutes(deps: AppDeps) {
+  const page = async (c: Context, key: "events" | "logs") => {
+    const { events, cursor } = await listLogs(deps.sql, logQuery(c));
+    return c.json({ [key]: events.map(logJson), ...(cursor !== null && { cursor }) });
+  };
+  return new Hono().get("/events", (c) => page(c, "events")).get("/logs", (c) => page(c, "logs"));
+}
+
+function logQuery(c: Context): LogQuery {
+  const params = queryParams(c, PARAMETERS);
+  const states = listParam(params, ["state"]);
+  return {
+    messageIds: listParam(params, ["messageIds"]),
+    states: states === null ? null : logStates(states),
+    filter: messageFilterParams(params),
+    range: timeRangeParams(params),
+    cursor: singleParam(params, "cursor"),
+    count: integerParam(params, "count", 1, MAX_COUNT, DEFAULT_COUNT),
+    order: orderParam(params, "latestFirst"),
+  };
+}
+
+/** A log entry; bodies are always base64 here (compat-api.md §1.5). */
+function logJson(e: LogEvent) {
+  const m = e.message;
+  const header = { ...m.headers, ...(m.contentType !== null && { "Content-Type": m.contentType }) };
+  const responseHeader = e.responseHeaders === null ? null : responseHeaderArrays(e.responseHeaders);
+  return {
+    time: e.at.getTime(),
+    state: e.state,
+    messageId: m.id,
+    url: m.url,
+    ...(m.topicName !== null && { topicName: m.topicName }),
+    ...(m.endpointName !== null && { endpointName: m.endpointName }),
+    ...(m.queueName !== null && { queueName: m.queueName }),
+    ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
+    ...(m.api !== null && { api: m.api }),
+    header: headerArrays(header),
+    body: m.body.toString("base64"),
+    ...(e.error !== null && { error: e.error }),
+    ...(e.nextDeliveryAt !== null && { nextDeliveryTime: e.nextDeliveryAt.getTime() }),
+    ...(e.responseStatus !== null && { responseStatus: e.responseStatus }),
+    ...(e.responseBody !== null && { responseBody: e.responseBody.toString("base64") }),
+    // Docs say responseHeaders, the Python SDK reads responseHeader (compat-api.md §16 #12).
+    ...(responseHeader !== null && { responseHeaders: responseHeader, responseHeader }),
+    ...(m.timeoutMs !== null && { timeout: m.timeoutMs }),
+    method: m.method,
+    ...(m.callback !== null && { callback: m.callback, callbackHeaders: headerArrays(m.callbackHeaders ?? {}) }),
+    ...(m.failureCallback !== null && {
+      failureCallback: m.failureCallback,
+      failureCallbackHeaders: headerArrays(m.failureCallbackHeaders ?? {}),
+    }),
+    maxRetries: m.maxRetries,
+    // Docs say retryDelayExpression, the Python SDK reads retryDelayExpr (compat-api.md §16 #13).
+    ...(m.retryDelayExpression !== null && {
+      retryDelayExpression: m.retryDelayExpression,
+      retryDelayExpr: m.retryDelayExpression,
+    }),
+    ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),
+  };
+}
