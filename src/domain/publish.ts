@@ -32,13 +32,13 @@ export interface PublishSettings {
   llmUrl: string | null;
 }
 
-/** A single result, or one per endpoint for a URL group. */
-export type PublishResponse = PublishResult | PublishResult[];
+/** A single result, or one per endpoint for a URL group; an API's result leaves out where it went. */
+export type PublishResponse = PublishResult | Omit<PublishResult, "url"> | PublishResult[];
 
 /** The messages of one request; a URL group fans out to several. */
 export interface PreparedRequest {
   messages: NewMessage[];
-  fanOut: boolean;
+  kind: "url" | "group" | "api";
 }
 
 /**
@@ -56,9 +56,11 @@ export async function publish(
   for (const request of requests) prepared.push(await prepareMessages(sql, request, settings));
   const results = await store(prepared.flatMap((p) => p.messages));
   let next = 0;
-  return prepared.map(({ messages, fanOut }) => {
+  return prepared.map(({ messages, kind }) => {
     const own = results.slice(next, (next += messages.length));
-    return fanOut ? own : own[0]!;
+    if (kind === "group") return own;
+    // The provider URL behind an API destination is configuration, not the publisher's business.
+    return kind === "api" ? { messageId: own[0]!.messageId, deduplicated: own[0]!.deduplicated } : own[0]!;
   });
 }
 
@@ -70,13 +72,13 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
   const provenance = { origin: "publish" as const, sourceMessageId: null, callerIp: request.callerIp };
   const { destination } = request;
   if (/^https?:\/\//i.test(destination)) {
-    return { messages: [buildMessage(options, { url: checkUrl(destination), queueName }, request.body, provenance)], fanOut: false };
+    return { messages: [buildMessage(options, { url: checkUrl(destination), queueName }, request.body, provenance)], kind: "url" };
   }
   if (destination === "api/llm") {
     if (settings.llmUrl === null) throw badRequest("api/llm is not configured: set DISPATCH_LLM_BASE_URL");
     if (options.callback === null) throw badRequest("a callback is required when the destination is api/llm");
     const target = { url: settings.llmUrl, api: "llm", queueName };
-    return { messages: [buildMessage(options, target, request.body, provenance)], fanOut: false };
+    return { messages: [buildMessage(options, target, request.body, provenance)], kind: "api" };
   }
   if (isGroupName(destination)) {
     const endpoints = await groupEndpoints(tx, destination);
@@ -88,7 +90,7 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
         provenance,
       ),
     );
-    return { messages, fanOut: true };
+    return { messages, kind: "group" };
   }
   throw badRequest(
     destination === ""

@@ -40,13 +40,16 @@ export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[])
     parseCallbackUrl(endpoint.url, "endpoint url");
     if (endpoint.name !== undefined && endpoint.name !== "") checkName(endpoint.name, "endpoint");
   }
+  // One row per URL: a URL listed twice would make the upsert touch a row twice (a 500).
+  const names = new Map<string, string>();
+  for (const e of endpoints) names.set(e.url, e.name || names.get(e.url) || "");
   await tx`
     insert into dispatch.url_groups (name) values (${group})
     on conflict (name) do update set updated_at = now()`;
   await tx`
     insert into dispatch.url_group_endpoints (group_name, url, name)
     select ${group}, url, nullif(name, '')
-    from unnest(${endpoints.map((e) => e.url)}::text[], ${endpoints.map((e) => e.name ?? "")}::text[]) as e(url, name)
+    from unnest(${[...names.keys()]}::text[], ${[...names.values()]}::text[]) as e(url, name)
     on conflict (group_name, url) do update set name = coalesce(excluded.name, dispatch.url_group_endpoints.name)`;
   const [count] = await tx<{ n: number }[]>`
     select count(*)::int as n from dispatch.url_group_endpoints where group_name = ${group}`;

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { cancelMessages } from "../../domain/cancel";
 import { AppError, badRequest } from "../../domain/errors";
-import { type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
+import { checkQueueName, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
 import type { AppDeps } from "../deps";
 
 const MAX_PARALLELISM = 1000;
@@ -55,7 +55,7 @@ export function queueRoutes(deps: AppDeps) {
 }
 
 async function findQueue(deps: AppDeps, name: string): Promise<Queue> {
-  const [queue] = await listQueues(deps.sql, name);
+  const [queue] = await listQueues(deps.sql, checkQueueName(name));
   if (!queue) throw new AppError(404, `queue ${name} not found`);
   return queue;
 }

@@ -1,0 +1,200 @@
+/**
+ * The `api/llm` destination: messages go to the configured OpenAI-compatible
+ * chat-completions endpoint with the configured key (unless the publisher
+ * forwarded its own Authorization), and a callback is mandatory — the
+ * completion comes back through it.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
+import { startTestService, type TestService } from "./support/service";
+
+const COMPLETION = {
+  id: "chatcmpl-123",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "fake-model",
+  choices: [{ index: 0, message: { role: "assistant", content: "Hello there!" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+};
+const REQUEST = { model: "fake-model", messages: [{ role: "user", content: "Say hello" }] };
+
+const completion: Responder = () => ({
+  status: 200,
+  headers: { "Content-Type": "application/json" },
+  body: JSON.stringify(COMPLETION),
+});
+
+let dispatch: TestService;
+let provider: Receiver;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  provider = await startReceiver(completion);
+  dispatch = await startTestService({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" });
+});
+afterEach(async () => {
+  provider.requests.length = 0;
+  provider.respond(completion);
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+afterAll(async () => {
+  await dispatch?.stop();
+  await provider?.close();
+});
+
+/** A receiver of its own for one test, closed after it. */
+async function receiver(responder?: Responder): Promise<Receiver> {
+  const started = await startReceiver(responder);
+  receivers.push(started);
+  return started;
+}
+
+function publishLlm(headers: Record<string, string>, service = dispatch, path = "/v2/publish/api/llm") {
+  return service.api(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: JSON.stringify(REQUEST),
+  });
+}
+
+describe("api/llm", () => {
+  it("without a callback is 400 and stores nothing", async () => {
+    for (const headers of [{}, { "Upstash-Retries": "1" }] as Record<string, string>[]) {
+      const response = await publishLlm(headers);
+      expect(response.status).toBe(400);
+      expect((await response.json()).error).toMatch(/callback/i);
+    }
+    const [row] = await dispatch.service.sql<{ n: number }[]>`
+      select count(*)::int as n from dispatch.messages where api = 'llm'`;
+    expect(row!.n).toBe(0);
+    await sleep(300);
+    expect(provider.requests).toHaveLength(0);
+  });
+
+  it("sends the body to <base>/chat/completions with the configured key; the callback gets the completion", async () => {
+    const callbacks = await receiver();
+    const response = await publishLlm({ "Svc-Callback": `${callbacks.url}/llm-done`, "Svc-Callback-Forward-X-Trace": "t-1" });
+    expect(response.status).toBe(200);
+    const published = await response.json();
+    const { messageId } = published;
+    expect(messageId).toMatch(/^msg_/);
+    // The provider URL is configuration: the publisher is not told where its message went.
+    expect(published).not.toHaveProperty("url");
+
+    const [call] = await provider.waitFor(1);
+    expect(call!.method).toBe("POST");
+    expect(call!.path).toBe("/v1/chat/completions");
+    expect(call!.headers.authorization).toBe("Bearer sk-test");
+    expect(call!.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(call!.body.toString())).toEqual(REQUEST);
+    expect(call!.headers["svc-message-id"]).toBe(messageId);
+
+    const [callback] = await callbacks.waitFor(1);
+    expect(callback!.path).toBe("/llm-done");
+    expect(callback!.headers["x-trace"]).toBe("t-1");
+    const payload = JSON.parse(callback!.body.toString());
+    expect(payload).toMatchObject({ status: 200, sourceMessageId: messageId, retried: 0 });
+    expect(JSON.parse(Buffer.from(payload.body, "base64").toString())).toEqual(COMPLETION);
+    expect(JSON.parse(Buffer.from(payload.sourceBody, "base64").toString())).toEqual(REQUEST);
+    expect(payload.header["content-type"]).toEqual(["application/json"]);
+
+    const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
+    expect(message.api).toBe("llm");
+    await sleep(300);
+    expect(provider.requests).toHaveLength(1);
+    expect(callbacks.requests).toHaveLength(1);
+  });
+
+  it("a forwarded Upstash-Forward-Authorization overrides the configured key (compat dialect)", async () => {
+    const callbacks = await receiver();
+    const response = await publishLlm({
+      "Upstash-Callback": `${callbacks.url}/cb`,
+      "Upstash-Forward-Authorization": "Bearer sk-from-the-publisher",
+    });
+    expect(response.status).toBe(200);
+    const [call] = await provider.waitFor(1);
+    expect(call!.headers.authorization).toBe("Bearer sk-from-the-publisher");
+    expect(call!.headers["upstash-message-id"]).toBeTruthy();
+    const [callback] = await callbacks.waitFor(1);
+    expect(JSON.parse(Buffer.from(JSON.parse(callback!.body.toString()).body, "base64").toString())).toEqual(COMPLETION);
+  });
+
+  it("a forwarded Svc-Forward-Authorization overrides the configured key (native dialect)", async () => {
+    const callbacks = await receiver();
+    const response = await publishLlm({
+      "Svc-Callback": `${callbacks.url}/cb`,
+      "Svc-Forward-Authorization": "Bearer sk-native",
+    });
+    expect(response.status).toBe(200);
+    const [call] = await provider.waitFor(1);
+    expect(call!.headers.authorization).toBe("Bearer sk-native");
+    await callbacks.waitFor(1);
+  });
+
+  it("a provider error is retried; the callback carries the final completion", async () => {
+    provider.respond((_request, index) =>
+      index === 0
+        ? { status: 429, headers: { "Content-Type": "application/json", "X-Ratelimit-Reset-Requests": "1s" }, body: '{"error":"slow down"}' }
+        : completion(_request, index),
+    );
+    const callbacks = await receiver();
+    const response = await publishLlm({ "Svc-Callback": `${callbacks.url}/cb`, "Svc-Retries": "2" });
+    expect(response.status).toBe(200);
+    const { messageId } = await response.json();
+    await provider.waitFor(2);
+    expect(provider.requests.map((r) => r.headers["svc-retried"])).toEqual(["0", "1"]);
+    const [callback] = await callbacks.waitFor(1);
+    const payload = JSON.parse(callback!.body.toString());
+    expect(payload).toMatchObject({ status: 200, retried: 1, maxRetries: 2, sourceMessageId: messageId });
+    expect(JSON.parse(Buffer.from(payload.body, "base64").toString())).toEqual(COMPLETION);
+    await sleep(300);
+    expect(callbacks.requests).toHaveLength(1);
+  });
+
+  it("can be enqueued: /v2/enqueue/{queue}/api/llm", async () => {
+    const callbacks = await receiver();
+    const response = await publishLlm({ "Svc-Callback": `${callbacks.url}/cb` }, dispatch, "/v2/enqueue/llm-queue/api/llm");
+    expect(response.status).toBe(200);
+    const { messageId } = await response.json();
+    const [call] = await provider.waitFor(1);
+    expect(call!.path).toBe("/v1/chat/completions");
+    expect(call!.headers.authorization).toBe("Bearer sk-test");
+    await callbacks.waitFor(1);
+    const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
+    expect(message).toMatchObject({ api: "llm", queueName: "llm-queue" });
+  });
+});
+
+describe("api/llm configuration", () => {
+  it("without an LLM base URL configured, a publish to api/llm is 400 with a clear error", async () => {
+    const unconfigured = await startTestService();
+    try {
+      const callbacks = await receiver();
+      const response = await publishLlm({ "Svc-Callback": `${callbacks.url}/cb` }, unconfigured);
+      expect(response.status).toBe(400);
+      const { error } = await response.json();
+      expect(error).toMatch(/api\/llm/);
+      expect(error).toMatch(/not configured/);
+      expect(error).toMatch(/DISPATCH_LLM_BASE_URL/);
+      const [row] = await unconfigured.service.sql<{ n: number }[]>`select count(*)::int as n from dispatch.messages`;
+      expect(row!.n).toBe(0);
+    } finally {
+      await unconfigured.stop();
+    }
+  });
+
+  it("without an API key configured, no Authorization is added (a base URL with a trailing slash works)", async () => {
+    const keyless = await startTestService({ llmBaseUrl: `${provider.url}/v1/`, llmApiKey: null });
+    try {
+      const callbacks = await receiver();
+      const response = await publishLlm({ "Svc-Callback": `${callbacks.url}/cb` }, keyless);
+      expect(response.status).toBe(200);
+      const [call] = await provider.waitFor(1);
+      expect(call!.path).toBe("/v1/chat/completions");
+      expect(call!.headers.authorization).toBeUndefined();
+      await callbacks.waitFor(1);
+    } finally {
+      await keyless.stop();
+    }
+  });
+});

@@ -1,0 +1,398 @@
+/**
+ * URL groups (topics): endpoint management through the API, and publishing to
+ * a group, which fans the message out to one independent message per
+ * endpoint — own retries, own DLQ entry, own callbacks, own deduplication.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
+import { startTestService, type TestService } from "./support/service";
+
+let dispatch: TestService;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  dispatch = await startTestService();
+});
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+afterAll(async () => {
+  await dispatch.stop();
+});
+
+/** A receiver of its own for one test, closed after it. */
+async function receiver(responder?: Responder): Promise<Receiver> {
+  const started = await startReceiver(responder);
+  receivers.push(started);
+  return started;
+}
+
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "Content-Type": "application/json" },
+  body: JSON.stringify(body),
+});
+
+async function addEndpoints(group: string, endpoints: { url: string; name?: string }[]) {
+  const response = await dispatch.api(`/v2/topics/${group}/endpoints`, json({ endpoints }));
+  expect(response.status, await response.clone().text()).toBe(200);
+}
+
+async function publishToGroup(group: string, headers: Record<string, string> = {}, body = '{"event":"created"}') {
+  return dispatch.api(`/v2/publish/${group}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body,
+  });
+}
+
+/** Polls until `check` returns true; throws with `describe()` after `timeoutMs`. */
+async function eventually(check: () => Promise<boolean> | boolean, describe: () => string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await sleep(100);
+  }
+}
+
+const byUrl = (a: { url: string }, b: { url: string }) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
+
+describe("managing URL groups", () => {
+  it("creates a group on the first add, upserts endpoints, and shows it in get and list", async () => {
+    const before = Date.now();
+    await addEndpoints("orders", [
+      { name: "billing", url: "http://127.0.0.1:9/billing" },
+      { url: "http://127.0.0.1:9/audit" },
+    ]);
+    const got = await dispatch.api("/v2/topics/orders");
+    expect(got.status).toBe(200);
+    const group = await got.json();
+    expect(group.name).toBe("orders");
+    expect(group.createdAt).toBeGreaterThanOrEqual(before - 5000);
+    expect(group.updatedAt).toBeGreaterThanOrEqual(group.createdAt);
+    expect([...group.endpoints].sort(byUrl)).toEqual([
+      { url: "http://127.0.0.1:9/audit" },
+      { name: "billing", url: "http://127.0.0.1:9/billing" },
+    ]);
+
+    // Adding again: a new endpoint is added, a known URL gets its (new) name, nothing is duplicated.
+    await addEndpoints("orders", [
+      { name: "audit", url: "http://127.0.0.1:9/audit" },
+      { name: "shipping", url: "http://127.0.0.1:9/shipping" },
+    ]);
+    const again = await (await dispatch.api("/v2/topics/orders")).json();
+    expect([...again.endpoints].sort(byUrl)).toEqual([
+      { name: "audit", url: "http://127.0.0.1:9/audit" },
+      { name: "billing", url: "http://127.0.0.1:9/billing" },
+      { name: "shipping", url: "http://127.0.0.1:9/shipping" },
+    ]);
+    expect(again.createdAt).toBe(group.createdAt);
+    expect(again.updatedAt).toBeGreaterThanOrEqual(group.updatedAt);
+
+    await addEndpoints("payments", [{ url: "http://127.0.0.1:9/payments" }]);
+    const list = await dispatch.api("/v2/topics");
+    expect(list.status).toBe(200);
+    const groups = await list.json();
+    expect(Array.isArray(groups)).toBe(true);
+    const names = groups.map((g: { name: string }) => g.name);
+    expect(names).toEqual(expect.arrayContaining(["orders", "payments"]));
+    for (const g of groups) {
+      expect(Object.keys(g).sort()).toEqual(["createdAt", "endpoints", "name", "updatedAt"]);
+      expect(typeof g.createdAt).toBe("number");
+      expect(typeof g.updatedAt).toBe("number");
+    }
+    const payments = groups.find((g: { name: string }) => g.name === "payments");
+    expect(payments.endpoints).toEqual([{ url: "http://127.0.0.1:9/payments" }]);
+    const orders = groups.find((g: { name: string }) => g.name === "orders");
+    expect(orders.endpoints).toHaveLength(3);
+  });
+
+  it("a URL listed twice in one request is stored once (a later name wins, a nameless repeat keeps it)", async () => {
+    await addEndpoints("repeated", [
+      { url: "http://127.0.0.1:9/same" },
+      { name: "named", url: "http://127.0.0.1:9/same" },
+      { url: "http://127.0.0.1:9/same" },
+      { name: "other", url: "http://127.0.0.1:9/other" },
+    ]);
+    const group = await (await dispatch.api("/v2/topics/repeated")).json();
+    expect([...group.endpoints].sort(byUrl)).toEqual([
+      { name: "other", url: "http://127.0.0.1:9/other" },
+      { name: "named", url: "http://127.0.0.1:9/same" },
+    ]);
+  });
+
+  it("removes endpoints by name and by url, and deletes the group with its last endpoint", async () => {
+    await addEndpoints("removals", [
+      { name: "one", url: "http://127.0.0.1:9/one" },
+      { name: "two", url: "http://127.0.0.1:9/two" },
+      { name: "three", url: "http://127.0.0.1:9/three" },
+    ]);
+
+    const byName = await dispatch.api("/v2/topics/removals/endpoints", {
+      method: "DELETE",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ endpoints: [{ name: "one" }] }),
+    });
+    expect(byName.status).toBe(200);
+    let group = await (await dispatch.api("/v2/topics/removals")).json();
+    expect(group.endpoints.map((e: { name: string }) => e.name).sort()).toEqual(["three", "two"]);
+
+    const byUrlResponse = await dispatch.api("/v2/topics/removals/endpoints", {
+      method: "DELETE",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ endpoints: [{ url: "http://127.0.0.1:9/two" }] }),
+    });
+    expect(byUrlResponse.status).toBe(200);
+    group = await (await dispatch.api("/v2/topics/removals")).json();
+    expect(group.endpoints).toEqual([{ name: "three", url: "http://127.0.0.1:9/three" }]);
+
+    const last = await dispatch.api("/v2/topics/removals/endpoints", {
+      method: "DELETE",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ endpoints: [{ name: "three", url: "http://127.0.0.1:9/three" }] }),
+    });
+    expect(last.status).toBe(200);
+    expect((await dispatch.api("/v2/topics/removals")).status).toBe(404);
+  });
+
+  it("DELETE /v2/topics/{name} deletes the group: get, publish and a second delete are then 404", async () => {
+    await addEndpoints("doomed", [{ url: "http://127.0.0.1:9/doomed" }]);
+    const deleted = await dispatch.api("/v2/topics/doomed", { method: "DELETE" });
+    expect(deleted.status).toBe(200);
+
+    expect((await dispatch.api("/v2/topics/doomed")).status).toBe(404);
+    const list = await (await dispatch.api("/v2/topics")).json();
+    expect(list.map((g: { name: string }) => g.name)).not.toContain("doomed");
+    expect((await publishToGroup("doomed")).status).toBe(404);
+    expect((await dispatch.api("/v2/topics/doomed", { method: "DELETE" })).status).toBe(404);
+  });
+
+  it("an unknown group is 404 with an error body for get, delete, remove-endpoints and publish", async () => {
+    const get = await dispatch.api("/v2/topics/no-such-group");
+    expect(get.status).toBe(404);
+    expect((await get.json()).error).toMatch(/no-such-group/);
+    expect((await dispatch.api("/v2/topics/no-such-group", { method: "DELETE" })).status).toBe(404);
+    const remove = await dispatch.api("/v2/topics/no-such-group/endpoints", {
+      method: "DELETE",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ endpoints: [{ name: "x" }] }),
+    });
+    expect(remove.status).toBe(404);
+    const publish = await publishToGroup("no-such-group");
+    expect(publish.status).toBe(404);
+    expect((await publish.json()).error).toMatch(/no-such-group/);
+    const [count] = await dispatch.service.sql<{ n: number }[]>`
+      select count(*)::int as n from dispatch.messages where topic_name = 'no-such-group'`;
+    expect(count!.n).toBe(0);
+  });
+
+  it("invalid group names, endpoint names and endpoint URLs are 400 and create nothing", async () => {
+    const cases: [string, unknown][] = [
+      ["bad%20name", { endpoints: [{ url: "http://127.0.0.1:9/a" }] }],
+      ["bad%24name", { endpoints: [{ url: "http://127.0.0.1:9/a" }] }],
+      ["x".repeat(101), { endpoints: [{ url: "http://127.0.0.1:9/a" }] }],
+      ["good-name", { endpoints: [{ name: "bad name", url: "http://127.0.0.1:9/a" }] }],
+      ["good-name", { endpoints: [{ url: "ftp://127.0.0.1/a" }] }],
+      ["good-name", { endpoints: [{ url: "not a url" }] }],
+      ["good-name", { endpoints: [{ name: "no-url" }] }],
+      ["good-name", { endpoints: [] }],
+      ["good-name", { nope: true }],
+    ];
+    for (const [name, body] of cases) {
+      const response = await dispatch.api(`/v2/topics/${name}/endpoints`, json(body));
+      expect(response.status, `${name} ${JSON.stringify(body)}`).toBe(400);
+      expect(typeof (await response.json()).error).toBe("string");
+    }
+    expect((await dispatch.api("/v2/topics/good-name")).status).toBe(404);
+    const names = (await (await dispatch.api("/v2/topics")).json()).map((g: { name: string }) => g.name);
+    expect(names).not.toContain("good-name");
+    // A destination that is neither a URL nor a valid group name is refused.
+    expect((await publishToGroup("bad$name")).status).toBe(400);
+  });
+});
+
+describe("publishing to a URL group", () => {
+  it("fans out: one message per endpoint, an array response, and every endpoint gets the body and the topic header", async () => {
+    const a = await receiver();
+    const b = await receiver();
+    const c = await receiver();
+    await addEndpoints("fanout", [
+      { name: "a", url: `${a.url}/hook-a` },
+      { name: "b", url: `${b.url}/hook-b?x=1` },
+      { url: `${c.url}/hook-c` },
+    ]);
+
+    const response = await publishToGroup("fanout", { "Svc-Forward-X-Tenant": "acme" }, '{"order":7}');
+    expect(response.status).toBe(200);
+    const results = await response.json();
+    expect(Array.isArray(results)).toBe(true);
+    expect(results).toHaveLength(3);
+    expect(results.map((r: { url: string }) => r.url).sort()).toEqual(
+      [`${a.url}/hook-a`, `${b.url}/hook-b?x=1`, `${c.url}/hook-c`].sort(),
+    );
+    for (const result of results) {
+      expect(result.messageId).toMatch(/^msg_/);
+      expect(result.deduplicated).toBe(false);
+    }
+    expect(new Set(results.map((r: { messageId: string }) => r.messageId)).size).toBe(3);
+
+    const idFor = (url: string) => results.find((r: { url: string }) => r.url === url).messageId;
+    for (const [target, path] of [
+      [a, "/hook-a"],
+      [b, "/hook-b?x=1"],
+      [c, "/hook-c"],
+    ] as const) {
+      const [got] = await target.waitFor(1);
+      expect(got!.path).toBe(path);
+      expect(got!.body.toString()).toBe('{"order":7}');
+      expect(got!.headers["content-type"]).toBe("application/json");
+      expect(got!.headers["x-tenant"]).toBe("acme");
+      expect(got!.headers["svc-topic-name"]).toBe("fanout");
+      expect(got!.headers["svc-message-id"]).toBe(idFor(target.url + path));
+    }
+
+    // Each fanned-out message is a message of its own, naming the group and its endpoint.
+    const message = await (await dispatch.api(`/v2/messages/${idFor(`${a.url}/hook-a`)}`)).json();
+    expect(message).toMatchObject({ topicName: "fanout", endpointName: "a", url: `${a.url}/hook-a` });
+    await sleep(300);
+    expect([a, b, c].map((r) => r.requests.length)).toEqual([1, 1, 1]);
+  });
+
+  it("one always-failing endpoint: only it retries, only it lands in the DLQ and gets a failure callback", async () => {
+    const good1 = await receiver();
+    const good2 = await receiver();
+    const bad = await receiver(() => ({ status: 500, body: "broken" }));
+    const callbacks = await receiver();
+    await addEndpoints("partial-failure", [
+      { name: "good-one", url: `${good1.url}/in` },
+      { name: "good-two", url: `${good2.url}/in` },
+      { name: "always-bad", url: `${bad.url}/in` },
+    ]);
+
+    const response = await publishToGroup("partial-failure", {
+      "Svc-Retries": "2",
+      "Svc-Callback": `${callbacks.url}/callback`,
+      "Svc-Failure-Callback": `${callbacks.url}/failure`,
+    });
+    expect(response.status).toBe(200);
+    const results: { messageId: string; url: string }[] = await response.json();
+    expect(results).toHaveLength(3);
+    const badId = results.find((r) => r.url === `${bad.url}/in`)!.messageId;
+
+    const attempts = await bad.waitFor(3);
+    expect(attempts.map((r) => r.headers["svc-retried"])).toEqual(["0", "1", "2"]);
+    expect(attempts.every((r) => r.headers["svc-message-id"] === badId)).toBe(true);
+    // Three final callbacks (one per endpoint) and one failure callback.
+    await callbacks.waitFor(4);
+    await eventually(
+      async () => {
+        const [row] = await dispatch.service.sql<{ n: number }[]>`
+          select count(*)::int as n from dispatch.messages where topic_name = 'partial-failure' and state in ('DELIVERED', 'FAILED')`;
+        return row!.n === 3;
+      },
+      () => "fanned-out messages did not all finish",
+    );
+    await sleep(500);
+    expect(good1.requests).toHaveLength(1);
+    expect(good2.requests).toHaveLength(1);
+    expect(bad.requests).toHaveLength(3);
+
+    const dlq = await dispatch.service.sql<{ dlq_id: string; message_id: string; response_status: number }[]>`
+      select * from dispatch.dlq`;
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]!.message_id).toBe(badId);
+    expect(dlq[0]!.response_status).toBe(500);
+
+    const failures = callbacks.requests.filter((r) => r.path === "/failure");
+    expect(failures).toHaveLength(1);
+    const failure = JSON.parse(failures[0]!.body.toString());
+    expect(failure).toMatchObject({
+      status: 500,
+      retried: 2,
+      maxRetries: 2,
+      sourceMessageId: badId,
+      topicName: "partial-failure",
+      endpointName: "always-bad",
+      url: `${bad.url}/in`,
+      dlqId: dlq[0]!.dlq_id,
+    });
+    expect(Buffer.from(failure.body, "base64").toString()).toBe("broken");
+
+    const finals = callbacks.requests.filter((r) => r.path === "/callback").map((r) => JSON.parse(r.body.toString()));
+    expect(finals).toHaveLength(3);
+    for (const callback of finals) {
+      expect(callback.topicName).toBe("partial-failure");
+      expect(callback.dlqId).toBeUndefined();
+    }
+    expect(finals.map((cb) => cb.endpointName).sort()).toEqual(["always-bad", "good-one", "good-two"]);
+    const goodCallback = finals.find((cb) => cb.endpointName === "good-one");
+    expect(goodCallback).toMatchObject({ status: 200, url: `${good1.url}/in`, retried: 0 });
+  });
+
+  it("deduplication applies per endpoint message: the same id twice delivers once to each endpoint", async () => {
+    const a = await receiver();
+    const b = await receiver();
+    await addEndpoints("dedup-group", [{ url: `${a.url}/a` }, { url: `${b.url}/b` }]);
+
+    const headers = { "Svc-Deduplication-Id": "evt-123", "Svc-Delay": "1s" };
+    const first = await publishToGroup("dedup-group", headers, '{"n":1}');
+    expect(first.status).toBe(200);
+    const firstResults: { messageId: string; url: string; deduplicated: boolean }[] = await first.json();
+    expect(firstResults).toHaveLength(2);
+    expect(firstResults.every((r) => r.deduplicated === false)).toBe(true);
+    // Both endpoint messages were stored, though they share the deduplication id.
+    expect(new Set(firstResults.map((r) => r.messageId)).size).toBe(2);
+
+    const second = await publishToGroup("dedup-group", headers, '{"n":2}');
+    expect(second.status).toBe(202);
+    const secondResults: { messageId: string; url: string; deduplicated: boolean }[] = await second.json();
+    expect(secondResults).toHaveLength(2);
+    expect(secondResults.every((r) => r.deduplicated === true)).toBe(true);
+    expect([...secondResults].sort(byUrl)).toEqual(
+      [...firstResults].sort(byUrl).map((r) => ({ ...r, deduplicated: true })),
+    );
+
+    const [gotA] = await a.waitFor(1);
+    const [gotB] = await b.waitFor(1);
+    expect(gotA!.body.toString()).toBe('{"n":1}');
+    expect(gotB!.body.toString()).toBe('{"n":1}');
+    await sleep(1500);
+    expect(a.requests).toHaveLength(1);
+    expect(b.requests).toHaveLength(1);
+
+    // The same id published to one of the endpoint URLs directly is a different delivery.
+    const direct = await dispatch.api(`/v2/publish/${a.url}/elsewhere`, {
+      method: "POST",
+      headers: { "Svc-Deduplication-Id": "evt-123" },
+      body: "direct",
+    });
+    expect(direct.status).toBe(200);
+    expect((await direct.json()).deduplicated).toBe(false);
+  });
+
+  it("messages already fanned out are still delivered after the group is deleted", async () => {
+    const a = await receiver();
+    const b = await receiver();
+    await addEndpoints("short-lived", [{ url: `${a.url}/a` }, { url: `${b.url}/b` }]);
+    const response = await publishToGroup("short-lived", { "Svc-Delay": "1s" });
+    expect(response.status).toBe(200);
+    expect((await dispatch.api("/v2/topics/short-lived", { method: "DELETE" })).status).toBe(200);
+    const [gotA] = await a.waitFor(1);
+    const [gotB] = await b.waitFor(1);
+    expect(gotA!.headers["svc-topic-name"]).toBe("short-lived");
+    expect(gotB!.headers["svc-topic-name"]).toBe("short-lived");
+  });
+
+  it("a group publish is validated as a whole: a bad header stores no endpoint message", async () => {
+    const a = await receiver();
+    await addEndpoints("validated", [{ url: `${a.url}/a` }, { url: `${a.url}/b` }]);
+    const response = await publishToGroup("validated", { "Svc-Retries": "many" });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatch(/retries/i);
+    const [row] = await dispatch.service.sql<{ n: number }[]>`
+      select count(*)::int as n from dispatch.messages where topic_name = 'validated'`;
+    expect(row!.n).toBe(0);
+    await sleep(300);
+    expect(a.requests).toHaveLength(0);
+  });
+});
