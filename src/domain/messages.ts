@@ -5,7 +5,7 @@
  * come through `insertMessages`.
  */
 import type { Tx } from "../db/client";
-import { scheduleDeliveries } from "../worker/jobs";
+import { addHandedJobs, ENGINE_HORIZON_MS } from "../worker/jobs";
 import { claimDeduplicationKeys } from "./deduplication";
 import { lockQueues, startQueuedMessages } from "./queues";
 import { bindWorkflowMessages } from "./workflows/binding";
@@ -75,7 +75,6 @@ export async function insertMessages(tx: Tx, messages: NewMessage[], deduplicati
     // Locking the queues first makes publish order (`seq`) the start order.
     await lockQueues(tx, queueNames);
     await insertRows(tx, fresh);
-    await scheduleDeliveries(tx, fresh.filter((message) => message.queueName === null).map((message) => message.id));
     for (const name of queueNames) await startQueuedMessages(tx, name);
   }
   return messages.map((message) => {
@@ -103,36 +102,43 @@ async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
   return { fresh: messages.filter((message) => !duplicateOf.has(message.id)), duplicateOf };
 }
 
+/**
+ * Stores the batch in one statement: the rows, their CREATED events and the
+ * engine jobs of those due within the horizon (queued messages get theirs
+ * when their queue starts them). Times come from the database clock.
+ */
 async function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
   const rows = messages.map((m) => ({
     ...m,
+    workflow: undefined,
     body: m.body.toString("base64"),
     workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
   }));
-  // One statement for the whole batch; times come from the database clock.
   await tx`
-    insert into dispatch.messages (
-      id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method,
-      headers, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
-      callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels,
-      schedule_id, caller_ip, not_before, next_delivery_at, workflow_run_pk, workflow_call_type)
-    select
-      r.id, r.dialect, r.origin, r."sourceMessageId", r.url, r."topicName", r."endpointName", r."queueName",
-      r.api, r.method, r.headers, r."contentType", decode(r.body, 'base64'), r."timeoutMs", r."maxRetries",
-      r."retryDelayExpression", r.callback, r."callbackHeaders", r."failureCallback", r."failureCallbackHeaders",
-      r."deduplicationId", r.labels, r."scheduleId", r."callerIp", t.due, greatest(t.due, now()),
-      r."workflowRunPk", r."workflowCallType"
-    from jsonb_to_recordset(${tx.json(rows as never)}) as r(
-      id text, dialect text, origin text, "sourceMessageId" text, url text, "topicName" text,
-      "endpointName" text, "queueName" text, api text, method text, headers jsonb, "contentType" text,
-      body text, "timeoutMs" int, "maxRetries" int, "retryDelayExpression" text, callback text,
-      "callbackHeaders" jsonb, "failureCallback" text, "failureCallbackHeaders" jsonb,
-      "deduplicationId" text, labels text[], "scheduleId" text, "callerIp" text, "notBefore" bigint, "delayMs" bigint,
-      "workflowRunPk" bigint, "workflowCallType" text),
-    lateral (select coalesce(to_timestamp(r."notBefore"), now() + r."delayMs" * interval '1 millisecond') as due) t`;
-  await tx`
-    insert into dispatch.message_events (message_id, state)
-    select unnest(${messages.map((m) => m.id)}::text[]), 'CREATED'`;
+    with handed as (
+      insert into dispatch.messages (
+        id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method,
+        headers, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
+        callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels,
+        schedule_id, caller_ip, not_before, next_delivery_at, job_scheduled, workflow_run_pk, workflow_call_type)
+      select
+        r.id, r.dialect, r.origin, r."sourceMessageId", r.url, r."topicName", r."endpointName", r."queueName",
+        r.api, r.method, r.headers, r."contentType", decode(r.body, 'base64'), r."timeoutMs", r."maxRetries",
+        r."retryDelayExpression", r.callback, r."callbackHeaders", r."failureCallback", r."failureCallbackHeaders",
+        r."deduplicationId", r.labels, r."scheduleId", r."callerIp", t.due, greatest(t.due, now()),
+        r."queueName" is null and t.due < now() + ${ENGINE_HORIZON_MS} * interval '1 millisecond',
+        r."workflowRunPk", r."workflowCallType"
+      from jsonb_to_recordset(${tx.json(rows as never)}) as r(
+        id text, dialect text, origin text, "sourceMessageId" text, url text, "topicName" text,
+        "endpointName" text, "queueName" text, api text, method text, headers jsonb, "contentType" text,
+        body text, "timeoutMs" int, "maxRetries" int, "retryDelayExpression" text, callback text,
+        "callbackHeaders" jsonb, "failureCallback" text, "failureCallbackHeaders" jsonb,
+        "deduplicationId" text, labels text[], "scheduleId" text, "callerIp" text, "notBefore" bigint, "delayMs" bigint,
+        "workflowRunPk" bigint, "workflowCallType" text),
+      lateral (select coalesce(to_timestamp(r."notBefore"), now() + r."delayMs" * interval '1 millisecond') as due) t
+      returning id, next_delivery_at, job_scheduled),
+    created as (insert into dispatch.message_events (message_id, state) select id, 'CREATED' from handed)
+    ${addHandedJobs(tx)}`;
 }
 
 /** Reads a message as the worker and the API see it; null when unknown. */

@@ -18,7 +18,8 @@ export class Publisher {
   ) {
     this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings.deduplicationWindowMs), {
       maxBatch: 500,
-      maxConcurrent: 4,
+      // Several batches in flight let Postgres group their commits.
+      maxConcurrent: 8,
     });
   }
 

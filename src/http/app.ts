@@ -13,8 +13,11 @@ import { messageRoutes } from "./routes/messages";
 import { publishRoutes } from "./routes/publish";
 import { queueRoutes } from "./routes/queues";
 import { topicRoutes } from "./routes/topics";
+import { workflowDlqHandOff, workflowDlqRoutes } from "./routes/workflow-dlq";
 import { workflowEventRoutes, workflowHookRoutes } from "./routes/workflow-events";
+import { workflowLogRoutes } from "./routes/workflow-logs";
 import { workflowRunRoutes } from "./routes/workflow-runs";
+import { workflowTriggerRoutes } from "./routes/workflow-trigger";
 
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
@@ -26,10 +29,15 @@ export function createApp(deps: AppDeps) {
     .route("/messages", messageRoutes(deps))
     .route("/queues", queueRoutes(deps))
     .route("/topics", topicRoutes(deps))
+    // `GET /v2/dlq?source=workflow` is the workflow DLQ (workflow-protocol.md §11); the rest is the plain DLQ.
+    .route("/dlq", workflowDlqHandOff(deps))
     .route("/dlq", dlqRoutes(deps))
     .route("/", logRoutes(deps))
     .route("/", keyRoutes(deps))
     .route("/workflows/runs", workflowRunRoutes(deps))
+    .route("/workflows/dlq", workflowDlqRoutes(deps))
+    .route("/", workflowTriggerRoutes(deps))
+    .route("/workflows", workflowLogRoutes(deps))
     .route("/", workflowEventRoutes(deps));
 
   return new Hono({ strict: false })

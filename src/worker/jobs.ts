@@ -57,7 +57,7 @@ export async function promoteDueMessages(tx: Tx, limit: number): Promise<number>
  * `job_scheduled` is set. add_jobs sends a NOTIFY even for no jobs, and a
  * NOTIFY serialises commits, so it is only called when there are rows.
  */
-function addHandedJobs(tx: Tx) {
+export function addHandedJobs(tx: Tx) {
   return tx`
     select case when exists (select 1 from handed where job_scheduled) then (
       select count(*)::int from graphile_worker.add_jobs(array(

@@ -1,0 +1,230 @@
+/**
+ * Workflow run logs (interface.md "Workflow run log entry", "GET
+ * /v2/workflows/logs"; workflow-protocol.md §12): a page of runs, newest
+ * first, each with its state, its steps, what is still under way and, once it
+ * failed, its failure function. A page takes two queries (three when a run of
+ * it invoked others), whatever its number of runs and steps.
+ */
+import type { Tx } from "../../db/client";
+import type { RunState } from "../../db/schema";
+import {
+  type EntryRow,
+  type RunLogQuery,
+  type RunRow,
+  selectEntries,
+  selectInvokedRuns,
+  selectRunPage,
+} from "./logs-query";
+import {
+  canonicalHeaders,
+  headerValue,
+  parseStep,
+  readResults,
+  type StepGroup,
+  stepGroups,
+} from "./logs-steps";
+
+export type { RunLogFilter, RunLogQuery } from "./logs-query";
+
+/** One failed attempt of a message. */
+export interface StepError {
+  error: string;
+  body: string;
+  headers: Record<string, string[]>;
+  status: number;
+  time: number;
+}
+
+/** A message of the run that has not finished well: under way, failed or cancelled. */
+export interface NextStep {
+  messageId: string;
+  stepName?: string;
+  state: "STEP_PROGRESS" | "STEP_RETRY" | "STEP_FAILED" | "STEP_CANCELED";
+  retries: number;
+  retryDelay?: string;
+  nextDeliveryTime?: number;
+  errors?: StepError[];
+}
+
+/** The failure function's call, once the run failed (names as the SDK's `FailureFunctionLog`). */
+export interface FailureFunctionLog {
+  messageId: string;
+  url: string;
+  state: string;
+  failHeaders: Record<string, string[]>;
+  failStatus: number;
+  failResponse: string;
+  dlqId: string;
+  errors: StepError[];
+  responseBody?: string;
+  responseHeaders?: Record<string, string[]>;
+  responseStatus?: number;
+  nextDeliveryTime?: number;
+  maxRetries: number;
+}
+
+/** A workflow run log entry (names as the SDK's `WorkflowRunLog`, plus the docs' caller IP and flow-control key). */
+export interface RunLog {
+  workflowRunId: string;
+  workflowUrl: string;
+  workflowState: RunState;
+  workflowRunCreatedAt: number;
+  workflowRunCompletedAt?: number;
+  workflowRunResponse?: string;
+  workflowRunCallerIp?: string;
+  invoker?: { workflowRunId: string; workflowUrl: string; workflowRunCreatedAt: number };
+  label?: string;
+  labels?: string[];
+  dlqId?: string;
+  flowControlKey?: string;
+  failureFunction?: FailureFunctionLog;
+  steps: (StepGroup | { type: "next"; steps: NextStep[] })[];
+}
+
+/** A page of run logs and, while more runs match, the cursor of the next page. */
+export async function listRunLogs(tx: Tx, query: RunLogQuery): Promise<{ runs: RunLog[]; cursor: string | null }> {
+  const page = await selectRunPage(tx, query);
+  if (page.runs.length === 0) return { runs: [], cursor: null };
+  const entries = new Map<number, EntryRow[]>(page.runs.map((run) => [run.pk, []]));
+  for (const entry of await selectEntries(tx, page.runs.map((run) => run.pk))) entries.get(entry.runPk)!.push(entry);
+  const results = new Map(page.runs.map((run) => [run.pk, readResults(entries.get(run.pk)!)]));
+  const invoking = page.runs.filter((run) => results.get(run.pk)!.some(({ step }) => step.stepType === "Invoke"));
+  const invoked = invoking.length > 0 ? await selectInvokedRuns(tx, invoking) : [];
+  const runs = page.runs.map((run) => {
+    const list = entries.get(run.pk)!;
+    const steps: RunLog["steps"] = stepGroups(run, list, results.get(run.pk)!, invoked);
+    const next = nextSteps(run, list);
+    if (next.length > 0) steps.push({ type: "next", steps: next });
+    return runLog(run, list, steps);
+  });
+  return { runs, cursor: page.cursor };
+}
+
+function runLog(run: RunRow, entries: EntryRow[], steps: RunLog["steps"]): RunLog {
+  const failureFunction = failureFunctionLog(run, entries);
+  const flowControlKey = run.config.flowControl?.key;
+  return {
+    workflowRunId: run.runId,
+    workflowUrl: run.workflowUrl,
+    workflowState: run.state,
+    workflowRunCreatedAt: run.createdAt.getTime(),
+    ...(run.completedAt !== null && { workflowRunCompletedAt: run.completedAt.getTime() }),
+    ...(run.response !== null && { workflowRunResponse: run.response }),
+    ...(run.callerIp !== null && { workflowRunCallerIp: run.callerIp }),
+    ...(run.invoker !== null && {
+      invoker: {
+        workflowRunId: run.invoker.workflowRunId,
+        workflowUrl: run.invoker.workflowUrl,
+        workflowRunCreatedAt: run.invoker.workflowRunCreatedAt,
+      },
+    }),
+    // `label` is the SDK's deprecated single-label field: the first label.
+    ...(run.labels !== null && run.labels.length > 0 && { label: run.labels[0], labels: run.labels }),
+    ...(run.dlqId !== null && { dlqId: run.dlqId }),
+    ...(flowControlKey !== undefined && { flowControlKey }),
+    ...(failureFunction !== null && { failureFunction }),
+    steps,
+  };
+}
+
+/**
+ * The failure function's call: what failed (the failed message's response),
+ * how the call went (its errors, its final response) and its retry budget.
+ */
+function failureFunctionLog(run: RunRow, entries: EntryRow[]): FailureFunctionLog | null {
+  if (run.failureCallbackMessageId === null || run.failureCallbackState === null) return null;
+  const message = entries.find((entry) => entry.messageId === run.failureCallbackMessageId);
+  const failure = run.failure ?? { status: 0, headers: {}, body: "" };
+  const response = run.failureResponse;
+  return {
+    messageId: run.failureCallbackMessageId,
+    url: message?.url ?? run.config.failureCallback ?? "",
+    state: run.failureCallbackState,
+    failHeaders: canonicalHeaders(failure.headers),
+    failStatus: failure.status,
+    failResponse: failure.body,
+    dlqId: run.dlqId ?? "",
+    errors: message === undefined ? [] : stepErrors(message),
+    ...(response !== null && {
+      responseBody: response.body,
+      responseHeaders: canonicalHeaders(response.headers),
+      responseStatus: response.status,
+    }),
+    ...(message?.state === "RETRY" && message.nextDeliveryAt !== null && {
+      nextDeliveryTime: message.nextDeliveryAt.getTime(),
+    }),
+    maxRetries: message?.maxRetries ?? 0,
+  };
+}
+
+/**
+ * Messages of the run that have not finished well: under way (progress or
+ * retry) while the run is active, failed, or cancelled. Failure callbacks
+ * have their own part of the log.
+ */
+function nextSteps(run: RunRow, entries: EntryRow[]): NextStep[] {
+  const active = run.state === "RUN_STARTED";
+  return entries.flatMap((entry): NextStep[] => {
+    const state = nextState(entry, active);
+    if (state === null) return [];
+    const errors = stepErrors(entry);
+    const stepName = nextStepName(entry, errors);
+    return [
+      {
+        messageId: entry.messageId,
+        ...(stepName !== undefined && { stepName }),
+        state,
+        retries: entry.maxRetries ?? 0,
+        ...(entry.retryDelayExpression !== null && { retryDelay: entry.retryDelayExpression }),
+        ...(state === "STEP_RETRY" &&
+          entry.nextDeliveryAt !== null && { nextDeliveryTime: entry.nextDeliveryAt.getTime() }),
+        ...(errors.length > 0 && { errors }),
+      },
+    ];
+  });
+}
+
+function nextState(entry: EntryRow, active: boolean): NextStep["state"] | null {
+  if (entry.callType === "failureCall") return null;
+  switch (entry.state) {
+    // Once the run has ended, its last delivery may still be finishing: that is not "next" any more.
+    case "CREATED":
+    case "RETRY":
+      if (!active) return null;
+      return (entry.retried ?? 0) > 0 ? "STEP_RETRY" : "STEP_PROGRESS";
+    // A failed third-party call does not fail the run: its callback carries the error (§6.2).
+    case "FAILED":
+      return entry.callType === "toCallback" ? null : "STEP_FAILED";
+    case "CANCELED":
+      return "STEP_CANCELED";
+    default:
+      return null;
+  }
+}
+
+/**
+ * The step a message is running: as the SDK reported it while failing (the
+ * `Upstash-Error-Step-Name` response header, §10), else the branch of a plan
+ * step, else the call step that a call or its callback belongs to.
+ */
+function nextStepName(entry: EntryRow, errors: StepError[]): string | undefined {
+  for (const error of [...errors].reverse()) {
+    const reported = Object.entries(error.headers).find(([name]) => name.toLowerCase().endsWith("error-step-name"));
+    if (reported?.[1][0]) return reported[1][0];
+  }
+  if (entry.callType === "toCallback") return headerValue(entry.callbackHeaders, "workflow-stepname");
+  if (entry.callType === "fromCallback") return headerValue(entry.headers, "workflow-stepname");
+  const step = parseStep(entry.body);
+  return step?.stepId === 0 ? step.stepName : undefined;
+}
+
+/** The errors of a message's failed attempts, oldest first. */
+function stepErrors(entry: EntryRow): StepError[] {
+  return (entry.errors ?? []).map((event) => ({
+    error: event.error ?? "",
+    body: event.body === null ? "" : Buffer.from(event.body, "base64").toString("utf8"),
+    headers: canonicalHeaders(event.headers ?? {}),
+    status: event.status ?? 0,
+    time: Number(event.time),
+  }));
+}

@@ -1,0 +1,38 @@
+/**
+ * `POST /v2/trigger/{workflowUrl}` (compat-api.md §13.1, workflow-protocol.md
+ * §3.4): starts a workflow run for a client without a workflow SDK.
+ */
+import { Hono } from "hono";
+import { llmUrl } from "../../config";
+import type { Dialect } from "../../domain/dialect";
+import { triggerRun } from "../../domain/workflows/trigger";
+import type { AppDeps } from "../deps";
+import { limitBody } from "../middleware";
+import { callerIp, rawDestination, requestHeaders } from "../request";
+
+/** The trigger route, mounted at `/v2`. */
+export function workflowTriggerRoutes(deps: AppDeps) {
+  const settings = {
+    limits: deps.config,
+    deduplicationWindowMs: deps.config.deduplicationWindowMs,
+    llmUrl: llmUrl(deps.config),
+  };
+  return new Hono().post("/trigger/*", limitBody(deps.config.maxMessageBytes), async (c) => {
+    const { headers } = requestHeaders(c);
+    // A trigger targets a workflow SDK: compat headers unless native ones are given.
+    const dialect: Dialect = Object.keys(headers).some((name) => name.startsWith("svc-")) ? "svc" : "upstash";
+    const request = {
+      workflowUrl: rawDestination(c, "/v2/trigger/"),
+      headers,
+      dialect,
+      body: Buffer.from(await c.req.arrayBuffer()),
+      callerIp: callerIp(c),
+    };
+    const run = await deps.sql.begin((tx) => triggerRun(tx, request, settings));
+    return c.json({
+      workflowRunId: run.workflowRunId,
+      workflowCreatedAt: run.workflowCreatedAt,
+      ...(run.deduplicated && { deduplicated: true }),
+    });
+  });
+}
