@@ -1,0 +1,138 @@
+/**
+ * Dispatch under test: `node bin/dispatch.js start --role all` as a child
+ * process on a given database, with its memory watched from /proc.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const RSS_SAMPLE_MS = 100;
+
+/** A running Dispatch process. */
+export interface DispatchProcess {
+  /** Base URL parsed from the banner. */
+  url: string;
+  token: string;
+  pid: number;
+  /** How long it took from spawn to the banner, ms. */
+  startupMs: number;
+  /** Largest VmRSS sampled (every 100 ms) and the kernel's VmHWM since the last `resetPeak`, MiB. */
+  peakRss(): { sampledMiB: number; hwmMiB: number };
+  /** Starts a new peak window (clears the kernel's VmHWM through /proc/<pid>/clear_refs). */
+  resetPeak(): void;
+  /** Warnings and errors it logged (graphile-worker and the service), newest last, at most 20. */
+  problems(): string[];
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once("exit", () => killAllDispatch());
+
+/** SIGKILLs every Dispatch process still running (cleanup after a failure or a signal). */
+export function killAllDispatch(): void {
+  for (const child of running) child.kill("SIGKILL");
+}
+
+/**
+ * Starts Dispatch on `databaseUrl`. `DISPATCH_*` variables of the bench's own
+ * environment pass through (e.g. `DISPATCH_WORKER_CONCURRENCY`), except the
+ * ones the bench sets.
+ */
+export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Promise<DispatchProcess> {
+  const token = `bench_${randomBytes(16).toString("hex")}`;
+  const passThrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("DISPATCH_")));
+  const started = Date.now();
+  const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", "all"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...passThrough,
+      DATABASE_URL: databaseUrl,
+      DISPATCH_TOKEN: token,
+      DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
+      PORT: "0",
+      HOST: "127.0.0.1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  void exited.then(() => running.delete(child));
+  let stdout = "";
+  let stderr = "";
+  const problems: string[] = [];
+  child.stdout!.on("data", (chunk: Buffer) => void (stdout += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-20_000);
+    for (const line of chunk.toString().split("\n")) if (line.trim()) problems.push(line.trim().slice(0, 300));
+    problems.splice(0, Math.max(0, problems.length - 20));
+  });
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Dispatch not ready in ${timeoutMs} ms:\n${stdout}${stderr}`)), timeoutMs);
+    child.stdout!.on("data", () => {
+      const match = /URL:\s+(\S+)/.exec(stdout);
+      if (match) (clearTimeout(timer), resolve(match[1]!));
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`Dispatch exited (${signal ?? code}) before it was ready:\n${stdout}${stderr}`));
+    });
+  }).catch(async (error: Error) => {
+    child.kill("SIGKILL");
+    await exited;
+    throw error;
+  });
+
+  const pid = child.pid!;
+  let sampledKiB = 0;
+  const sample = () => {
+    const rss = readStatus(pid).VmRSS;
+    if (rss !== undefined) sampledKiB = Math.max(sampledKiB, rss);
+  };
+  sample();
+  const sampler = setInterval(sample, RSS_SAMPLE_MS);
+  return {
+    url,
+    token,
+    pid,
+    startupMs: Date.now() - started,
+    peakRss: () => {
+      sample();
+      return { sampledMiB: sampledKiB / 1024, hwmMiB: (readStatus(pid).VmHWM ?? 0) / 1024 };
+    },
+    resetPeak() {
+      sampledKiB = 0;
+      try {
+        // "5" resets the peak resident set size (VmHWM) to the current RSS (proc(5)).
+        writeFileSync(`/proc/${pid}/clear_refs`, "5");
+      } catch {
+        // Not permitted here: VmHWM then covers the process's whole life.
+      }
+      sample();
+    },
+    problems: () => [...problems],
+    async stop(graceMs = 10_000) {
+      clearInterval(sampler);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The KiB figures of /proc/<pid>/status (VmRSS, VmHWM, ...). */
+function readStatus(pid: number): Record<string, number> {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Object.fromEntries([...text.matchAll(/^(Vm\w+):\s+(\d+) kB$/gm)].map((m) => [m[1]!, Number(m[2])]));
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * Turns a run into tables (printed, and written to bench/RESULTS.md) and a
+ * JSON document (bench/results/<timestamp>.json and latest.json), with every
+ * target marked MET or MISSED.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import type { BacklogSeed } from "./backlog";
+import type { Baselines } from "./baselines";
+import type { CpuUse } from "./cpu";
+import type { Plan, ScenarioResult } from "./scenarios";
+import type { Percentiles } from "./stats";
+
+/** Everything a run measured. */
+export interface BenchRun {
+  command: string;
+  startedAt: string;
+  durationMs: number;
+  plan: Plan;
+  postgres: { version: string; embedded: boolean; settings: Record<string, string> };
+  /** os.loadavg() when the run started and ended: other work on the machine skews every figure. */
+  loadAverage: { start: number[]; end: number[] };
+  baselines: Baselines;
+  scenarios: ScenarioResult[];
+  backlog: BacklogSeed;
+}
+
+/** A target and whether the run met it. */
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+const BENCH = fileURLToPath(new URL(".", import.meta.url));
+const MIB_TO_MB = 1_048_576 / 1_000_000;
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+const times = (r: number) => `${r.toFixed(2)}×`;
+const ms = (n: number | null) => (n === null ? "n/a" : `${n.toFixed(0)} ms`);
+const pct = (p: Percentiles) => (p.count === 0 ? "n/a" : `${ms(p.p50)} / ${ms(p.p99)} (max ${ms(p.max)})`);
+const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
+
+/** A markdown table (also readable as plain text). */
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+function find(run: BenchRun, id: string): ScenarioResult | undefined {
+  return run.scenarios.find((s) => s.id === id);
+}
+
+const cpuText = (c: CpuUse) =>
+  `${c.machineCores.toFixed(2)} / ${c.focusCores === null ? "-" : c.focusCores.toFixed(2)} / ${c.benchCores.toFixed(2)} / ${c.otherCores.toFixed(2)} of ${cpus().length}`;
+
+/** A warning when other work on the machine took a noticeable share of the CPU during measurements. */
+function interference(run: BenchRun): string | null {
+  const worst = Math.max(run.baselines.cpu?.otherCores ?? 0, ...run.scenarios.map((s) => s.measurement.cpu.otherCores));
+  if (worst < 0.25) return null;
+  return `- **Other work on the machine used up to ${worst.toFixed(2)} cores during measurements** (see the CPU rows): every figure is lower than this machine gives an idle benchmark.`;
+}
+
+function baselineTable(b: Baselines): string {
+  return table(["Baseline (same server, scratch database)", "per second"], [
+    ["Plain single-row INSERT commits, 16 clients, 1 KiB text", int(b.insertCommits)],
+    ["Same INSERT with pg_notify in the transaction", int(b.insertNotifyCommits)],
+    ["graphile_worker.add_job, one per transaction, 16 clients", int(b.addJob)],
+    ["graphile_worker.add_jobs, 100 jobs per call (jobs), 16 clients", int(b.addJobsBatched)],
+    ["graphile-worker no-op jobs worked, defaults (concurrency 1, no local queue)", int(b.workedDefaults)],
+    [
+      `no-op jobs worked, concurrency 1, localQueue 500 + completeJobBatchDelay 5${b.batchedPresetApplied ? "" : " (NOT applied)"}`,
+      int(b.workedBatched),
+    ],
+    [`undici POSTs to the receiver, 64 in flight (p50/p99 ${ms(b.rawPostLatency.p50)}/${ms(b.rawPostLatency.p99)})`, int(b.rawPosts)],
+  ]) + (b.cpu ? `\n\nCPU over the baselines, cores: machine / bench incl. Postgres / other work: ${b.cpu.machineCores.toFixed(2)} / ${b.cpu.benchCores.toFixed(2)} / ${b.cpu.otherCores.toFixed(2)} of ${cpus().length}.` : "");
+}
+
+/** The figures of one scenario, with the ratios that give them meaning. */
+function scenarioTable(run: BenchRun, s: ScenarioResult): string {
+  const { publish, delivery } = s.measurement;
+  const b = run.baselines;
+  const rows: string[][] = [
+    ["publishes sent / accepted (2xx) / failed", `${int(publish.sent)} / ${int(publish.accepted)} / ${int(publish.failed)}`],
+    ["accepted publishes/s", int(publish.perSecond)],
+    ["publish request latency p50 / p99", pct(publish.latency)],
+  ];
+  if (publish.skipped > 0 || publish.maxLagMs > 50) {
+    rows.push(["offered rate not sustained: sends skipped / worst lag", `${int(publish.skipped)} / ${ms(publish.maxLagMs)}`]);
+  }
+  rows.push(
+    ["deliveries expected / distinct arrived", `${int(delivery.expected)} / ${int(delivery.distinct)}`],
+    ["missing / duplicates / unexpected", `${int(delivery.missing)} / ${int(delivery.duplicates)} / ${int(delivery.unexpected)}`],
+    ["distinct svc-message-id", int(delivery.distinctMessageIds)],
+    ["delivered/s while publishing", int(delivery.inWindowPerSecond)],
+    ["delivered/s, first publish to last arrival", int(delivery.overallPerSecond)],
+    ["drain time after publishing stopped", delivery.drained ? ms(delivery.drainMs) : `not drained within ${ms(delivery.drainAllowanceMs)}`],
+    ["publish → arrival p50 / p99", pct(delivery.latency)],
+  );
+  if (delivery.lateness.count > 0) rows.push(["lateness vs send time + delay p50 / p99", pct(delivery.lateness)]);
+  if (s.id.startsWith("1-")) {
+    rows.push(
+      ["publish/s ÷ INSERT commits/s", times(ratio(publish.perSecond, b.insertCommits))],
+      ["publish/s ÷ INSERT+NOTIFY commits/s", times(ratio(publish.perSecond, b.insertNotifyCommits))],
+      ["publish/s ÷ add_job/s", times(ratio(publish.perSecond, b.addJob))],
+    );
+  }
+  if (s.id.startsWith("2b") || s.id.startsWith("3")) {
+    rows.push(
+      ["delivered/s ÷ raw undici POSTs/s", times(ratio(delivery.inWindowPerSecond, b.rawPosts))],
+      ["delivered/s ÷ no-op jobs worked/s (batched)", times(ratio(delivery.inWindowPerSecond, b.workedBatched))],
+    );
+  }
+  const empty = s.id.endsWith("-backlog") ? find(run, s.id.replace(/-backlog$/, "")) : undefined;
+  if (empty && s.id.startsWith("1-")) rows.push(["publish/s ÷ empty-table publish/s", times(ratio(publish.perSecond, empty.measurement.publish.perSecond))]);
+  if (empty && s.id.startsWith("2b")) {
+    rows.push(["delivered/s ÷ empty-table delivered/s", times(ratio(delivery.inWindowPerSecond, empty.measurement.delivery.inWindowPerSecond))]);
+  }
+  const cpu = s.measurement.cpu;
+  rows.push(["CPU while publishing, cores: machine / Dispatch / bench incl. Postgres / other work", cpuText(cpu)]);
+  const rss = s.measurement.rss;
+  rows.push([
+    "peak RSS of Dispatch (sampled VmRSS / VmHWM)",
+    `${(rss.sampledMiB * MIB_TO_MB).toFixed(0)} MB / ${(rss.hwmMiB * MIB_TO_MB).toFixed(0)} MB`,
+  ]);
+  const notes = [...s.notes, ...s.dispatchLog.slice(-3).map((line) => `Dispatch logged: ${line}`)];
+  return `### ${s.id}: ${s.title}\n\n${table(["Figure", "Value"], rows)}${notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : ""}`;
+}
+
+/** Every target of the issue, checked against the run. */
+export function checkTargets(run: BenchRun): TargetCheck[] {
+  const b = run.baselines;
+  const publish = find(run, "1-publish")?.measurement;
+  const delivered = find(run, "2b-delivered")?.measurement;
+  const e2e = find(run, "2a-e2e")?.measurement;
+  const delay = find(run, "4-delay")?.measurement;
+  const publishBacklog = find(run, "1-publish-backlog")?.measurement;
+  const deliveredBacklog = find(run, "2b-delivered-backlog")?.measurement;
+  const publishRate = publish?.publish.perSecond ?? 0;
+  const deliveredRate = delivered?.delivery.inWindowPerSecond ?? 0;
+  const complete = (m: typeof e2e) => !!m && m.delivery.drained && m.delivery.missing === 0;
+  const checks: TargetCheck[] = [
+    { target: "publish ≥ 10,000/s", measured: `${int(publishRate)}/s`, met: publishRate >= 10_000 },
+    { target: "publish ≥ 2× INSERT+NOTIFY commits/s", measured: times(ratio(publishRate, b.insertNotifyCommits)), met: publishRate >= 2 * b.insertNotifyCommits },
+    { target: "publish ≥ 50 % of plain INSERT commits/s", measured: times(ratio(publishRate, b.insertCommits)), met: publishRate >= 0.5 * b.insertCommits },
+    { target: "end-to-end delivered ≥ 5,000/s", measured: `${int(deliveredRate)}/s`, met: deliveredRate >= 5_000 },
+    {
+      target: `p99 publish → arrival < 100 ms at ${int(run.plan.e2eRate)}/s offered (all delivered)`,
+      measured: e2e ? `${ms(e2e.delivery.latency.p99)}${complete(e2e) ? "" : `, ${int(e2e.delivery.missing)} missing`}` : "n/a",
+      met: complete(e2e) && (e2e!.delivery.latency.p99 ?? Infinity) < 100 && e2e!.publish.skipped === 0,
+    },
+    {
+      target: "delay p99 lateness < 250 ms (all delivered)",
+      measured: delay ? `${ms(delay.delivery.lateness.p99)}${complete(delay) ? "" : `, ${int(delay.delivery.missing)} missing`}` : "n/a",
+      met: complete(delay) && (delay!.delivery.lateness.p99 ?? Infinity) < 250,
+    },
+  ];
+  const backlogPublish = ratio(publishBacklog?.publish.perSecond ?? 0, publishRate);
+  const backlogDelivered = ratio(deliveredBacklog?.delivery.inWindowPerSecond ?? 0, deliveredRate);
+  checks.push(
+    { target: `backlog (${int(run.plan.backlogRows)} future rows): publish ≥ 80 % of empty`, measured: times(backlogPublish), met: backlogPublish >= 0.8 },
+    { target: `backlog (${int(run.plan.backlogRows)} future rows): delivered ≥ 80 % of empty`, measured: times(backlogDelivered), met: backlogDelivered >= 0.8 },
+  );
+  const peak = Math.max(0, ...run.scenarios.map(rssMB));
+  checks.push({ target: "peak RSS of Dispatch < 300 MB (every scenario)", measured: `${peak.toFixed(0)} MB`, met: peak < 300 });
+  const faults = run.scenarios.flatMap(({ id, measurement: { delivery: d } }) => {
+    const problems = [
+      d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
+      d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
+      d.missing > 0 ? `${d.missing} not arrived within ${ms(d.drainAllowanceMs)} of the end of publishing` : "",
+    ].filter(Boolean);
+    return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
+  });
+  checks.push({
+    target: "every accepted publish delivered exactly once (every scenario)",
+    measured: faults.length === 0 ? "yes" : faults.join("; "),
+    met: faults.length === 0,
+  });
+  return checks;
+}
+
+function targetTable(checks: TargetCheck[]): string {
+  return table(["Target", "Measured", "Status"], checks.map((c) => [c.target, c.measured, c.met ? "MET" : "MISSED"]));
+}
+
+function backlogText(seed: BacklogSeed): string {
+  const tables = Object.entries(seed.tables).map(([name, n]) => `dispatch.${name} ${int(n)}`).join(", ");
+  const sizes = Object.entries(seed.sizesMiB).map(([name, n]) => `${name} ${(n * MIB_TO_MB).toFixed(0)} MB`).join(", ");
+  return [
+    `Backlog: ${int(seed.rows)} far-future messages cloned from a probe published with Svc-Delay: 30d (${seed.probeMessageId}).`,
+    `Rows cloned: ${tables}; graphile-worker jobs: ${int(seed.engineJobs)}${seed.engineJobs === 0 ? " (the service made no engine job for the probe)" : " (the service made an engine job for the probe, so each clone got one)"}.`,
+    `Seeding took ${ms(seed.seedMs)}, VACUUM ANALYZE ${ms(seed.vacuumMs)}; sizes: ${sizes}.`,
+    `Source files mentioning a promotion horizon: ${seed.horizonCode.length ? seed.horizonCode.join(", ") : "none"}.`,
+  ].join("\n");
+}
+
+function machine(): string {
+  const cpu = cpus();
+  return `${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform} ${process.arch}`;
+}
+
+/** The whole report as markdown: machine, command, baselines, scenarios, targets. */
+export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
+  const pg = run.postgres;
+  const settings = Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(", ");
+  return [
+    `# Benchmark results`,
+    ``,
+    `- Run: ${run.startedAt}, ${(run.durationMs / 1000).toFixed(0)} s, \`${run.command}\`${run.plan.quick ? " (quick mode)" : ""}`,
+    `- Machine: ${machine()}`,
+    `- Postgres: ${pg.version} (${pg.embedded ? "embedded, temporary cluster" : "DATABASE_URL server, whose CPU counts as other work"}; ${settings})`,
+    `- Machine load average (1/5/15 min) at start: ${run.loadAverage.start.map((n) => n.toFixed(2)).join(" / ")}, at end: ${run.loadAverage.end.map((n) => n.toFixed(2)).join(" / ")}`,
+    ...(interference(run) ? [interference(run)!] : []),
+    ...(run.plan.quick ? ["- Quick mode is a smoke run: 3 s windows without warm-up make every figure, and the backlog ratios most, noisy."] : []),
+    `- Load: ${run.plan.concurrency} in flight or fixed rate, ${run.plan.bodyBytes} B bodies, ${run.plan.windowMs / 1000} s windows` +
+      `${run.plan.warmupMs ? ` after ${run.plan.warmupMs / 1000} s of unmeasured warm-up publishing` : " (no warm-up)"}; ` +
+      `load generator, receiver and Dispatch are separate processes on the same machine.`,
+    ``,
+    `## Targets`,
+    ``,
+    targetTable(checks),
+    ``,
+    `## Baselines`,
+    ``,
+    baselineTable(run.baselines),
+    ``,
+    `## Scenarios`,
+    ``,
+    ...run.scenarios.flatMap((s) => [scenarioTable(run, s), ""]),
+    backlogText(run.backlog),
+    ``,
+  ].join("\n");
+}
+
+/**
+ * Writes bench/results/<timestamp>.json, bench/results/latest.json and
+ * bench/RESULTS.md; returns the JSON file's path.
+ */
+export function writeReport(run: BenchRun, checks: TargetCheck[], markdown: string): string {
+  const dir = `${BENCH}results`;
+  mkdirSync(dir, { recursive: true });
+  const json = `${JSON.stringify({ ...run, machine: machine(), targets: checks }, null, 2)}\n`;
+  const file = `${dir}/${run.startedAt.replace(/[:.]/g, "-")}.json`;
+  writeFileSync(file, json);
+  writeFileSync(`${dir}/latest.json`, json);
+  writeFileSync(`${BENCH}RESULTS.md`, markdown);
+  return file;
+}

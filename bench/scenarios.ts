@@ -1,0 +1,297 @@
+/**
+ * The scenarios: publish throughput, end-to-end latency at a fixed rate,
+ * maximum delivered rate, fan-out to a URL group and delay precision. Each
+ * runs a freshly started Dispatch, drives it from the load helper and reads
+ * what actually arrived from the receiver helper.
+ */
+import postgres from "postgres";
+import { request } from "undici";
+import { cpuSnapshot, type CpuUse, cpuUseSince, watchedPids } from "./cpu";
+import type { DatabaseServer } from "./database";
+import { type DispatchProcess, startDispatch } from "./dispatch";
+import type { Helper } from "./ipc";
+import type { LoadResult, Pacing } from "./load";
+import type { RunStats } from "./receiver";
+
+/** How long and how hard each scenario runs. */
+export interface Plan {
+  quick: boolean;
+  /** Measurement window of each scenario, ms. */
+  windowMs: number;
+  /** Longest wait for outstanding deliveries after publishing stops, ms. */
+  drainMs: number;
+  /** The same for scenario 1, whose leftovers are cancelled anyway, ms. */
+  publishDrainMs: number;
+  /** Unmeasured publishing (16 in flight) before each measurement, so a just-started Dispatch is warm, ms; 0 for none. */
+  warmupMs: number;
+  concurrency: number;
+  bodyBytes: number;
+  e2eRate: number;
+  fanOutRate: number;
+  fanOutEndpoints: number;
+  /** Delayed messages: how many, at what rate, with `Svc-Delay` in this range of seconds. */
+  delayCount: number;
+  delayRate: number;
+  delaySeconds: [number, number];
+  backlogRows: number;
+}
+
+/** What the scenarios share. */
+export interface BenchContext {
+  server: DatabaseServer;
+  receiver: Helper;
+  receiverUrl: string;
+  load: Helper;
+  plan: Plan;
+  log: (line: string) => void;
+}
+
+/** One measurement: what the publisher saw and what the receiver got. */
+export interface Measurement {
+  publish: Omit<LoadResult, "failedSeqs"> & { failed: number; perSecond: number };
+  delivery: Omit<RunStats, "perSecond"> & {
+    /** Distinct deliveries that arrived while publishing, per second of the publishing window. */
+    inWindowPerSecond: number;
+    /** Distinct deliveries per second from the first publish to the last arrival. */
+    overallPerSecond: number;
+    /** Whether every expected delivery arrived within the drain allowance. */
+    drained: boolean;
+    /** Last arrival − end of publishing, ms (null when not drained). */
+    drainMs: number | null;
+    /** How long the run waited for outstanding deliveries at most, ms. */
+    drainAllowanceMs: number;
+    arrivalsPerSecond: number[];
+  };
+  /** Peak memory of the Dispatch process during this measurement, MiB. */
+  rss: { sampledMiB: number; hwmMiB: number };
+  /** CPU while publishing: the machine, the benchmark's processes (with Postgres), Dispatch alone, and other work. */
+  cpu: CpuUse;
+}
+
+/** A scenario's result as reported. */
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  dispatchStartupMs: number;
+  measurement: Measurement;
+  /** Lines Dispatch wrote to stderr (warnings, errors), at most 20. */
+  dispatchLog: string[];
+  notes: string[];
+}
+
+interface MeasureOptions {
+  run: string;
+  destination: string;
+  pacing: Pacing;
+  durationMs: number;
+  endpoints: number;
+  drainMs: number;
+  delaySeconds?: [number, number];
+}
+
+/** Publishes with the load helper, waits (bounded) for the deliveries and collects both sides. */
+export async function measure(ctx: BenchContext, dispatch: DispatchProcess, options: MeasureOptions): Promise<Measurement> {
+  const { run, endpoints } = options;
+  if (ctx.plan.warmupMs > 0) await warmUp(ctx, dispatch, `${run}_warmup`);
+  dispatch.resetPeak();
+  const pids = () => benchPids(ctx, [dispatch.pid]);
+  const cpuBefore = cpuSnapshot(pids());
+  const load = await ctx.load.call<LoadResult>(
+    "publish",
+    {
+      target: `${dispatch.url}/v2/publish/${options.destination}`,
+      token: dispatch.token,
+      durationMs: options.durationMs,
+      bodyBytes: ctx.plan.bodyBytes,
+      pacing: options.pacing,
+      delaySeconds: options.delaySeconds,
+    },
+    options.durationMs + 60_000,
+  );
+  const cpu = cpuUseSince(cpuBefore, pids(), dispatch.pid);
+  const waited = await ctx.receiver.call<{ complete: boolean }>(
+    "wait",
+    { run, expected: load.accepted * endpoints, timeoutMs: options.drainMs },
+    options.drainMs + 10_000,
+  );
+  const rss = dispatch.peakRss();
+  const { perSecond, ...stats } = await ctx.receiver.call<RunStats>(
+    "stats",
+    { run, accepted: { sent: load.sent, failedSeqs: load.failedSeqs }, endpoints, window: [load.startedAt, load.endedAt] },
+    60_000,
+  );
+  await ctx.receiver.call("forget", { run }, 10_000);
+  const { failedSeqs, ...publish } = load;
+  const windowS = Math.max(0.001, (load.endedAt - load.startedAt) / 1000);
+  const spanS = stats.lastArrival === null ? null : Math.max(0.001, (stats.lastArrival - load.startedAt) / 1000);
+  return {
+    publish: { ...publish, failed: failedSeqs.length, perSecond: load.accepted / windowS },
+    delivery: {
+      ...stats,
+      inWindowPerSecond: stats.inWindow / windowS,
+      overallPerSecond: spanS === null ? 0 : stats.distinct / spanS,
+      drained: waited.complete,
+      drainMs: waited.complete && stats.lastArrival !== null ? Math.max(0, stats.lastArrival - load.endedAt) : null,
+      drainAllowanceMs: options.drainMs,
+      arrivalsPerSecond: perSecond,
+    },
+    rss,
+    cpu,
+  };
+}
+
+/** Publishes to one receiver URL for `plan.warmupMs` and waits (bounded) until those deliveries arrived. */
+async function warmUp(ctx: BenchContext, dispatch: DispatchProcess, run: string): Promise<void> {
+  const load = await ctx.load.call<LoadResult>(
+    "publish",
+    {
+      target: `${dispatch.url}/v2/publish/${ctx.receiverUrl}/in/${run}/0`,
+      token: dispatch.token,
+      durationMs: ctx.plan.warmupMs,
+      bodyBytes: ctx.plan.bodyBytes,
+      pacing: { kind: "closed", concurrency: 16 },
+    },
+    ctx.plan.warmupMs + 60_000,
+  );
+  await ctx.receiver.call("wait", { run, expected: load.accepted, timeoutMs: ctx.plan.publishDrainMs }, ctx.plan.publishDrainMs + 10_000);
+  await ctx.receiver.call("forget", { run }, 10_000);
+}
+
+/** The benchmark's own processes: this one, the helpers, `extra`, and the embedded Postgres cluster. */
+export function benchPids(ctx: BenchContext, extra: number[] = []): number[] {
+  const postmaster = ctx.server.postmasterPid;
+  return watchedPids([process.pid, ctx.receiver.pid, ctx.load.pid, ...extra], postmaster ? [postmaster] : []);
+}
+
+/**
+ * Runs `body` against Dispatch started on `databaseUrl` (a fresh database
+ * when omitted, dropped afterwards); Dispatch is stopped whatever happens.
+ */
+export async function withDispatch<T>(
+  ctx: BenchContext,
+  label: string,
+  body: (dispatch: DispatchProcess, databaseUrl: string) => Promise<T>,
+  databaseUrl?: string,
+): Promise<T> {
+  const url = databaseUrl ?? (await ctx.server.createDatabase(label));
+  try {
+    const dispatch = await startDispatch(url);
+    try {
+      return await body(dispatch, url);
+    } finally {
+      await dispatch.stop();
+    }
+  } finally {
+    if (!databaseUrl) await ctx.server.dropDatabase(url);
+  }
+}
+
+function result(id: string, title: string, dispatch: DispatchProcess, measurement: Measurement, notes: string[] = []): ScenarioResult {
+  return { id, title, dispatchStartupMs: dispatch.startupMs, measurement, dispatchLog: dispatch.problems(), notes };
+}
+
+/**
+ * Scenario 1 then 2b on one database (empty, or seeded with a backlog):
+ * publish throughput at `concurrency` in flight, then, after its deliveries
+ * drained (leftovers are cancelled), the maximum delivered rate.
+ */
+export async function publishThenDeliver(ctx: BenchContext, databaseUrl: string, tag: string): Promise<ScenarioResult[]> {
+  const { plan } = ctx;
+  const closed: Pacing = { kind: "closed", concurrency: plan.concurrency };
+  const destination = (run: string) => `${ctx.receiverUrl}/in/${run}/0`;
+  const publish = await withDispatch(ctx, tag, async (dispatch) => {
+    const run = `s1_${tag}`;
+    const m = await measure(ctx, dispatch, { run, destination: destination(run), pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.publishDrainMs });
+    return result(`1-publish${tag === "empty" ? "" : `-${tag}`}`, `Publish throughput (${tag} table)`, dispatch, m);
+  }, databaseUrl);
+  const cancelled = await cancelPendingDeliveries(databaseUrl);
+  if (cancelled > 0) publish.notes.push(`${cancelled} messages still undelivered after the drain allowance were cancelled before 2b`);
+  const deliver = await withDispatch(ctx, tag, async (dispatch) => {
+    const run = `s2b_${tag}`;
+    const m = await measure(ctx, dispatch, { run, destination: destination(run), pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.drainMs });
+    return result(`2b-delivered${tag === "empty" ? "" : `-${tag}`}`, `Maximum delivered rate (${tag} table)`, dispatch, m);
+  }, databaseUrl);
+  return [publish, deliver];
+}
+
+/** Scenario 2a: publish → arrival latency at a fixed offered rate. */
+export async function endToEndAtRate(ctx: BenchContext): Promise<ScenarioResult> {
+  const { plan } = ctx;
+  return withDispatch(ctx, "e2e", async (dispatch) => {
+    const run = "s2a";
+    const m = await measure(ctx, dispatch, {
+      run,
+      destination: `${ctx.receiverUrl}/in/${run}/0`,
+      pacing: { kind: "open", rate: plan.e2eRate, maxInFlight: 512 },
+      durationMs: plan.windowMs,
+      endpoints: 1,
+      drainMs: plan.drainMs,
+    });
+    return result("2a-e2e", `End-to-end at ${plan.e2eRate} msg/s offered`, dispatch, m);
+  });
+}
+
+/** Scenario 3: a URL group of `fanOutEndpoints` endpoints on the receiver, published to at a modest rate. */
+export async function fanOut(ctx: BenchContext): Promise<ScenarioResult> {
+  const { plan } = ctx;
+  return withDispatch(ctx, "fanout", async (dispatch) => {
+    const run = "s3";
+    const group = "bench-fanout";
+    const endpoints = Array.from({ length: plan.fanOutEndpoints }, (_, i) => ({ url: `${ctx.receiverUrl}/in/${run}/${i}` }));
+    const response = await request(`${dispatch.url}/v2/topics/${group}/endpoints`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${dispatch.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ endpoints }),
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`creating the URL group failed: ${response.statusCode} ${text}`);
+    const m = await measure(ctx, dispatch, {
+      run,
+      destination: group,
+      pacing: { kind: "open", rate: plan.fanOutRate, maxInFlight: 64 },
+      durationMs: plan.windowMs,
+      endpoints: plan.fanOutEndpoints,
+      drainMs: plan.drainMs,
+    });
+    return result("3-fanout", `Fan-out to ${plan.fanOutEndpoints} endpoints at ${plan.fanOutRate} publishes/s`, dispatch, m);
+  });
+}
+
+/** Scenario 4: `delayCount` messages with a random whole-second `Svc-Delay`; lateness vs send time + delay. */
+export async function delayPrecision(ctx: BenchContext): Promise<ScenarioResult> {
+  const { plan } = ctx;
+  return withDispatch(ctx, "delay", async (dispatch) => {
+    const run = "s4";
+    const m = await measure(ctx, dispatch, {
+      run,
+      destination: `${ctx.receiverUrl}/in/${run}/0`,
+      pacing: { kind: "open", rate: plan.delayRate, maxInFlight: 64 },
+      durationMs: Math.ceil((plan.delayCount * 1000) / plan.delayRate),
+      endpoints: 1,
+      drainMs: plan.delaySeconds[1] * 1000 + plan.drainMs,
+      delaySeconds: plan.delaySeconds,
+    });
+    return result("4-delay", `Delay precision (Svc-Delay ${plan.delaySeconds[0]}s..${plan.delaySeconds[1]}s)`, dispatch, m);
+  });
+}
+
+/**
+ * Cancels messages still waiting to be delivered within the next day (and
+ * removes their engine jobs) so the next measurement starts clean; messages
+ * due later (a seeded backlog) are left alone. Returns how many were cancelled.
+ */
+async function cancelPendingDeliveries(databaseUrl: string): Promise<number> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ n: number }[]>`
+      with cancelled as (
+        update dispatch.messages set state = 'CANCELED', completed_at = now()
+        where state in ('CREATED', 'RETRY') and next_delivery_at < now() + interval '1 day'
+        returning id)
+      select count(*)::int as n from cancelled`;
+    await sql`delete from graphile_worker._private_jobs where run_at < now() + interval '1 day'`;
+    return row!.n;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
