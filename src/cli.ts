@@ -18,9 +18,10 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || positionals[0] !== "start") return exit(values.help ? 0 : 2, USAGE);
   const role = values.role as Role;
   if (!ROLES.includes(role)) return exit(2, `--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
-  const service = await startService(loadConfig(), role, (line) => console.error(line));
-  printBanner(service, role);
-  handleSignals(service);
+  // Handlers go in before anything starts: a signal during start-up still stops cleanly.
+  const started = startService(loadConfig(), role, (line) => console.error(line));
+  handleSignals(started);
+  printBanner(await started, role);
 }
 
 function printBanner(service: Service, role: Role): void {
@@ -39,16 +40,20 @@ function printBanner(service: Service, role: Role): void {
   console.log(lines.filter((line) => line !== null).join("\n"));
 }
 
-function handleSignals(service: Service): void {
+function handleSignals(started: Promise<Service>): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return exit(1, `${signal} again: exiting now`);
     stopping = true;
     console.error(`${signal}: stopping (finishing in-flight deliveries)...`);
-    service.stop().then(
-      () => exit(0, "stopped"),
-      (error: Error) => exit(1, `shutdown failed: ${error.message}`),
-    );
+    // Work still unwinding as pools close must not turn a clean stop into a crash.
+    process.on("unhandledRejection", (error) => console.error(`during shutdown: ${(error as Error).message}`));
+    started
+      .then((service) => service.stop())
+      .then(
+        () => exit(0, "stopped"),
+        (error: Error) => exit(1, `shutdown failed: ${error.message}`),
+      );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

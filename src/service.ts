@@ -93,9 +93,10 @@ async function shutdown(parts: {
 }): Promise<void> {
   const closed = parts.server ? new Promise((resolve) => parts.server!.close(resolve)) : Promise.resolve();
   (parts.server as { closeIdleConnections?: () => void } | null)?.closeIdleConnections?.();
-  await parts.worker?.stop();
-  await closed;
-  await parts.http.close();
-  await parts.sql.end({ timeout: 5 });
+  // Each step runs even if an earlier one failed: the embedded database must always be stopped.
+  const steps = [() => parts.worker?.stop(), () => closed, () => parts.http.close(), () => parts.sql.end({ timeout: 5 })];
+  const failures: unknown[] = [];
+  for (const step of steps) await Promise.resolve(step()).catch((error: unknown) => failures.push(error));
   await parts.embedded?.stop();
+  if (failures.length > 0) throw failures[0];
 }

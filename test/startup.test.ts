@@ -50,11 +50,11 @@ describe("dispatch start", () => {
     } finally {
       await receiver.close();
     }
-    expect(await first.terminate()).toBe(0);
+    expect(await first.terminate(), first.output()).toBe(0);
 
     const second = await startDispatchProcess("all", { DISPATCH_DATA_DIR: dataDir });
     expect(banner(second.output())).toMatchObject({ token: printed.token, current: printed.current, next: printed.next });
-    expect(await second.terminate()).toBe(0);
+    expect(await second.terminate(), second.output()).toBe(0);
   });
 
   it("refuses a bad configuration with a message naming the variable", async () => {

@@ -5,7 +5,8 @@
 import { Hono } from "hono";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
-import { limitBody, requireToken } from "./middleware";
+import { readBody } from "./body";
+import { requireToken } from "./middleware";
 import { dlqRoutes } from "./routes/dlq";
 import { keyRoutes } from "./routes/keys";
 import { logRoutes } from "./routes/logs";
@@ -23,8 +24,8 @@ import { workflowTriggerRoutes } from "./routes/workflow-trigger";
 export function createApp(deps: AppDeps) {
   const v2 = new Hono()
     .use(requireToken(deps.tokens))
-    // The outer bound; publishing routes apply the message size limit themselves.
-    .use(limitBody(deps.config.maxMessageBytes * 10))
+    // The outer bound (a batch); publishing routes apply the message size limit themselves.
+    .use(readBody(deps.config.maxMessageBytes * 10))
     .route("/", publishRoutes(deps))
     .route("/messages", messageRoutes(deps))
     .route("/queues", queueRoutes(deps))
@@ -46,6 +47,7 @@ export function createApp(deps: AppDeps) {
       return c.json({ status: "ok" });
     })
     // Webhooks of waiting runs are called by third parties without a token (workflow-protocol.md §7.5).
+    .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
     .route("/v2/workflows/hooks", workflowHookRoutes(deps))
     .route("/v2", v2)
     .notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404))

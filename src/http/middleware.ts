@@ -1,7 +1,6 @@
 /** Small, single-purpose middleware of the /v2 API. */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { AppError } from "../domain/errors";
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
@@ -23,16 +22,4 @@ export function requireToken(tokens: string[]): MiddlewareHandler {
     if (!valid) throw new AppError(401, "invalid token");
     await next();
   };
-}
-
-/** Bounds request bodies: larger is a 413 with a clear error. */
-export function limitBody(maxBytes: number): MiddlewareHandler {
-  return bodyLimit({
-    maxSize: maxBytes,
-    onError: (c) => {
-      // The rest of the body is left unread, so the connection cannot be reused.
-      c.header("Connection", "close");
-      return c.json({ error: `request body exceeds the maximum message size of ${maxBytes} bytes` }, 413);
-    },
-  });
 }

@@ -7,6 +7,7 @@
  * widen a bulk cancel or delete to "everything".
  */
 import type { Context } from "hono";
+import { textOf } from "./body";
 import { badRequest } from "../domain/errors";
 import { MESSAGE_FILTER_FIELDS, type MessageFilter, type Order, type TimeRange } from "../domain/message-filter";
 
@@ -36,7 +37,7 @@ export function queryParams(c: Context, allowed: readonly string[]): Params {
  */
 export async function bulkParams(c: Context, allowed: readonly string[]): Promise<Params> {
   const params = queryParams(c, allowed);
-  const text = await c.req.text();
+  const text = textOf(c);
   if (text.trim() === "") return params;
   let body: unknown;
   try {

@@ -1,5 +1,5 @@
 /** Reading the parts of a request the domain needs. */
-import { getConnInfo } from "@hono/node-server/conninfo";
+import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { detectDialect, type Dialect, PREFIX } from "../domain/dialect";
 
@@ -25,13 +25,9 @@ export function requestHeaders(c: Context): RequestHeaders {
   return { headers, dialect };
 }
 
-/** The publisher's address as the socket saw it. */
+/** The publisher's address as the socket saw it (null outside a Node server, e.g. in `app.request`). */
 export function callerIp(c: Context): string | null {
-  try {
-    return getConnInfo(c).remote.address ?? null;
-  } catch {
-    return null;
-  }
+  return (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.remoteAddress ?? null;
 }
 
 /**

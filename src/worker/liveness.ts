@@ -13,6 +13,7 @@ export class Liveness {
   readonly processId = `proc_${randomBytes(8).toString("hex")}`;
   private readonly lockHolderIds = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly sql: Sql,
@@ -29,7 +30,9 @@ export class Liveness {
 
   /** Starts beating and sweeping every interval. */
   start(): void {
-    this.timer = setInterval(() => this.tick().catch(this.onError), this.intervalMs);
+    this.timer = setInterval(() => {
+      this.ticking = this.tick().catch(this.onError);
+    }, this.intervalMs);
     this.timer.unref();
   }
 
@@ -37,6 +40,7 @@ export class Liveness {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.ticking;
     await this.sql`delete from dispatch.workers where process_id = ${this.processId}`;
   }
 

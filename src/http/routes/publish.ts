@@ -8,8 +8,8 @@ import { llmUrl } from "../../config";
 import { badRequest } from "../../domain/errors";
 import type { PublishRequest, PublishResponse } from "../../domain/publish";
 import { Publisher } from "../../domain/publisher";
+import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
-import { limitBody } from "../middleware";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 
 const MAX_BATCH_ITEMS = 1000;
@@ -37,16 +37,16 @@ export function publishRoutes(deps: AppDeps) {
     llmUrl: llmUrl(deps.config),
   });
   const run = (requests: PublishRequest[]) => publisher.publish(requests);
-  const single = (c: Context, queueName: string | null, prefix: string) =>
-    singleRequest(c, queueName, prefix).then(async (request) => respond(c, (await run([request]))[0]!));
+  const single = async (c: Context, queueName: string | null, prefix: string) =>
+    respond(c, (await run([singleRequest(c, queueName, prefix, deps.config.maxMessageBytes)]))[0]!);
 
   return new Hono()
-    .post("/publish/*", limitBody(deps.config.maxMessageBytes), (c) => single(c, null, "/v2/publish/"))
-    .post("/enqueue/:queue/*", limitBody(deps.config.maxMessageBytes), (c) =>
+    .post("/publish/*", (c) => single(c, null, "/v2/publish/"))
+    .post("/enqueue/:queue/*", (c) =>
       single(c, c.req.param("queue"), `/v2/enqueue/${c.req.param("queue")}/`),
     )
-    .post("/batch", limitBody(deps.config.maxMessageBytes * 10), async (c) => {
-      const items = v.safeParse(BatchSchema, await c.req.json().catch(() => null));
+    .post("/batch", async (c) => {
+      const items = v.safeParse(BatchSchema, jsonOf(c));
       if (!items.success) throw badRequest(`invalid batch: ${issueText(items.issues[0]!)}`);
       const ip = callerIp(c);
       const requests = items.output.map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
@@ -54,12 +54,12 @@ export function publishRoutes(deps: AppDeps) {
     });
 }
 
-async function singleRequest(c: Context, queueName: string | null, prefix: string): Promise<PublishRequest> {
+function singleRequest(c: Context, queueName: string | null, prefix: string, maxBytes: number): PublishRequest {
   const { headers } = requestHeaders(c);
   return {
     destination: rawDestination(c, prefix),
     headers,
-    body: Buffer.from(await c.req.arrayBuffer()),
+    body: bodyOf(c, maxBytes),
     queueName,
     callerIp: callerIp(c),
   };

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { cancelMessages } from "../../domain/cancel";
 import { AppError, badRequest } from "../../domain/errors";
 import { checkQueueName, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
+import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 
 const MAX_PARALLELISM = 1000;
@@ -22,7 +23,7 @@ export function queueRoutes(deps: AppDeps) {
   const { sql } = deps;
   return new Hono()
     .post("/", async (c) => {
-      const body = v.safeParse(UpsertSchema, await c.req.json().catch(() => null));
+      const body = v.safeParse(UpsertSchema, jsonOf(c));
       if (!body.success) throw badRequest(`invalid queue: ${body.issues[0]!.message}`);
       const { queueName, parallelism, paused } = body.output;
       await sql.begin((tx) => upsertQueue(tx, queueName, parallelism, paused));

@@ -1,8 +1,9 @@
 /** URL groups (topics): endpoints add/remove, get, list, delete (compat-api.md §5). */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
 import { addEndpoints, deleteUrlGroup, listUrlGroups, removeEndpoints } from "../../domain/url-groups";
+import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 
 const EndpointsSchema = v.object({
@@ -12,8 +13,8 @@ const EndpointsSchema = v.object({
   ),
 });
 
-async function endpointsOf(request: Request) {
-  const body = v.safeParse(EndpointsSchema, await request.json().catch(() => null));
+function endpointsOf(c: Context) {
+  const body = v.safeParse(EndpointsSchema, jsonOf(c));
   if (!body.success) throw badRequest(`invalid endpoints: ${body.issues[0]!.message}`);
   return body.output.endpoints;
 }
@@ -29,7 +30,7 @@ export function topicRoutes(deps: AppDeps) {
       return c.json({});
     })
     .post("/:name/endpoints", async (c) => {
-      const endpoints = await endpointsOf(c.req.raw);
+      const endpoints = endpointsOf(c);
       if (endpoints.some((endpoint) => !endpoint.url)) throw badRequest("each endpoint needs a url");
       await sql.begin((tx) =>
         addEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name }))),
@@ -37,7 +38,7 @@ export function topicRoutes(deps: AppDeps) {
       return c.json({});
     })
     .delete("/:name/endpoints", async (c) => {
-      const endpoints = await endpointsOf(c.req.raw);
+      const endpoints = endpointsOf(c);
       await sql.begin((tx) => removeEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url ?? "", name: e.name }))));
       return c.json({});
     });

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { AppError, badRequest } from "../../domain/errors";
 import type { WorkflowSettings } from "../../domain/workflows/lifecycle";
 import { listWaiters, notify, registerWait } from "../../domain/workflows/waits";
+import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 import { requestHeaders } from "../request";
 
@@ -30,17 +31,17 @@ export function workflowEventRoutes(deps: AppDeps) {
     deps.sql.begin((tx) => notify(tx, eventId, body, runId, settings));
   return new Hono()
     .post("/wait/:eventId", async (c) => {
-      const request = v.safeParse(WaitSchema, await c.req.json().catch(() => null));
+      const request = v.safeParse(WaitSchema, jsonOf(c));
       if (!request.success) throw badRequest(`invalid wait request: ${request.issues[0]!.message}`);
       const { headers, dialect } = requestHeaders(c);
       await deps.sql.begin((tx) => registerWait(tx, c.req.param("eventId"), request.output, headers, dialect, settings));
       return c.json({});
     })
     .post("/notify/:eventId", async (c) =>
-      c.json(await notifyRoute(c.req.param("eventId"), null, Buffer.from(await c.req.arrayBuffer()))),
+      c.json(await notifyRoute(c.req.param("eventId"), null, bodyOf(c))),
     )
     .post("/notify/:runId/:eventId", async (c) =>
-      c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), Buffer.from(await c.req.arrayBuffer()))),
+      c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), bodyOf(c))),
     )
     .get("/waiters/:eventId", async (c) => c.json(await listWaiters(deps.sql, c.req.param("eventId"))));
 }
@@ -56,7 +57,7 @@ export function workflowHookRoutes(deps: AppDeps) {
   return new Hono().all("/:userId/:runId/:eventId", async (c) => {
     if (!userIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
     const url = new URL(c.req.url);
-    const body = Buffer.from(await c.req.arrayBuffer());
+    const body = bodyOf(c);
     const event = {
       method: c.req.method,
       header: Object.fromEntries(Object.entries(c.req.header()).map(([name, value]) => [name, [value]])),

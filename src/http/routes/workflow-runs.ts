@@ -10,6 +10,7 @@ import { parseBoolean } from "../../domain/publish-options";
 import { cancelRuns, type RunCancelSelection } from "../../domain/workflows/cancel";
 import { finishRun, type WorkflowSettings } from "../../domain/workflows/lifecycle";
 import { findActiveRun, findLatestRun, stepList } from "../../domain/workflows/runs";
+import { textOf } from "../body";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, type Params, singleParam, timeRangeParams } from "../query";
 
@@ -29,7 +30,7 @@ export function workflowRunRoutes(deps: AppDeps) {
     .delete("/:id", async (c) => {
       const id = c.req.param("id");
       const cancel = c.req.query("cancel") === "true";
-      const response = cancel ? null : await c.req.text();
+      const response = cancel ? null : textOf(c);
       await deps.sql.begin(async (tx) => {
         const run = await findLatestRun(tx, id);
         if (!run) throw new AppError(404, `workflow run ${id} not found`);

@@ -6,8 +6,8 @@ import { Hono } from "hono";
 import { llmUrl } from "../../config";
 import type { Dialect } from "../../domain/dialect";
 import { triggerRun } from "../../domain/workflows/trigger";
+import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
-import { limitBody } from "../middleware";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 
 /** The trigger route, mounted at `/v2`. */
@@ -17,7 +17,7 @@ export function workflowTriggerRoutes(deps: AppDeps) {
     deduplicationWindowMs: deps.config.deduplicationWindowMs,
     llmUrl: llmUrl(deps.config),
   };
-  return new Hono().post("/trigger/*", limitBody(deps.config.maxMessageBytes), async (c) => {
+  return new Hono().post("/trigger/*", async (c) => {
     const { headers } = requestHeaders(c);
     // A trigger targets a workflow SDK: compat headers unless native ones are given.
     const dialect: Dialect = Object.keys(headers).some((name) => name.startsWith("svc-")) ? "svc" : "upstash";
@@ -25,7 +25,7 @@ export function workflowTriggerRoutes(deps: AppDeps) {
       workflowUrl: rawDestination(c, "/v2/trigger/"),
       headers,
       dialect,
-      body: Buffer.from(await c.req.arrayBuffer()),
+      body: bodyOf(c, deps.config.maxMessageBytes),
       callerIp: callerIp(c),
     };
     const run = await deps.sql.begin((tx) => triggerRun(tx, request, settings));
