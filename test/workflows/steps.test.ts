@@ -45,6 +45,20 @@ beforeAll(async () => {
         seen.set(`parallel:${context.workflowRunId}`, [a, b, c]);
       },
     },
+    "/sleep-until-and-notify": {
+      route: async (context) => {
+        const startedAt = await context.run("clock", () => Date.now());
+        await context.sleepUntil("until", Math.ceil(startedAt / 1000) + 1);
+        const { notifyResponse } = await context.notify("tell", `evt-notify-${context.requestPayload}`, { from: "workflow" });
+        seen.set(`notify:${context.workflowRunId}`, { slept: Date.now() >= (Math.ceil(startedAt / 1000) + 1) * 1000, notified: notifyResponse.length });
+      },
+    },
+    "/notified": {
+      route: async (context) => {
+        const { eventData } = await context.waitForEvent("wait", `evt-notify-${context.requestPayload}`, { timeout: "10s" });
+        seen.set(`notified:${context.requestPayload}`, eventData);
+      },
+    },
     "/call": {
       route: async (context) => {
         const ok = await context.call("ok", { url: `${thirdParty.url}/ok`, method: "POST", body: JSON.stringify({ x: 1 }) });
@@ -111,6 +125,15 @@ describe("workflow steps", () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/parallel") });
     expect(await waitFor(`parallel:${workflowRunId}`)).toEqual(["A", "B", "C"]);
     expect(await runState(workflowRunId)).toBe("RUN_SUCCESS");
+  });
+
+  it("sleeps until a time and notifies another run's waiter from inside a workflow", async () => {
+    const key = `k${Date.now()}`;
+    await app.client.trigger({ url: app.url("/notified"), body: key });
+    for (let i = 0; i < 50 && (await app.client.getWaiters({ eventId: `evt-notify-${key}` })).length === 0; i++) await sleep(100);
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/sleep-until-and-notify"), body: key });
+    expect(await waitFor(`notify:${workflowRunId}`)).toEqual({ slept: true, notified: 1 });
+    expect(await waitFor(`notified:${key}`)).toEqual({ from: "workflow" });
   });
 
   it("makes third-party calls and gets their final response, failed or not", async () => {
