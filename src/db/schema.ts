@@ -229,8 +229,8 @@ export const workflowRuns = dispatch.table(
     state: text("state").$type<RunState>().notNull().default("RUN_STARTED"),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     completedAt: timestamptz("completed_at"),
-    /** Run configuration: publish headers (canonical names) applied to every message of the run. */
-    config: jsonb("config").$type<Record<string, string>>().notNull(),
+    /** Run configuration (retries, retry delay, timeout, failure callback, flow control) applied to every message of the run. */
+    config: jsonb("config").$type<Record<string, unknown>>().notNull(),
     /** Forwarded user headers of the init message, added to every delivery to the workflow URL. */
     userHeaders: jsonb("user_headers").$type<Record<string, string>>().notNull(),
     labels: text("labels").array(),

@@ -59,7 +59,7 @@ async function bindInit(tx: Tx, message: NewMessage): Promise<{ runPk: number; e
     runId: binding.runId,
     workflowUrl: binding.workflowUrl ?? message.url,
     dialect: message.dialect,
-    config: runConfigOf(message) as never,
+    config: runConfigOf(message),
     userHeaders: runUserHeaders(message.headers),
     labels: message.labels,
     featureSet: binding.featureSet.join(","),
@@ -85,7 +85,7 @@ async function bindStep(tx: Tx, message: NewMessage): Promise<Run | null> {
     return null;
   }
   message.workflowRunPk = run.pk;
-  if (binding.callType === "step" || binding.callType === "fromCallback") applyRunConfig(message, run.config as never);
+  if (binding.callType === "step" || binding.callType === "fromCallback") applyRunConfig(message, run.config);
   return run;
 }
 

@@ -11,7 +11,7 @@ import { badRequest } from "../errors";
 import { type TimeRange, withinRange } from "../message-filter";
 import type { RunConfig } from "./binding";
 import type { WorkflowCallType } from "./protocol";
-import type { Invoker } from "./runs";
+import type { Invoker, Run } from "./runs";
 
 /** Which runs to list. Values of one field are OR-ed, fields are AND-ed; an absent field does not filter. */
 export interface RunLogFilter {
@@ -46,21 +46,8 @@ export interface StoredResponse {
 }
 
 /** A run as the logs read it. */
-export interface RunRow {
-  pk: number;
-  runId: string;
-  workflowUrl: string;
-  state: RunState;
-  createdAt: Date;
-  completedAt: Date | null;
+export interface RunRow extends Omit<Run, "config" | "dialect" | "userHeaders" | "featureSet"> {
   config: Partial<RunConfig>;
-  labels: string[] | null;
-  callerIp: string | null;
-  invoker: Invoker | null;
-  response: string | null;
-  dlqId: string | null;
-  failureCallbackMessageId: string | null;
-  failureCallbackState: string | null;
   failure: StoredResponse | null;
   failureResponse: StoredResponse | null;
 }

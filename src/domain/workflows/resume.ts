@@ -85,7 +85,7 @@ async function startNewRun(
     runId,
     workflowUrl: original.workflowUrl,
     dialect: original.dialect,
-    config: newRunConfig(original, runId, userHeaders, overrides, settings.limits) as never,
+    config: newRunConfig(original, runId, userHeaders, overrides, settings.limits),
     userHeaders,
     labels,
     featureSet: original.featureSet ?? "",

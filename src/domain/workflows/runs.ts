@@ -4,6 +4,7 @@
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/schema";
 import type { Dialect } from "../dialect";
+import type { RunConfig } from "./binding";
 import type { WorkflowCallType } from "./protocol";
 
 /** A run as the workflow code reads it. */
@@ -15,7 +16,7 @@ export interface Run {
   state: RunState;
   createdAt: Date;
   completedAt: Date | null;
-  config: Record<string, string>;
+  config: RunConfig;
   userHeaders: Record<string, string>;
   labels: string[] | null;
   featureSet: string | null;
@@ -75,7 +76,7 @@ export interface NewRun {
   runId: string;
   workflowUrl: string;
   dialect: Dialect;
-  config: Record<string, string>;
+  config: RunConfig;
   userHeaders: Record<string, string>;
   labels: string[];
   featureSet: string;
@@ -87,7 +88,7 @@ export interface NewRun {
 export async function createRun(tx: Tx, run: NewRun): Promise<{ pk: number; createdAt: Date } | null> {
   const [row] = await tx<{ pk: number; createdAt: Date }[]>`
     insert into dispatch.workflow_runs (run_id, workflow_url, dialect, config, user_headers, labels, feature_set, caller_ip, invoker)
-    values (${run.runId}, ${run.workflowUrl}, ${run.dialect}, ${tx.json(run.config)}, ${tx.json(run.userHeaders)},
+    values (${run.runId}, ${run.workflowUrl}, ${run.dialect}, ${tx.json(run.config as never)}, ${tx.json(run.userHeaders)},
       ${run.labels.length > 0 ? run.labels : null}, ${run.featureSet}, ${run.callerIp},
       ${run.invoker ? tx.json(run.invoker as never) : null})
     on conflict (run_id) where state = 'RUN_STARTED' do nothing
