@@ -99,7 +99,7 @@ describe("retryAfterFromHeaders: Go durations", () => {
     expect(single("x-ratelimit-reset-tokens", "48h")).toBeNull();
   });
 
-  it.each(["-1s", "+1s", "1d", "1S", "1 s", "s", "1.s5", "1x", "ms", "1e3ms", "1h-5m", "Infinity", "NaN"])(
+  it.each(["-1s", "+1s", "1S", "1 s", "s", "1.s5", "1x", "ms", "1e3ms", "1h-5m", "Infinity", "NaN"])(
     "rejects %j",
     (value) => {
       expect(single("x-ratelimit-reset-tokens", value)).toBeNull();
@@ -176,5 +176,12 @@ describe("parseRetryAfterValue", () => {
     expect(parseRetryAfterValue("", now)).toBeNull();
     expect(parseRetryAfterValue("-5", now)).toBeNull();
     expect(parseRetryAfterValue(`${"9".repeat(400)}`, now)).toBeNull();
+  });
+});
+
+describe("day durations from the workflow SDK", () => {
+  it("reads 1d as one day, the longest delay still honoured", () => {
+    expect(retryAfterFromHeaders({ "retry-after": ["1d"] }, new Date())).toBe(86_400_000);
+    expect(retryAfterFromHeaders({ "retry-after": ["2d"] }, new Date())).toBeNull();
   });
 });
