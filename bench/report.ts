@@ -3,7 +3,7 @@
  * JSON document (bench/results/<timestamp>.json and latest.json), with every
  * target marked MET or MISSED.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { BacklogSeed } from "./backlog";
@@ -246,6 +246,15 @@ export function writeReport(run: BenchRun, checks: TargetCheck[], markdown: stri
   const file = `${dir}/${run.startedAt.replace(/[:.]/g, "-")}.json`;
   writeFileSync(file, json);
   writeFileSync(`${dir}/latest.json`, json);
-  writeFileSync(`${BENCH}RESULTS.md`, markdown);
+  writeFileSync(`${BENCH}RESULTS.md`, withReading(markdown));
   return file;
+}
+
+/**
+ * The hand-written reading of the figures (bench/READING.md) goes after the
+ * tables, so a re-run keeps it; update it when the figures change materially.
+ */
+function withReading(markdown: string): string {
+  const reading = `${BENCH}READING.md`;
+  return existsSync(reading) ? `${markdown.trimEnd()}\n\n${readFileSync(reading, "utf8").trim()}\n` : markdown;
 }
