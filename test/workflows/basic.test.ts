@@ -29,10 +29,41 @@ afterAll(async () => {
 it("runs a workflow with run and sleep steps", async () => {
   const { workflowRunId } = await app.client.trigger({ url: app.url("/wf"), body: { hello: "world" } });
   for (let i = 0; i < 100 && results.length === 0; i++) await sleep(100);
-  console.log(JSON.stringify(await dispatch.service.sql`select state, run_id from dispatch.workflow_runs`));
-  console.log(JSON.stringify(await dispatch.service.sql`select m.id, m.state, m.workflow_call_type, e.state as ev, e.error, e.response_status, convert_from(e.response_body, 'utf8') as rb from dispatch.messages m join dispatch.message_events e on e.message_id = m.id order by e.id`));
   expect(results).toEqual([{ payload: { hello: "world" }, b: 2 }]);
   await sleep(500);
   const [run] = await dispatch.service.sql`select state, response from dispatch.workflow_runs where run_id = ${workflowRunId}`;
   expect(run).toMatchObject({ state: "RUN_SUCCESS", response: '{"done":2}' });
+});
+
+it("deduplicates a trigger for an active run id and refuses steps for unknown or ended runs", async () => {
+  const publishStep = (runId: string) =>
+    dispatch.api(`/v2/publish/${app.url("/wf")}`, {
+      method: "POST",
+      headers: { "Upstash-Workflow-RunId": runId, "Upstash-Workflow-Init": "false", "Upstash-Method": "POST" },
+      body: "[]",
+    });
+  const unknown = await publishStep("wfr_never-started");
+  expect(unknown.status).toBe(400);
+  expect((await unknown.json()).error).toMatch(/does not exist or has already ended/);
+
+  const init = (runId: string) =>
+    dispatch.api("/v2/batch", {
+      method: "POST",
+      body: JSON.stringify([
+        {
+          destination: app.url("/wf"),
+          headers: { "Upstash-Workflow-Init": "true", "Upstash-Workflow-RunId": runId, "Upstash-Delay": "1h" },
+          body: "{}",
+        },
+      ]),
+    });
+  const [first] = await (await init("wfr_twice")).json();
+  const [second] = await (await init("wfr_twice")).json();
+  expect(first.deduplicated).toBe(false);
+  expect(second).toMatchObject({ messageId: first.messageId, deduplicated: true });
+  const runs = await dispatch.service.sql`select count(*)::int as n from dispatch.workflow_runs where run_id = 'wfr_twice'`;
+  expect(runs[0]!.n).toBe(1);
+
+  await dispatch.api("/v2/workflows/runs/wfr_twice?cancel=true", { method: "DELETE" });
+  expect((await publishStep("wfr_twice")).status).toBe(400);
 });
