@@ -114,6 +114,8 @@ function cachedSigningKeys(sql: Sql): () => Promise<SigningKeys> {
 /** graphile-worker's warnings and errors go to our log; its chatter does not. */
 function graphileLogger(log: (message: string) => void): Logger {
   return new Logger(() => (level, message) => {
+    // With the local queue, workers share a few connections; the pool-size warning assumes one each.
+    if (message.includes("maxPoolSize")) return;
     if (level === "error" || level === "warning") log(`graphile-worker ${level}: ${message}`);
   });
 }
