@@ -3,43 +3,30 @@
  * and api/llm — answered in input order, stored all together or not at all.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
+import { answerWith, fakeCompletion } from "./support/llm-provider";
+import { type Receiver, receiverPool, sleep, startReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
 
-const COMPLETION = {
-  id: "chatcmpl-batch",
-  object: "chat.completion",
-  model: "fake-model",
-  choices: [{ index: 0, message: { role: "assistant", content: "hi from batch" }, finish_reason: "stop" }],
-};
+const COMPLETION = fakeCompletion("hi from batch", "chatcmpl-batch");
 
 let dispatch: TestService;
 let provider: Receiver;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+/** A receiver of its own for one test, closed after it. */
+const receiver = receivers.start;
 
 beforeAll(async () => {
-  provider = await startReceiver(() => ({
-    status: 200,
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(COMPLETION),
-  }));
+  provider = await startReceiver(answerWith(COMPLETION));
   dispatch = await startTestService({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" });
 });
 afterEach(async () => {
   provider.requests.length = 0;
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await receivers.closeAll();
 });
 afterAll(async () => {
   await dispatch?.stop();
   await provider?.close();
 });
-
-/** A receiver of its own for one test, closed after it. */
-async function receiver(responder?: Responder): Promise<Receiver> {
-  const started = await startReceiver(responder);
-  receivers.push(started);
-  return started;
-}
 
 const batch = (items: unknown) =>
   dispatch.api("/v2/batch", {

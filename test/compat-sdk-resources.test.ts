@@ -5,46 +5,34 @@
  */
 import { Client } from "@upstash/qstash";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
+import { answerWith, fakeCompletion } from "./support/llm-provider";
+import { type Receiver, receiverPool, sleep, startReceiver } from "./support/receiver";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
-const COMPLETION = {
-  id: "chatcmpl-sdk",
-  object: "chat.completion",
-  model: "fake-model",
-  choices: [{ index: 0, message: { role: "assistant", content: "from the fake provider" }, finish_reason: "stop" }],
-};
+const COMPLETION = fakeCompletion("from the fake provider", "chatcmpl-sdk");
 
 let dispatch: TestService;
 let client: Client;
 let provider: Receiver;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+/** A receiver of its own for one test, closed after it. */
+const destination = receivers.start;
 
 beforeAll(async () => {
-  provider = await startReceiver(() => ({
-    status: 200,
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(COMPLETION),
-  }));
+  provider = await startReceiver(answerWith(COMPLETION));
   dispatch = await startTestService({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" });
   // devMode: false keeps the SDK from looking for (or downloading) its local dev server.
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
 });
 afterEach(async () => {
   provider.requests.length = 0;
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await receivers.closeAll();
 });
 afterAll(async () => {
   await dispatch?.stop();
   await provider?.close();
 });
 
-/** A receiver of its own for one test, closed after it. */
-async function destination(responder?: Responder): Promise<Receiver> {
-  const receiver = await startReceiver(responder);
-  receivers.push(receiver);
-  return receiver;
-}
 
 type Result = { messageId: string; url?: string; deduplicated?: boolean };
 

@@ -5,28 +5,20 @@
  * completion comes back through it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
+import { answerWith, fakeCompletion } from "./support/llm-provider";
+import { type Receiver, receiverPool, sleep, startReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
 
-const COMPLETION = {
-  id: "chatcmpl-123",
-  object: "chat.completion",
-  created: 1_700_000_000,
-  model: "fake-model",
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello there!" }, finish_reason: "stop" }],
-  usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
-};
+const COMPLETION = fakeCompletion("Hello there!", "chatcmpl-123");
 const REQUEST = { model: "fake-model", messages: [{ role: "user", content: "Say hello" }] };
 
-const completion: Responder = () => ({
-  status: 200,
-  headers: { "Content-Type": "application/json" },
-  body: JSON.stringify(COMPLETION),
-});
+const completion = answerWith(COMPLETION);
 
 let dispatch: TestService;
 let provider: Receiver;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
+/** A receiver of its own for one test, closed after it. */
+const receiver = receivers.start;
 
 beforeAll(async () => {
   provider = await startReceiver(completion);
@@ -35,19 +27,13 @@ beforeAll(async () => {
 afterEach(async () => {
   provider.requests.length = 0;
   provider.respond(completion);
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  await receivers.closeAll();
 });
 afterAll(async () => {
   await dispatch?.stop();
   await provider?.close();
 });
 
-/** A receiver of its own for one test, closed after it. */
-async function receiver(responder?: Responder): Promise<Receiver> {
-  const started = await startReceiver(responder);
-  receivers.push(started);
-  return started;
-}
 
 function publishLlm(headers: Record<string, string>, service = dispatch, path = "/v2/publish/api/llm") {
   return service.api(path, {

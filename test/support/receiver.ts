@@ -84,3 +84,16 @@ export async function startReceiver(responder: Responder = () => ({ status: 200,
 
 /** Waits `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Receivers started by one test and closed after it (call `closeAll` in `afterEach`). */
+export function receiverPool() {
+  const started: Receiver[] = [];
+  return {
+    async start(responder?: Responder): Promise<Receiver> {
+      const receiver = await startReceiver(responder);
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: () => Promise.all(started.splice(0).map((receiver) => receiver.close())),
+  };
+}
