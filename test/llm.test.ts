@@ -117,6 +117,27 @@ describe("api/llm", () => {
     await callbacks.waitFor(1);
   });
 
+  it("forwarded hop headers are dropped; the configured key and other forwarded headers still go", async () => {
+    const callbacks = await receiver();
+    const response = await publishLlm({
+      "Upstash-Callback": `${callbacks.url}/cb`,
+      "Upstash-Forward-Content-Length": "1",
+      "Upstash-Forward-Transfer-Encoding": "chunked",
+      "Upstash-Forward-OpenAI-Organization": "org-1",
+    });
+    expect(response.status).toBe(200);
+    const [call] = await provider.waitFor(1);
+    expect(JSON.parse(call!.body.toString())).toEqual(REQUEST);
+    expect(call!.headers).toMatchObject({
+      authorization: "Bearer sk-test",
+      "openai-organization": "org-1",
+      "content-length": String(call!.body.length),
+    });
+    expect(call!.headers["transfer-encoding"]).toBeUndefined();
+    const [callback] = await callbacks.waitFor(1);
+    expect(JSON.parse(callback!.body.toString())).toMatchObject({ status: 200, retried: 0 });
+  });
+
   it("a provider error is retried; the callback carries the final completion", async () => {
     provider.respond((_request, index) =>
       index === 0

@@ -4,6 +4,7 @@
  * publish headers, whose body describes the source message and the response.
  */
 import type { Attempt, StoredMessage } from "./delivery";
+import { withoutHopHeaders } from "./hop-headers";
 import type { NewMessage } from "./messages";
 import { buildMessage } from "./publish";
 import { parsePublishOptions, type PublishLimits } from "./publish-options";
@@ -35,7 +36,7 @@ export function callbackBody(message: StoredMessage, attempt: Attempt, dlqId: st
 
 /** Headers of the source message as sent to its destination, one string per name. */
 function sourceHeader(message: StoredMessage): Record<string, string> {
-  const headers = { ...message.headers };
+  const headers = withoutHopHeaders(message.headers);
   if (message.contentType !== null) headers["Content-Type"] = message.contentType;
   return headers;
 }

@@ -5,6 +5,7 @@
  */
 import type { HttpClient } from "../delivery/http-client";
 import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "./dialect";
+import { withoutHopHeaders } from "./hop-headers";
 import { retryDelayMs } from "./retry-policy";
 import { signRequest, type SigningKeys } from "./signing";
 import type { WorkflowCallType } from "./workflows/protocol";
@@ -57,7 +58,10 @@ export type Outcome =
 /**
  * The headers Dispatch sends to the destination, in the message's dialect.
  * `credentials` (the configured key of an API destination) never override a
- * header the publisher forwarded.
+ * header the publisher forwarded. Forwarded hop headers (RFC 9110 §7.6.1,
+ * hop-headers.ts) are dropped here, at every send, so that messages stored
+ * with them before they were dropped at publish deliver too; the HTTP client
+ * then frames the request itself.
  */
 export function outgoingHeaders(
   message: StoredMessage,
@@ -67,7 +71,7 @@ export function outgoingHeaders(
   const p = PREFIX[message.dialect];
   const headers: Record<string, string> = {
     ...credentials,
-    ...message.headers,
+    ...withoutHopHeaders(message.headers),
     "User-Agent": USER_AGENT[message.dialect],
   };
   if (message.contentType !== null) headers["Content-Type"] = message.contentType;

@@ -6,6 +6,7 @@
 import { canonicalHeaderName, type Dialect, PREFIX } from "./dialect";
 import { parseDuration } from "./duration";
 import { badRequest } from "./errors";
+import { withoutHopHeaders } from "./hop-headers";
 import { compileRetryDelay } from "./retry-delay-expression";
 import { readWorkflowBinding, type WorkflowBinding } from "./workflows/protocol";
 
@@ -51,11 +52,12 @@ export interface PublishOptions {
 export const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
-/** Incoming headers never forwarded in header-forward mode. */
-const NOT_FORWARDED = new Set([
-  "authorization", "host", "connection", "content-length", "transfer-encoding", "keep-alive",
-  "upgrade", "te", "trailer", "proxy-authorization", "proxy-connection", "expect", "content-type",
-]);
+/**
+ * Incoming headers never forwarded in header-forward mode besides the hop
+ * headers every forward drops: the credentials meant for Dispatch and the
+ * content type, which is stored apart.
+ */
+const NOT_FORWARDED = new Set(["authorization", "proxy-authorization", "content-type"]);
 
 /**
  * Parses publish headers. `headers` has lower-case names (as node:http gives
@@ -180,19 +182,24 @@ function parseLabels(value: string | undefined, p: string): string[] {
   return labels;
 }
 
-/** `<p>forward-x` headers (prefix removed), or every plain header in header-forward mode. */
+/**
+ * `<p>forward-x` headers (prefix removed), or every plain header in
+ * header-forward mode; an explicit forward wins over a plain header. Each set
+ * loses its hop headers (hop-headers.ts), so they are neither stored nor sent.
+ */
 function forwardedHeaders(headers: Record<string, string>, p: string): Record<string, string> {
   const forwardAll = parseBoolean(headers[`${p}header-forward`], `${p}header-forward`);
-  const forwarded: Record<string, string> = {};
+  const plain: Record<string, string> = {};
+  const explicit: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(`${p}forward-`)) {
       const target = name.slice(`${p}forward-`.length);
-      if (target !== "" && target !== "content-type") forwarded[canonicalHeaderName(target)] = value;
+      if (target !== "" && target !== "content-type") explicit[canonicalHeaderName(target)] = value;
     } else if (forwardAll && !name.startsWith(p) && !NOT_FORWARDED.has(name)) {
-      forwarded[canonicalHeaderName(name)] = value;
+      plain[canonicalHeaderName(name)] = value;
     }
   }
-  return forwarded;
+  return { ...withoutHopHeaders(plain), ...withoutHopHeaders(explicit) };
 }
 
 /**
