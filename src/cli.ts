@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config";
+import { isDatabaseUnavailable } from "./db/availability";
 import { type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
@@ -20,7 +21,10 @@ async function main(argv: string[]): Promise<void> {
   if (!ROLES.includes(role)) return exit(2, `--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
   // Handlers go in before anything starts: a signal during start-up still stops cleanly.
   const started = startService(loadConfig(), role, (line) => console.error(line));
-  handleSignals(started);
+  const stop = stopper(started);
+  process.on("SIGTERM", () => stop("SIGTERM", 0));
+  process.on("SIGINT", () => stop("SIGINT", 0));
+  guardAgainstUncaughtErrors(stop);
   printBanner(await started, role);
 }
 
@@ -40,23 +44,48 @@ function printBanner(service: Service, role: Role): void {
   console.log(lines.filter((line) => line !== null).join("\n"));
 }
 
-function handleSignals(started: Promise<Service>): void {
+/** Stops the service once (in-flight deliveries finish or are released), then exits with `code`. */
+function stopper(started: Promise<Service>): (reason: string, code: number) => void {
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return exit(1, `${signal} again: exiting now`);
+  return (reason, code) => {
+    if (stopping) return exit(1, `${reason} again: exiting now`);
     stopping = true;
-    console.error(`${signal}: stopping (finishing in-flight deliveries)...`);
+    console.error(`${reason}: stopping (finishing in-flight deliveries)...`);
     // Work still unwinding as pools close must not turn a clean stop into a crash.
     process.on("unhandledRejection", (error) => console.error(`during shutdown: ${(error as Error).message}`));
     started
       .then((service) => service.stop())
       .then(
-        () => exit(0, "stopped"),
+        () => exit(code, "stopped"),
         (error: Error) => exit(1, `shutdown failed: ${error.message}`),
       );
   };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+/** Frames of the database drivers (postgres.js for the app, node-postgres inside graphile-worker). */
+const DRIVER_FRAME = /node_modules[\\/](postgres|pg|pg-pool|pg-protocol)[\\/]/;
+
+/**
+ * The last line of defence. An error thrown from a database driver's own
+ * callback (a socket event, a timer), or a lost connection nobody awaited (a
+ * library's background reconnect), has no caller to reject: it is logged and
+ * the process keeps serving, since the driver drops that connection and opens
+ * another. Anything else uncaught means the process is in an unknown state: it
+ * is logged with its stack and the process stops gracefully with exit code 1,
+ * so that its supervisor restarts it and no delivery is stranded.
+ */
+function guardAgainstUncaughtErrors(stop: (reason: string, code: number) => void): void {
+  const handle = (error: unknown, origin: string) => {
+    const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    if (DRIVER_FRAME.test(stack) || isDatabaseUnavailable(error)) {
+      console.error(`${origin} in the database driver (connection dropped, serving on): ${stack}`);
+      return;
+    }
+    console.error(`${origin}: ${stack}`);
+    stop(`fatal ${origin}`, 1);
+  };
+  process.on("uncaughtException", (error, origin) => handle(error, origin));
+  process.on("unhandledRejection", (reason) => handle(reason, "unhandledRejection"));
 }
 
 function exit(code: number, message: string): void {

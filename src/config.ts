@@ -100,8 +100,8 @@ const EnvSchema = v.object({
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
   DISPATCH_POLL_INTERVAL_MS: integer(50, 10, 60_000),
-  DISPATCH_WORKER_DEAD_AFTER: duration("30s"),
-  DISPATCH_HEARTBEAT_INTERVAL: duration("5s"),
+  DISPATCH_WORKER_DEAD_AFTER: duration("6s"),
+  DISPATCH_HEARTBEAT_INTERVAL: duration("1s"),
   DISPATCH_BASE_URL: optionalText,
   DISPATCH_LLM_BASE_URL: v.pipe(
     optionalText,

@@ -5,6 +5,7 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "./config";
+import { DatabaseAvailability } from "./db/availability";
 import { createSql, type Sql } from "./db/client";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
 import { migrate } from "./db/migrate";
@@ -46,8 +47,9 @@ export async function startService(config: Config, role: Role, log: (message: st
     allowPrivateNetworks: config.allowPrivateNetworks || embedded !== null,
     maxResponseBytes: config.maxMessageBytes,
   });
-  const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, log });
-  const server = role === "worker" ? null : await listen(createApp({ config, sql, tokens, log }), config);
+  const availability = new DatabaseAvailability(sql, log);
+  const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log });
+  const server = role === "worker" ? null : await listen(createApp({ config, sql, tokens, availability, log }), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,
     databaseUrl,
@@ -55,7 +57,7 @@ export async function startService(config: Config, role: Role, log: (message: st
     tokens,
     signingKeys,
     sql,
-    stop: () => shutdown({ server, worker, http, sql, embedded }),
+    stop: () => shutdown({ server, worker, http, sql, embedded, availability }),
   };
 }
 
@@ -90,7 +92,10 @@ async function shutdown(parts: {
   http: HttpClient;
   sql: Sql;
   embedded: EmbeddedDatabase | null;
+  availability: DatabaseAvailability;
 }): Promise<void> {
+  // Nothing waits for the database any more: work still waiting fails and is released.
+  parts.availability.stop();
   const closed = parts.server ? new Promise((resolve) => parts.server!.close(resolve)) : Promise.resolve();
   (parts.server as { closeIdleConnections?: () => void } | null)?.closeIdleConnections?.();
   // Each step runs even if an earlier one failed: the embedded database must always be stopped.

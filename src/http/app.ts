@@ -3,11 +3,13 @@
  * Every /v2 route needs a token; errors are `{"error": "..."}`.
  */
 import { Hono } from "hono";
+import { requestId } from "hono/request-id";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { readBody } from "./body";
 import { requireToken } from "./middleware";
 import { dlqRoutes } from "./routes/dlq";
+import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { logRoutes } from "./routes/logs";
 import { messageRoutes } from "./routes/messages";
@@ -42,14 +44,12 @@ export function createApp(deps: AppDeps) {
     .route("/", workflowEventRoutes(deps));
 
   return new Hono({ strict: false })
-    .get("/health", async (c) => {
-      await deps.sql`select 1`;
-      return c.json({ status: "ok" });
-    })
+    .use(requestId())
+    .route("/health", healthRoutes(deps))
     // Webhooks of waiting runs are called by third parties without a token (workflow-protocol.md §7.5).
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
     .route("/v2/workflows/hooks", workflowHookRoutes(deps))
     .route("/v2", v2)
     .notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404))
-    .onError((error, c) => renderError(error, c, deps.log));
+    .onError((error, c) => renderError(error, c, deps));
 }

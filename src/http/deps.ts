@@ -1,5 +1,6 @@
 /** What the HTTP layer is built from (`createApp(deps)`). */
 import type { Config } from "../config";
+import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 
 export interface AppDeps {
@@ -7,5 +8,7 @@ export interface AppDeps {
   sql: Sql;
   /** Access tokens accepted on /v2. */
   tokens: string[];
+  /** Outage tracking: a database outage answers 503 and is logged once. */
+  availability: DatabaseAvailability;
   log: (message: string) => void;
 }

@@ -4,6 +4,13 @@
  * every worker process registers the ids its jobs are locked under and beats
  * a heartbeat; any worker process sweeps jobs locked by ids whose heartbeat
  * stopped and unlocks them with `graphile_worker.force_unlock_workers`.
+ *
+ * Duplicates are bounded by this: a live process loses its jobs only if it
+ * cannot beat for `deadAfterMs` (a stalled event loop, or a database it cannot
+ * reach while others can); then at most its in-flight deliveries are sent
+ * again. After a database outage every heartbeat is stale at once, so a
+ * process sweeps only once it has itself been beating for `deadAfterMs`: the
+ * others have had the same time to beat again.
  */
 import { randomBytes } from "node:crypto";
 import type { Sql } from "../db/client";
@@ -14,6 +21,8 @@ export class Liveness {
   private readonly lockHolderIds = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
+  /** When the current unbroken run of successful beats started (null after a failed beat). */
+  private beatingSince: number | null = null;
 
   constructor(
     private readonly sql: Sql,
@@ -26,6 +35,11 @@ export class Liveness {
   async register(lockHolderId: string): Promise<void> {
     this.lockHolderIds.add(lockHolderId);
     await this.beat([lockHolderId]);
+  }
+
+  /** Forgets lock holders whose jobs were released (a stopped worker pool). */
+  forget(lockHolderIds: string[]): void {
+    for (const id of lockHolderIds) this.lockHolderIds.delete(id);
   }
 
   /** Starts beating and sweeping every interval. */
@@ -45,8 +59,14 @@ export class Liveness {
   }
 
   private async tick(): Promise<void> {
-    await this.beat([...this.lockHolderIds]);
-    await sweepDeadWorkers(this.sql, this.deadAfterMs);
+    try {
+      await this.beat([...this.lockHolderIds]);
+    } catch (error) {
+      this.beatingSince = null;
+      throw error;
+    }
+    this.beatingSince ??= Date.now();
+    if (Date.now() - this.beatingSince >= this.deadAfterMs) await sweepDeadWorkers(this.sql, this.deadAfterMs);
   }
 
   /**
@@ -77,8 +97,13 @@ export async function sweepDeadWorkers(sql: Sql, deadAfterMs: number): Promise<s
         select 1 from dispatch.workers w
         where w.id = j.locked_by and w.heartbeat_at > now() - ${deadAfterMs} * interval '1 millisecond')`;
   const ids = row?.ids ?? [];
-  if (ids.length === 0) return [];
+  await releaseLockHolders(sql, ids);
+  return ids;
+}
+
+/** Unlocks every job locked by `ids` and forgets their heartbeats. */
+export async function releaseLockHolders(sql: Sql, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
   await sql`select graphile_worker.force_unlock_workers(${ids}::text[])`;
   await sql`delete from dispatch.workers where id = any(${ids}::text[])`;
-  return ids;
 }

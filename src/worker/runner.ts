@@ -1,10 +1,11 @@
 /**
- * The worker role: graphile-worker running Dispatch's tasks, plus the
- * liveness heartbeat that lets other processes recover this one's jobs.
+ * The worker role: graphile-worker running Dispatch's tasks (supervised, so a
+ * database outage cannot stop it for good), plus the liveness heartbeat that
+ * lets other processes recover this one's jobs.
  */
-import { EventEmitter } from "node:events";
-import { Logger, run, type Runner } from "graphile-worker";
+import { Logger } from "graphile-worker";
 import type { Config } from "../config";
+import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { HttpClient } from "../delivery/http-client";
 import { BatchLoader } from "../db/batch-loader";
@@ -19,6 +20,7 @@ import type { SigningKeys } from "../domain/signing";
 import { DELIVER_TASK } from "./jobs";
 import { Liveness } from "./liveness";
 import { startPromoter } from "./promoter";
+import { superviseRunner } from "./supervisor";
 import { deliverTask } from "./tasks/deliver";
 
 /** A running worker. */
@@ -32,6 +34,7 @@ export interface WorkerDeps {
   databaseUrl: string;
   sql: Sql;
   http: HttpClient;
+  availability: DatabaseAvailability;
   log: (message: string) => void;
 }
 
@@ -39,12 +42,10 @@ const MAINTENANCE_TASK = "maintenance";
 
 /** Starts graphile-worker with Dispatch's tasks and the liveness heartbeat. */
 export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
-  const { config, sql } = deps;
-  const onError = (error: unknown) => deps.log(`worker: ${(error as Error).message}`);
+  const { config, sql, availability } = deps;
+  // An outage is logged once by `availability`; anything else is logged as it comes.
+  const onError = (error: unknown) => void (availability.failed(error) || deps.log(`worker: ${(error as Error).message}`));
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError);
-  const events = new EventEmitter();
-  events.on("pool:create", ({ workerPool }) => void liveness.register(workerPool.id).catch(onError));
-  events.on("worker:create", ({ worker }) => void liveness.register(worker.workerId).catch(onError));
   const messages = new BatchLoader<string, StoredMessage>(
     async (ids) => new Map((await findMessages(sql, ids)).map((message) => [message.id, message])),
   );
@@ -54,42 +55,46 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     (tx, records) => recordOutcomes(tx, records, outcomeSettings),
     { maxBatch: 500, maxConcurrent: 4 },
   );
-  const runner: Runner = await run({
-    connectionString: deps.databaseUrl,
-    concurrency: config.workerConcurrency,
-    maxPoolSize: 10,
-    noHandleSignals: true,
-    events,
-    logger: graphileLogger(deps.log),
-    preset: {
-      worker: {
-        // Poll often: a due delayed job is otherwise found only by polling (PERFORMANCE.md trap 2).
-        pollInterval: config.pollIntervalMs,
-        // Fetch and complete jobs in batches (PERFORMANCE.md, "same with localQueue").
-        localQueue: { size: config.workerConcurrency * 2 },
-        completeJobBatchDelay: 5,
-        failJobBatchDelay: 5,
+  const runner = await superviseRunner(
+    {
+      connectionString: deps.databaseUrl,
+      concurrency: config.workerConcurrency,
+      maxPoolSize: 10,
+      noHandleSignals: true,
+      logger: graphileLogger(deps.log, availability),
+      preset: {
+        worker: {
+          // Poll often: a due delayed job is otherwise found only by polling (PERFORMANCE.md trap 2).
+          pollInterval: config.pollIntervalMs,
+          // Fetch and complete jobs in batches (PERFORMANCE.md, "same with localQueue").
+          localQueue: { size: config.workerConcurrency * 2 },
+          completeJobBatchDelay: 5,
+          failJobBatchDelay: 5,
+        },
       },
-    },
-    taskList: {
-      [DELIVER_TASK]: deliverTask({
-        sql,
-        http: deps.http,
-        loadMessage: (id) => messages.get(id),
-        recordOutcome: (record) => outcomes.submit(record),
-        signingKeys: cachedSigningKeys(sql),
-        defaultTimeoutMs: config.defaultTimeoutMs,
-        retryDelayScale: config.retryDelayScale,
-        llmApiKey: config.llmApiKey,
-      }),
-      [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
-      [WAIT_TIMEOUT_TASK]: async (payload) => {
-        const { waiterId } = payload as { waiterId: number };
-        await sql.begin((tx) => fireWaitTimeout(tx, waiterId, outcomeSettings));
+      taskList: {
+        [DELIVER_TASK]: deliverTask({
+          sql,
+          http: deps.http,
+          // A delivery waits out an outage rather than fail its job: reading is cheap to
+          // repeat, and recording must not be lost once the destination has the message.
+          loadMessage: (id) => availability.retrying(() => messages.get(id)),
+          recordOutcome: (record) => availability.retrying(() => outcomes.submit(record)),
+          signingKeys: cachedSigningKeys(sql),
+          defaultTimeoutMs: config.defaultTimeoutMs,
+          retryDelayScale: config.retryDelayScale,
+          llmApiKey: config.llmApiKey,
+        }),
+        [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
+        [WAIT_TIMEOUT_TASK]: async (payload) => {
+          const { waiterId } = payload as { waiterId: number };
+          await sql.begin((tx) => fireWaitTimeout(tx, waiterId, outcomeSettings));
+        },
       },
+      crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
     },
-    crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
-  });
+    { sql, availability, liveness, log: deps.log },
+  );
   liveness.start();
   const stopPromoter = startPromoter(sql, onError);
   return {
@@ -111,11 +116,20 @@ function cachedSigningKeys(sql: Sql): () => Promise<SigningKeys> {
   };
 }
 
-/** graphile-worker's warnings and errors go to our log; its chatter does not. */
-function graphileLogger(log: (message: string) => void): Logger {
-  return new Logger(() => (level, message) => {
+/**
+ * graphile-worker's warnings and errors go to our log; its chatter does not,
+ * and neither do its per-poll errors while the database is away (the outage
+ * itself is logged once).
+ */
+function graphileLogger(log: (message: string) => void, availability: DatabaseAvailability): Logger {
+  return new Logger(() => (level, message, meta) => {
     // With the local queue, workers share a few connections; the pool-size warning assumes one each.
     if (message.includes("maxPoolSize")) return;
-    if (level === "error" || level === "warning") log(`graphile-worker ${level}: ${message}`);
+    // A runner replaced after an outage finishes its last batches on a pool it has ended: those jobs are released.
+    if (message.includes("Cannot use a pool after calling end")) return;
+    if (level !== "error" && level !== "warning") return;
+    const error = (meta?.error ?? meta?.fatalError ?? new Error(message)) as unknown;
+    if (availability.failed(error) || !availability.up) return;
+    log(`graphile-worker ${level}: ${message}`);
   });
 }

@@ -1,0 +1,206 @@
+/**
+ * Surviving the database: Postgres restarted (fast and immediate shutdown)
+ * under publish and delivery load must not take Dispatch down. Publishes during
+ * the outage answer 503 (never 500), and afterwards every accepted message is
+ * delivered and no job is left behind. Dispatch runs as a real process (the
+ * CLI, with its last-line-of-defence handlers) on a private Postgres cluster
+ * that the test restarts.
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSql, type Sql } from "../src/db/client";
+import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded";
+import { cloneDatabase } from "./support/database";
+import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
+import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { TEST_TOKEN } from "./support/service";
+
+describe("a connection closed under the driver", () => {
+  it("inside transactions, neither crashes the process nor wedges the pool", async () => {
+    const url = await cloneDatabase();
+    const sql = createSql(url, 2);
+    const admin = createSql(url, 1);
+    try {
+      const failures: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        await sql
+          .begin(async (tx) => {
+            const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+            await admin`select pg_terminate_backend(${row!.pid})`;
+            await tx`select 1`;
+          })
+          .catch((error: { code?: string }) => failures.push(error.code ?? "?"));
+      }
+      expect(failures).toHaveLength(40);
+      expect(new Set(failures)).toEqual(new Set(["CONNECTION_CLOSED"]));
+      // The pool still serves queries afterwards.
+      const [row] = await sql<{ x: number }[]>`select 42 as x`;
+      expect(row!.x).toBe(42);
+    } finally {
+      await sql.end();
+      await admin.end();
+    }
+  });
+});
+
+describe("Postgres restarts under load", () => {
+  let dataDir: string;
+  let port: number;
+  let cluster: EmbeddedDatabase;
+  let databaseUrl: string;
+  let receiver: Receiver;
+  let dispatch: DispatchProcess;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "dispatch-outage-"));
+    // Under root, Postgres runs as another user that must be able to enter the folder.
+    chmodSync(dataDir, 0o755);
+    port = await freePort();
+    cluster = await startEmbeddedPostgres(dataDir, { port });
+    const admin = createSql(cluster.url, 1);
+    await admin`create database dispatch`;
+    await admin.end();
+    databaseUrl = cluster.url.replace(/\/postgres$/, "/dispatch");
+    receiver = await startReceiver();
+    dispatch = await startDispatchProcess("all", {
+      DATABASE_URL: databaseUrl,
+      DISPATCH_TOKEN: TEST_TOKEN,
+      DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
+      DISPATCH_RETRY_DELAY_SCALE: "0.001",
+      DISPATCH_WORKER_CONCURRENCY: "32",
+    });
+    baseUrl = dispatch.output().match(/URL:\s+(\S+)/)![1]!;
+  }, 120_000);
+
+  afterAll(async () => {
+    await killAllDispatchProcesses();
+    await receiver?.close();
+    await cluster?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Stops the postmaster with `signal` (SIGINT: fast, SIGQUIT: immediate) and starts it again. */
+  async function restartPostgres(signal: "SIGINT" | "SIGQUIT"): Promise<void> {
+    const pid = Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    process.kill(pid, signal);
+    while (isAlive(pid)) await sleep(20);
+    cluster = await startEmbeddedPostgres(dataDir, { port });
+  }
+
+  it("keeps the process up, answers 503 during the outage, and delivers every accepted message", async () => {
+    const accepted = new Set<string>();
+    const statuses = new Map<number, number>();
+    let running = true;
+    let sequence = 0;
+    const publisher = async () => {
+      while (running) {
+        const body = JSON.stringify({ seq: sequence++ });
+        const response = await fetchOrNull(`${baseUrl}/v2/publish/${receiver.url}/hook`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${TEST_TOKEN}`, "Content-Type": "application/json" },
+          body,
+        });
+        if (response === null) return void (running = false);
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        const json = (await response.json()) as { messageId?: string; error?: string };
+        if (response.status === 200) accepted.add(json.messageId!);
+        else {
+          expect(response.status, JSON.stringify(json)).toBe(503);
+          expect(response.headers.get("retry-after")).toMatch(/^\d+$/);
+          expect(json.error).toMatch(/database/);
+          await sleep(50);
+        }
+      }
+    };
+    const publishers = Array.from({ length: 8 }, publisher);
+    const health: number[] = [];
+    for (const signal of ["SIGINT", "SIGQUIT", "SIGINT", "SIGQUIT"] as const) {
+      await sleep(700);
+      await restartPostgres(signal);
+      const restartedAt = accepted.size;
+      await waitUntil(async () => accepted.size > restartedAt + 20, async () => `no publish accepted after ${signal}: ${JSON.stringify([...statuses])}\n${dispatch.output().slice(-3000)}`, 10_000);
+      health.push((await fetch(`${baseUrl}/health`)).status);
+    }
+    running = false;
+    await Promise.all(publishers);
+
+    expect(dispatch.child.exitCode, dispatch.output()).toBeNull();
+    expect(statuses.get(500) ?? 0).toBe(0);
+    expect(statuses.get(503) ?? 0, `statuses: ${JSON.stringify([...statuses])}`).toBeGreaterThan(0);
+    expect(health.every((status) => status === 200)).toBe(true);
+
+    const sql = createSql(databaseUrl, 1);
+    try {
+      await waitUntil(async () => (await pendingCount(sql)) === 0 && (await jobCount(sql)) === 0, async () =>
+        `pending ${await pendingCount(sql)}, jobs ${await jobCount(sql)} ${JSON.stringify(await sql`select locked_by, attempts, left(last_error, 200) as e, run_at < now() as due, count(*) from graphile_worker.jobs group by 1,2,3,4`)}\n${dispatch.output().slice(-5000)}`);
+      const delivered = new Set(receiver.requests.map((request) => String(request.headers["svc-message-id"])));
+      const missing = [...accepted].filter((id) => !delivered.has(id));
+      expect(missing, "accepted but never delivered").toEqual([]);
+      const [failed] = await sql<{ count: number }[]>`
+        select count(*)::int as count from dispatch.messages where state <> 'DELIVERED'`;
+      expect(failed!.count).toBe(0);
+    } finally {
+      await sql.end();
+    }
+    expect(dispatch.output()).not.toMatch(/internal error/);
+    // One line when the database went away and one when it came back, not one per poll.
+    const outageLines = dispatch.output().split("\n").filter((line) => line.includes("database unreachable"));
+    expect(outageLines.length).toBeLessThanOrEqual(8);
+  }, 120_000);
+
+  it("reports the database as down on /health while it is stopped, and up once it is back", async () => {
+    const pid = Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    process.kill(pid, "SIGINT");
+    while (isAlive(pid)) await sleep(20);
+    const down = await fetch(`${baseUrl}/health`);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toEqual({ status: "unavailable", database: "down" });
+    const publish = await fetch(`${baseUrl}/v2/publish/${receiver.url}/hook`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${TEST_TOKEN}` },
+      body: "while down",
+    });
+    expect(publish.status).toBe(503);
+    cluster = await startEmbeddedPostgres(dataDir, { port });
+    await waitUntil(async () => (await fetch(`${baseUrl}/health`)).status === 200, async () => "health still 503");
+    expect(await (await fetch(`${baseUrl}/health`)).json()).toEqual({ status: "ok", database: "up" });
+    expect(dispatch.child.exitCode).toBeNull();
+  }, 60_000);
+});
+
+/** `fetch`, or null when the connection fails (the process is gone: the test then fails on its exit code). */
+function fetchOrNull(url: string, init: RequestInit): Promise<Response | null> {
+  return fetch(url, init).catch(() => null);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function pendingCount(sql: Sql): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    select count(*)::int as count from dispatch.messages where state in ('CREATED', 'ACTIVE', 'RETRY')`;
+  return row!.count;
+}
+
+async function jobCount(sql: Sql): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
+  return row!.count;
+}
+
+async function waitUntil(check: () => Promise<boolean>, describe: () => Promise<string>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
+    await sleep(200);
+  }
+}
