@@ -1,11 +1,13 @@
 /**
  * `createApp(deps)`: the HTTP API as a Hono app, one sub-app per resource.
- * Every /v2 route needs a token; errors are `{"error": "..."}`.
+ * Every /v2 route needs a token; errors are `{"error": "..."}`; parameters
+ * and headers that are not storable text are refused before any route runs.
  */
 import { Hono } from "hono";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { readBody } from "./body";
+import { checkRequestInput } from "./input";
 import { requireToken } from "./middleware";
 import { dlqRoutes } from "./routes/dlq";
 import { keyRoutes } from "./routes/keys";
@@ -42,6 +44,8 @@ export function createApp(deps: AppDeps) {
     .route("/", workflowEventRoutes(deps));
 
   return new Hono({ strict: false })
+    // Before every route: no path or query parameter or header that Postgres cannot store gets further.
+    .use(checkRequestInput())
     .get("/health", async (c) => {
       await deps.sql`select 1`;
       return c.json({ status: "ok" });
