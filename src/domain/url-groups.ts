@@ -5,6 +5,7 @@
 import type { Tx } from "../db/client";
 import { AppError, badRequest } from "./errors";
 import { parseCallbackUrl } from "./publish-options";
+import { checkText } from "./storable-text";
 
 /** An endpoint of a group. */
 export interface Endpoint {
@@ -22,6 +23,8 @@ export interface UrlGroup {
 
 const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 const MAX_ENDPOINTS = 1000;
+/** (group, URL) is the endpoints' primary key, and a btree entry holds at most 2704 bytes. */
+const MAX_ENDPOINT_URL_BYTES = 2048;
 
 /** A valid group or endpoint name, or a 400. */
 export function checkName(name: string, what: string): string {
@@ -38,6 +41,7 @@ export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[])
   if (endpoints.length === 0) throw badRequest("endpoints must list at least one endpoint");
   for (const endpoint of endpoints) {
     parseCallbackUrl(endpoint.url, "endpoint url");
+    checkText(endpoint.url, "endpoint url", MAX_ENDPOINT_URL_BYTES);
     if (endpoint.name !== undefined && endpoint.name !== "") checkName(endpoint.name, "endpoint");
   }
   // One row per URL: a URL listed twice would make the upsert touch a row twice (a 500).

@@ -1,12 +1,14 @@
 /**
  * `createApp(deps)`: the HTTP API as a Hono app, one sub-app per resource.
- * Every /v2 route needs a token; errors are `{"error": "..."}`.
+ * Every /v2 route needs a token; errors are `{"error": "..."}`; parameters
+ * and headers that are not storable text are refused before any route runs.
  */
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { readBody } from "./body";
+import { checkRequestInput } from "./input";
 import { requireToken } from "./middleware";
 import { dlqRoutes } from "./routes/dlq";
 import { healthRoutes } from "./routes/health";
@@ -45,6 +47,8 @@ export function createApp(deps: AppDeps) {
 
   return new Hono({ strict: false })
     .use(requestId())
+    // Before every route: no path or query parameter or header that Postgres cannot store gets further.
+    .use(checkRequestInput())
     .route("/health", healthRoutes(deps))
     // Webhooks of waiting runs are called by third parties without a token (workflow-protocol.md §7.5).
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))

@@ -5,9 +5,13 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
-import { AppError } from "../domain/errors";
+import { AppError, badRequest } from "../domain/errors";
+import { checkJsonText, checkText, type JsonPath } from "../domain/storable-text";
 
 const BODY = "body" as never;
+
+/** Refuses bytes that are not UTF-8 instead of replacing them; a byte order mark is kept, as `Buffer` keeps it. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Reads every request's body (at most `maxBytes`, else a 413) before the route runs. */
 export function readBody(maxBytes: number): MiddlewareHandler {
@@ -29,15 +33,33 @@ export function bodyOf(c: Context, maxBytes = Number.POSITIVE_INFINITY): Buffer 
   return body;
 }
 
-/** The request body as text. */
-export const textOf = (c: Context) => bodyOf(c).toString("utf8");
+/** The request body as text (e.g. a run's result, kept as text): UTF-8 Postgres can store (`checkText`), else a 400. */
+export const textOf = (c: Context) => checkText(utf8Of(c), "the body");
 
-/** The request body parsed as JSON, or null when it is not JSON. */
-export function jsonOf(c: Context): unknown {
+/**
+ * The request body parsed as JSON, or null when it is not JSON. Every route
+ * that parses JSON reads it here: its strings become rows or query
+ * parameters, so each one, keys included, must be text Postgres can store
+ * (`checkJsonText`), else a 400 naming the field. `isBytes` marks the fields
+ * that are message bodies (stored as bytes): they may hold anything.
+ */
+export function jsonOf(c: Context, isBytes?: (path: JsonPath) => boolean): unknown {
+  const text = utf8Of(c);
+  let json: unknown;
   try {
-    return JSON.parse(textOf(c));
+    json = JSON.parse(text);
   } catch {
     return null;
+  }
+  checkJsonText(json, isBytes);
+  return json;
+}
+
+function utf8Of(c: Context): string {
+  try {
+    return UTF8.decode(bodyOf(c));
+  } catch {
+    throw badRequest("the body must be UTF-8 text");
   }
 }
 

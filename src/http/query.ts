@@ -7,7 +7,7 @@
  * widen a bulk cancel or delete to "everything".
  */
 import type { Context } from "hono";
-import { textOf } from "./body";
+import { jsonOf, textOf } from "./body";
 import { badRequest } from "../domain/errors";
 import { MESSAGE_FILTER_FIELDS, type MessageFilter, type Order, type TimeRange } from "../domain/message-filter";
 
@@ -37,14 +37,8 @@ export function queryParams(c: Context, allowed: readonly string[]): Params {
  */
 export async function bulkParams(c: Context, allowed: readonly string[]): Promise<Params> {
   const params = queryParams(c, allowed);
-  const text = textOf(c);
-  if (text.trim() === "") return params;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw badRequest("the body must be a JSON object of filters, or empty");
-  }
+  const body = jsonOf(c);
+  if (body === null && textOf(c).trim() === "") return params;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw badRequest("the body must be a JSON object of filters, or empty");
   }

@@ -2,6 +2,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { detectDialect, type Dialect, PREFIX } from "../domain/dialect";
+import { badRequest } from "../domain/errors";
+import { checkText } from "../domain/storable-text";
 
 /** A request's headers (lower-case names) and its dialect. */
 export interface RequestHeaders {
@@ -39,7 +41,7 @@ export function rawDestination(c: Context, prefix: string): string {
   const url = new URL(c.req.url);
   const start = url.pathname.indexOf(prefix);
   let destination = url.pathname.slice(start + prefix.length);
-  if (/^https?%3A/i.test(destination)) destination = decodeURIComponent(destination);
+  if (/^https?%3A/i.test(destination)) destination = decodeComponent(destination, "the destination");
   // Some proxies collapse `//`; repair `https:/host` to `https://host`.
   destination = destination.replace(/^(https?):\/(?!\/)/i, "$1://");
   // Filter the raw query so the destination's own encoding is kept byte for byte.
@@ -48,7 +50,8 @@ export function rawDestination(c: Context, prefix: string): string {
   return destination;
 }
 
-function isOwnParameter(part: string): boolean {
+/** Whether `part` (`name=value`, raw) is a parameter of Dispatch's: the token, or configuration read as a header. */
+export function isOwnParameter(part: string): boolean {
   let lower: string;
   try {
     lower = decodeURIComponent(part.split("=")[0]!).toLowerCase();
@@ -56,4 +59,18 @@ function isOwnParameter(part: string): boolean {
     return false;
   }
   return lower === "qstash_token" || lower.startsWith("upstash-") || lower.startsWith("svc-");
+}
+
+/**
+ * `raw` percent-decoded, when it decodes to UTF-8 text Postgres can store
+ * (`checkText`) of at most `maxBytes` bytes; else a 400 naming `what`.
+ */
+export function decodeComponent(raw: string, what: string, maxBytes = Number.POSITIVE_INFINITY): string {
+  let text: string;
+  try {
+    text = decodeURIComponent(raw);
+  } catch {
+    throw badRequest(`${what} is not valid percent-encoded UTF-8`);
+  }
+  return checkText(text, what, maxBytes);
 }

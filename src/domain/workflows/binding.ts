@@ -6,6 +6,7 @@
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
+import { checkJsonText } from "../storable-text";
 import type { NewMessage } from "../messages";
 import { runUserHeaders } from "./protocol";
 import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run } from "./runs";
@@ -126,6 +127,8 @@ function readInvokeEnvelope(body: Buffer): { entryBody: Buffer; invoker: Invoker
   } catch {
     throw badRequest("an invoke message must carry a JSON invoke envelope");
   }
+  // The invoker is stored as jsonb; the child's payload (`body`) is a message body, bytes.
+  checkJsonText(envelope, (path) => path.length === 1 && path[0] === "body");
   const payload = envelope.body;
   return {
     entryBody: Buffer.from(typeof payload === "string" ? payload : payload === undefined ? "" : JSON.stringify(payload)),

@@ -4,6 +4,7 @@
  * dialect reads the same names with the `svc-` prefix.
  */
 import { type Dialect, PREFIX } from "../dialect";
+import { checkText, MAX_ID_BYTES } from "../storable-text";
 
 /** A message's role in its run; becomes `callType` in the step list. */
 export type WorkflowCallType = "step" | "toCallback" | "fromCallback" | "failureCall";
@@ -31,7 +32,8 @@ export function readWorkflowBinding(headers: Record<string, string>, dialect: Di
   if (runId === undefined || runId.trim() === "") return null;
   const callType = headers[`${p}workflow-calltype`] as WorkflowCallType | undefined;
   return {
-    runId: runId.trim(),
+    // A client may choose the run id (trigger, SDK): an id, bounded like every other.
+    runId: checkText(runId.trim(), `${p}workflow-runid`, MAX_ID_BYTES),
     init: headers[`${p}workflow-init`]?.toLowerCase() === "true",
     invoke: headers[`${p}workflow-invoke`]?.toLowerCase() === "true",
     callType: callType && CALL_TYPES.includes(callType) ? callType : "step",

@@ -8,6 +8,7 @@ import { llmUrl } from "../../config";
 import { badRequest } from "../../domain/errors";
 import type { PublishRequest, PublishResponse } from "../../domain/publish";
 import { Publisher } from "../../domain/publisher";
+import type { JsonPath } from "../../domain/storable-text";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 import { callerIp, rawDestination, requestHeaders } from "../request";
@@ -29,6 +30,9 @@ const BatchSchema = v.pipe(
   v.maxLength(MAX_BATCH_ITEMS, `a batch holds at most ${MAX_BATCH_ITEMS} items`),
 );
 
+/** An item's body is the message body: bytes, which may hold anything (the rest must be storable text). */
+const isItemBody = (path: JsonPath) => path.length === 2 && path[1] === "body";
+
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
   const publisher = new Publisher(deps.sql, {
@@ -46,7 +50,7 @@ export function publishRoutes(deps: AppDeps) {
       single(c, c.req.param("queue"), `/v2/enqueue/${c.req.param("queue")}/`),
     )
     .post("/batch", async (c) => {
-      const items = v.safeParse(BatchSchema, jsonOf(c));
+      const items = v.safeParse(BatchSchema, jsonOf(c, isItemBody));
       if (!items.success) throw badRequest(`invalid batch: ${issueText(items.issues[0]!)}`);
       const ip = callerIp(c);
       const requests = items.output.map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));

@@ -1,0 +1,359 @@
+/**
+ * Bad input answers a 4xx `{"error": "..."}` and changes nothing: a NUL, a
+ * percent-escape that is not UTF-8 or an oversize value in any path
+ * parameter or query parameter, and a NUL, unpaired surrogate or non-UTF-8
+ * byte in any JSON (or text) body. The routes come from the router itself,
+ * so a new route is probed without anyone listing it. Message bodies and
+ * event data are bytes: they are tested for taking any byte instead.
+ */
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config";
+import { createApp } from "../src/http/app";
+import { MAX_ID_BYTES } from "../src/domain/storable-text";
+import { MAX_QUERY_PARAMETER_BYTES } from "../src/http/input";
+import { receiverPool } from "./support/receiver";
+import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+
+/** The API's routes: the router is built only to list them (its database is never called). */
+const ROUTES = [
+  ...new Set(
+    createApp({ config: loadConfig({}), sql: null as never, tokens: [TEST_TOKEN], log: () => {} }).routes.map(
+      (route) => `${route.method} ${route.path}`,
+    ),
+  ),
+];
+
+/** Bodies with `\u0000` in a string the route reads; every route whose body becomes text or JSON rows. */
+const TEXT_BODIES: Record<string, unknown[]> = {
+  "POST /v2/batch": [
+    [{ destination: "http://127.0.0.1:9/\u0000" }],
+    [{ destination: "http://127.0.0.1:9/", headers: { "Upstash-Forward-X-Probe": "a\u0000" } }],
+    [{ destination: "http://127.0.0.1:9/", headers: { "X-Probe\u0000": "a" } }],
+    [{ destination: "http://127.0.0.1:9/", queue: "q\u0000" }],
+  ],
+  "DELETE /v2/messages": [{ messageIds: ["msg_\u0000"] }, { url: "http://127.0.0.1:9/\u0000" }],
+  "POST /v2/queues": [{ queueName: "q\u0000" }],
+  "POST /v2/topics/:name/endpoints": [{ endpoints: [{ url: "http://127.0.0.1:9/\u0000" }] }],
+  "DELETE /v2/topics/:name/endpoints": [{ endpoints: [{ url: "http://127.0.0.1:9/", name: "e\u0000" }] }],
+  "DELETE /v2/dlq": [{ dlqIds: ["dlq_\u0000"] }, { label: "l\u0000" }],
+  "POST /v2/dlq/retry": [{ dlqIds: ["dlq_\u0000"] }],
+  "DELETE /v2/workflows/runs": [{ workflowRunIds: ["wfr_\u0000"] }, { workflowUrl: "http://127.0.0.1:9/\u0000" }],
+  "DELETE /v2/workflows/runs/:id": ["done\u0000"],
+  "DELETE /v2/workflows/dlq": [{ dlqIds: ["dlq_\u0000"] }],
+  "POST /v2/workflows/dlq/resume": [{ dlqIds: ["dlq_\u0000"] }],
+  "POST /v2/workflows/dlq/restart": [{ dlqIds: ["dlq_\u0000"] }],
+  "POST /v2/wait/:eventId": [
+    { url: "http://127.0.0.1:9/", step: { stepId: 1, stepName: "wait\u0000", stepType: "Wait" } },
+    { url: "http://127.0.0.1:9/", timeoutHeaders: { "X-Probe": ["a\u0000"] }, step: {} },
+  ],
+};
+
+/** Routes whose body is a message body or event data: bytes, stored as bytea, so any byte goes (tested below). */
+const BYTE_BODIES = [
+  "POST /v2/publish/*",
+  "POST /v2/enqueue/:queue/*",
+  "POST /v2/trigger/*",
+  "POST /v2/notify/:eventId",
+  "POST /v2/notify/:runId/:eventId",
+  "ALL /v2/workflows/hooks/:userId/:runId/:eventId",
+];
+
+/** Routes besides GET ones that read no body (the `ALL` patterns are middleware: input checks, /v2, hooks). */
+const NO_BODY = [
+  "ALL /*",
+  "ALL /v2/*",
+  "ALL /v2/workflows/hooks/*",
+  "DELETE /v2/messages/:id",
+  "DELETE /v2/queues/:name",
+  "POST /v2/queues/:name/pause",
+  "POST /v2/queues/:name/resume",
+  "DELETE /v2/topics/:name",
+  "POST /v2/dlq/retry/:dlqId",
+  "DELETE /v2/dlq/:dlqId",
+  "POST /v2/keys/rotate",
+  "POST /v2/rotate",
+  "POST /v2/workflows/dlq/resume/:dlqId",
+  "POST /v2/workflows/dlq/restart/:dlqId",
+  "POST /v2/workflows/dlq/callback/:dlqId",
+  "DELETE /v2/workflows/dlq/:dlqId",
+];
+
+/** Path parameter values: NUL, escapes that are not UTF-8 (a broken sequence, a lone byte, a surrogate), oversize. */
+const BAD_SEGMENTS = ["%00", "a%00b", "%C3%28", "%FF", "%ED%A0%80", "x".repeat(MAX_ID_BYTES + 1)];
+const BAD_QUERY_VALUES = ["%00", "%C3%28", "%FF", "y".repeat(MAX_QUERY_PARAMETER_BYTES + 1)];
+/** A filter several routes read, and configuration read as a header (all a destination route reads of its query). */
+const QUERY_NAMES = ["messageId", "Upstash-Forward-X-Probe"];
+const DESTINATION = "http://127.0.0.1:9/destination";
+
+/** The init message of a run started by `context.invoke` (workflow-protocol.md §8). */
+const INVOKE_HEADERS = {
+  "Upstash-Workflow-RunId": "wfr_invoked",
+  "Upstash-Workflow-Init": "true",
+  "Upstash-Workflow-Invoke": "true",
+};
+
+interface Probe {
+  method: string;
+  path: string;
+  body?: string | Buffer;
+  /** What the error must name. */
+  names: string;
+}
+
+let dispatch: TestService;
+
+beforeAll(async () => {
+  // No worker: nothing writes behind the probes' back, so row counts must not move at all.
+  dispatch = await startTestService({}, { role: "api" });
+});
+afterAll(async () => {
+  await dispatch?.stop();
+});
+
+describe("every route refuses bad input with a 4xx and changes nothing", () => {
+  it("classifies the body of every route that may take one", () => {
+    const unclassified = ROUTES.filter((route) => !route.startsWith("GET "))
+      .filter((route) => !(route in TEXT_BODIES) && !BYTE_BODIES.includes(route) && !NO_BODY.includes(route));
+    expect(unclassified).toEqual([]);
+  });
+
+  it.each(ROUTES)("%s", async (route) => {
+    const before = await rowCounts();
+    const failures: string[] = [];
+    for (const probe of probesOf(route)) {
+      const response = await dispatch.api(probe.path, { method: probe.method, body: probe.body });
+      const text = await response.text();
+      const error = parseError(text);
+      const named = error !== null && error.includes(probe.names);
+      if (response.status < 400 || response.status > 499 || !named) {
+        const sent = `${probe.method} ${probe.path.slice(0, 120)} ${String(probe.body ?? "").slice(0, 80)}`;
+        failures.push(`${sent} -> ${response.status} ${text.slice(0, 200)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it("refuses a workflow run id or an endpoint URL too long to index, storing nothing", async () => {
+    const before = await rowCounts();
+    const runId = `wfr_${"r".repeat(MAX_ID_BYTES)}`;
+    const trigger = await dispatch.api(`/v2/trigger/${DESTINATION}`, {
+      method: "POST",
+      headers: { "Upstash-Workflow-RunId": runId },
+    });
+    expect(trigger.status).toBe(400);
+    expect((await trigger.json()).error).toContain("upstash-workflow-runid");
+    const url = `${DESTINATION}/${"u".repeat(3000)}`;
+    const endpoints = await dispatch.api("/v2/topics/long/endpoints", {
+      method: "POST",
+      body: JSON.stringify({ endpoints: [{ url }] }),
+    });
+    expect(endpoints.status).toBe(400);
+    expect((await endpoints.json()).error).toContain("endpoint url");
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it("refuses an invoke envelope with a NUL in the invoker it stores, storing nothing", async () => {
+    const before = await rowCounts();
+    const response = await dispatch.api(`/v2/publish/${DESTINATION}`, {
+      method: "POST",
+      headers: INVOKE_HEADERS,
+      body: JSON.stringify({ workflowRunId: "wfr_parent", headers: { "X-Probe": ["a\u0000"] }, body: "payload" }),
+    });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toContain("headers.X-Probe");
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it("lets node answer 400 itself to a NUL byte in a header, storing nothing", async () => {
+    const before = await rowCounts();
+    const { status } = await rawRequest(
+      Buffer.from(
+        `POST /v2/publish/${DESTINATION} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n` +
+          "Upstash-Forward-X-Probe: a\u0000b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+      ),
+    );
+    expect(status).toBe(400);
+    expect(await rowCounts()).toEqual(before);
+  });
+});
+
+describe("bytes and header values that are storable are taken as given", () => {
+  const receivers = receiverPool();
+  let worker: TestService;
+
+  beforeAll(async () => {
+    worker = await startTestService({}, { role: "worker", databaseUrl: dispatch.service.databaseUrl });
+  });
+  afterAll(async () => {
+    await receivers.closeAll();
+    await worker?.stop();
+  });
+
+  it("delivers a published body holding NUL and every other byte, byte for byte", async () => {
+    const receiver = await receivers.start();
+    const body = Buffer.from(Array.from({ length: 512 }, (_, index) => index % 256));
+    const response = await dispatch.api(`/v2/publish/${receiver.url}/binary`, {
+      method: "POST",
+      headers: { "Content-Type": "application/octet-stream" },
+      body,
+    });
+    expect(response.status).toBe(200);
+    const [got] = await receiver.waitFor(1);
+    expect(got!.body.equals(body)).toBe(true);
+  });
+
+  it("delivers a batch item body holding NUL, byte for byte", async () => {
+    const receiver = await receivers.start();
+    const response = await dispatch.api("/v2/batch", {
+      method: "POST",
+      body: JSON.stringify([{ destination: `${receiver.url}/batch`, body: "a\u0000b" }]),
+    });
+    expect(response.status).toBe(200);
+    const [got] = await receiver.waitFor(1);
+    expect([...got!.body]).toEqual([0x61, 0x00, 0x62]);
+  });
+
+  it("keeps a destination's own query, NUL and non-UTF-8 escapes included, as sent", async () => {
+    const receiver = await receivers.start();
+    const response = await dispatch.api(`/v2/publish/${receiver.url}/query?a=%00&b=%FF&c=%C3%28`, { method: "POST" });
+    expect(response.status).toBe(200);
+    const [got] = await receiver.waitFor(1);
+    expect(got!.path).toBe("/query?a=%00&b=%FF&c=%C3%28");
+  });
+
+  it("takes event data holding NUL and any byte in a notify", async () => {
+    const response = await dispatch.api("/v2/notify/bytes-event", {
+      method: "POST",
+      body: Buffer.from([0, 0xff, 0xfe, 1]),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([]);
+  });
+
+  it("starts a workflow run whose payload holds NUL and any byte", async () => {
+    const receiver = await receivers.start();
+    const response = await dispatch.api(`/v2/trigger/${receiver.url}/workflow`, {
+      method: "POST",
+      body: Buffer.from([0x7b, 0, 0xff, 0x7d]),
+    });
+    expect(response.status).toBe(200);
+    const { workflowRunId } = await response.json();
+    const [run] = await dispatch.service.sql`select 1 from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    expect(run).toBeDefined();
+  });
+
+  it("starts an invoked run whose payload in the invoke envelope holds NUL", async () => {
+    const receiver = await receivers.start();
+    const response = await dispatch.api(`/v2/publish/${receiver.url}/invoked`, {
+      method: "POST",
+      headers: { ...INVOKE_HEADERS, "Upstash-Workflow-RunId": "wfr_invoked_nul" },
+      body: JSON.stringify({ workflowRunId: "wfr_parent", body: "a\u0000b" }),
+    });
+    expect(response.status).toBe(200);
+    const [got] = await receiver.waitFor(1);
+    // The run's first call carries its step list; the payload is the first step's body, base64.
+    const [first] = JSON.parse(got!.body.toString()) as { body: string }[];
+    expect([...Buffer.from(first!.body, "base64")]).toEqual([0x61, 0x00, 0x62]);
+  });
+
+  it("stores and forwards a latin1 header value (bytes 0x80-0xFF) as the characters node reads", async () => {
+    const receiver = await receivers.start();
+    const { status, body } = await rawRequest(
+      Buffer.concat([
+        Buffer.from(`POST /v2/publish/${receiver.url}/latin1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n`),
+        Buffer.from("Upstash-Forward-X-Latin: caf\xe9 \xff\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", "latin1"),
+      ]),
+    );
+    expect(status).toBe(200);
+    const [got] = await receiver.waitFor(1);
+    expect(got!.headers["x-latin"]).toBe("caf\u00e9 \u00ff");
+    const message = await (await dispatch.api(`/v2/messages/${JSON.parse(body).messageId}`)).json();
+    expect(message.header["X-Latin"]).toEqual(["caf\u00e9 \u00ff"]);
+  });
+});
+
+/** Every probe of `route` ("METHOD /pattern"). */
+function probesOf(route: string): Probe[] {
+  const [method, pattern] = route.split(" ") as [string, string];
+  const methods = method === "ALL" ? ["GET", "POST"] : [method];
+  const destinationRoute = pattern.endsWith("/*") && method !== "ALL";
+  const parameters = pattern.split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1));
+  const valueOf = (segment: string, bad: Record<string, string>) =>
+    segment === "*" ? DESTINATION : segment.startsWith(":") ? (bad[segment.slice(1)] ?? sample(segment.slice(1))) : segment;
+  const pathWith = (bad: Record<string, string> = {}) => pattern.split("/").map((segment) => valueOf(segment, bad)).join("/");
+  const probes: Probe[] = [];
+  for (const verb of methods) {
+    for (const name of parameters) {
+      for (const bad of BAD_SEGMENTS) probes.push({ method: verb, path: pathWith({ [name]: bad }), names: `"${name}"` });
+    }
+    // A destination route's other query parameters belong to the destination (tested above).
+    for (const name of destinationRoute ? QUERY_NAMES.slice(1) : QUERY_NAMES) {
+      for (const bad of BAD_QUERY_VALUES) {
+        probes.push({ method: verb, path: `${pathWith()}?${name}=${bad}`, names: `"${name}"` });
+      }
+    }
+    for (const badName of destinationRoute ? [] : ["%00", "%FF"]) {
+      probes.push({ method: verb, path: `${pathWith()}?${badName}=1`, names: "query parameter name" });
+    }
+    for (const body of (TEXT_BODIES[route] ?? []).flatMap(badBodies)) {
+      probes.push({ method: verb, path: pathWith(), body, names: "body" });
+    }
+  }
+  return probes;
+}
+
+/** A valid value for a path parameter, so that only the probed one is bad. */
+const sample = (name: string) => (name === "userId" ? "test-user" : "probe");
+
+/**
+ * `value` with its NUL as is (a JSON escape in JSON, a byte in text), in its
+ * place a byte that is not UTF-8, and in JSON an unpaired surrogate escape.
+ */
+function badBodies(value: unknown): (string | Buffer)[] {
+  const json = typeof value !== "string";
+  const text = json ? JSON.stringify(value) : value;
+  const [head, tail] = text.split(json ? "\\u0000" : "\u0000") as [string, string];
+  const notUtf8 = Buffer.concat([Buffer.from(head), Buffer.from([0xff]), Buffer.from(tail)]);
+  return json ? [text, notUtf8, `${head}\\ud800${tail}`] : [text, notUtf8];
+}
+
+function parseError(text: string): string | null {
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error;
+    return typeof error === "string" ? error : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Rows of every table of the dispatch schema and of graphile-worker's job table. */
+async function rowCounts(): Promise<Record<string, number>> {
+  const sql = dispatch.service.sql;
+  const tables = await sql<{ name: string }[]>`
+    select format('%I.%I', table_schema, table_name) as name from information_schema.tables
+    where table_type = 'BASE TABLE'
+      and (table_schema = 'dispatch' or (table_schema = 'graphile_worker' and table_name in ('jobs', '_private_jobs')))
+    order by 1`;
+  expect(tables.some((table) => table.name.startsWith("graphile_worker."))).toBe(true);
+  const counts: Record<string, number> = {};
+  for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
+  return counts;
+}
+
+/** Sends `request` as raw bytes (node's client would refuse some of them) and reads the answer. */
+function rawRequest(request: Buffer): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(dispatch.baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const text = Buffer.concat(chunks).toString("latin1");
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, body: text.slice(text.indexOf("\r\n\r\n") + 4) });
+    });
+  });
+}
