@@ -120,6 +120,45 @@ describe("crash recovery", () => {
     console.log(`crash recovery: redelivered ${recoveredAfterMs} ms after the SIGKILL (events: ${states.join(" → ")})`);
   }, 90_000);
 
+  it("with two workers, the survivor redelivers what a SIGKILLed worker had in flight", async () => {
+    const held = new Promise<void>((resolve) => (releaseHeld = resolve));
+    // The first request to each path is held open: the worker that sent it is the one killed.
+    receiver!.respond(async (request) => {
+      if (receiver!.requests.filter((r) => r.path === request.path).length === 1) await held;
+      return { status: 200, body: "ok" };
+    });
+    const victim = await startWorker();
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const response = await dispatch!.api(`/v2/publish/${receiver!.url}/held-${i}`, {
+        method: "POST",
+        headers: { "Svc-Timeout": "60s" },
+        body: `held ${i}`,
+      });
+      ids.push(((await response.json()) as { messageId: string }).messageId);
+    }
+    await receiver!.waitFor(6, 20_000);
+    const survivor = await startWorker();
+    await victim.kill();
+    const killedAt = Date.now();
+    await eventually(
+      async () => (await Promise.all(ids.map(stateOf))).every((state) => state === "DELIVERED"),
+      async () =>
+        `states ${(await Promise.all(ids.map(stateOf))).join(",")} jobs ${JSON.stringify(
+          await dispatch!.service.sql`select id, locked_by, locked_at, attempts, run_at, last_error, now() from graphile_worker.jobs`,
+        )} workers ${JSON.stringify(await dispatch!.service.sql`select * from dispatch.workers`)}\nsurvivor:\n${survivor.output()}`,
+      30_000,
+    );
+    const redeliveredAfterMs = Date.now() - killedAt;
+    // Each message arrived exactly twice: once to the killed worker, once from the survivor.
+    expect(receiver!.requests).toHaveLength(12);
+    const sql = dispatch!.service.sql;
+    const [jobs] = await sql<{ count: number }[]>`
+      select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
+    expect(jobs!.count).toBe(0);
+    console.log(`two workers: the survivor delivered all ${ids.length} messages ${redeliveredAfterMs} ms after the SIGKILL`);
+  }, 90_000);
+
   it("messages accepted while no worker runs are all delivered once a worker starts", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await publish({}, JSON.stringify({ n: i })));
