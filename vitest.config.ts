@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
+    setupFiles: ["test/support/no-internal-errors.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,

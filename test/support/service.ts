@@ -6,6 +6,7 @@
 import { type Config, loadConfig } from "../../src/config";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
+import { noteLogLine } from "./no-internal-errors";
 
 /** Shaped like a generated token (base64 JSON with a UserID), as the workflow SDK's webhooks need. */
 export const TEST_TOKEN = Buffer.from(JSON.stringify({ UserID: "test-user", Password: "test-password" })).toString("base64");
@@ -52,6 +53,7 @@ export async function startTestService(
   const databaseUrl = options.databaseUrl ?? (await cloneDatabase());
   const config = testConfig(databaseUrl, overrides);
   const service = await startService(config, options.role ?? "all", (line) => {
+    noteLogLine(line);
     if (!line.includes("terminating connection")) console.error(line);
   });
   const baseUrl = service.baseUrl ?? "";
