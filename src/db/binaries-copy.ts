@@ -30,7 +30,7 @@ export function reachableBinaries(binaries: PostgresBinaries, systemDir: string,
   if (wrong === null) return copy;
   throw new EmbeddedDatabaseError(
     `Postgres runs as user ${account.name} under root, but ${unreachable}, so it cannot run the binaries in ` +
-      `${binaries.native}; and no copy can be used instead: ${wrong}. Fix that, or let ${account.name} enter the ` +
+      `${binaries.native}; and no copy can be used instead: ${wrong}. Fix that, or let user ${account.name} enter the ` +
       `project's folders (e.g. chmod o+x on them), or set DATABASE_URL to an existing Postgres.`,
   );
 }

@@ -6,7 +6,7 @@
  * Only owner, group and other bits count (no ACLs), and only the account's
  * primary group: Node drops supplementary groups when it spawns with a uid.
  */
-import { chmodSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { parse, resolve, sep } from "node:path";
 import type { Account } from "./postgres-account";
 
@@ -48,11 +48,21 @@ export function untrustedReason(dir: string): string | null {
   return null;
 }
 
-/** Creates `dir` (and missing parents) with mode 0755, whatever the umask. */
+/**
+ * Creates `dir` and missing parents with mode 0755, whatever the umask, one
+ * level at a time (a read-only file system then reports EROFS, not ENOENT).
+ */
 export function makeOpenDirectory(dir: string): void {
-  const first = mkdirSync(dir, { recursive: true });
-  if (first === undefined) return;
-  for (const path of pathFromRoot(resolve(dir))) if (path === first || path.startsWith(first + sep)) chmodSync(path, 0o755);
+  for (const path of pathFromRoot(resolve(dir))) {
+    if (existsSync(path)) continue;
+    try {
+      mkdirSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    chmodSync(path, 0o755);
+  }
 }
 
 function mayEnter(stat: Stats, account: Account): boolean {
