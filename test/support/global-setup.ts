@@ -24,7 +24,7 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const external = process.env.DISPATCH_TEST_DATABASE_URL;
   const dataDir = external ? null : mkdtempSync(join(tmpdir(), "dispatch-test-"));
-  // Under root, Postgres runs as another user that must be able to enter the folder.
+  // Under root, Postgres runs as user postgres: a folder it can enter keeps the cluster here, not in /var/lib/dispatch.
   if (dataDir) chmodSync(dataDir, 0o755);
   const cluster = external ? null : await startEmbeddedPostgres(dataDir!, { maxConnections: 400 });
   const adminUrl = external ?? cluster!.url;
@@ -37,7 +37,8 @@ export default async function setup(project: TestProject) {
   return async () => {
     if (external) await dropTestDatabases(adminUrl);
     await cluster?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    // The cluster is elsewhere if root had to relocate it (a TMPDIR user postgres cannot enter).
+    for (const dir of [cluster?.directory, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
   };
 }
 
