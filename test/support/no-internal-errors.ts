@@ -1,5 +1,6 @@
 /**
- * Fails any test during which a service of this test file rendered a 500:
+ * Fails any test during which a service of this test file (in-process, or a
+ * child process started by the test) rendered a 500:
  * an internal error is a defect even when the test's own assertions pass.
  * Registered for every file in vitest.config.ts.
  */

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { noteLogLine } from "./no-internal-errors";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const running = new Set<DispatchProcess>();
@@ -37,7 +38,10 @@ export async function startDispatchProcess(
   });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const line of chunk.toString().split("\n")) noteLogLine(line);
+  });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once("exit", () => resolve());
