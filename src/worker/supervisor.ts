@@ -60,7 +60,7 @@ export async function superviseRunner(options: RunnerOptions, deps: SupervisorDe
     run.exited = true;
     if (stopping || run.replaced) return;
     deps.log(`delivery engine stopped (${error ? (error as Error).message : "no reason given"}); restarting it`);
-    restarting = relaunch(run.lockHolders);
+    restarting = restarting.then(() => relaunch(run.lockHolders));
   };
 
   const relaunch = async (deadLockHolders: string[]) => {
