@@ -135,7 +135,7 @@ describe("Postgres restarts under load", () => {
     const sql = createSql(databaseUrl, 1);
     try {
       await waitUntil(async () => (await pendingCount(sql)) === 0 && (await jobCount(sql)) === 0, async () =>
-        `pending ${await pendingCount(sql)}, jobs ${await jobCount(sql)} ${JSON.stringify(await sql`select locked_by, attempts, left(last_error, 200) as e, run_at < now() as due, count(*) from graphile_worker.jobs group by 1,2,3,4`)}\n${dispatch.output().slice(-5000)}`);
+        `pending ${await pendingCount(sql)}, jobs ${await jobCount(sql)} ${JSON.stringify(await sql`select locked_by, attempts, left(last_error, 200) as e, run_at < now() as due, count(*) from graphile_worker.jobs group by 1,2,3,4`)} ${JSON.stringify(await sql`select application_name as app, state, wait_event, left(query, 60) as q, count(*) from pg_stat_activity where datname = 'dispatch' group by 1,2,3,4`)}\n${dispatch.output().slice(-5000)}`);
       const delivered = new Set(receiver.requests.map((request) => String(request.headers["svc-message-id"])));
       const missing = [...accepted].filter((id) => !delivered.has(id));
       expect(missing, "accepted but never delivered").toEqual([]);

@@ -3,7 +3,6 @@
  * database outage cannot stop it for good), plus the liveness heartbeat that
  * lets other processes recover this one's jobs.
  */
-import { Logger } from "graphile-worker";
 import type { Config } from "../config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
@@ -61,7 +60,6 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
       concurrency: config.workerConcurrency,
       maxPoolSize: 10,
       noHandleSignals: true,
-      logger: graphileLogger(deps.log, availability),
       preset: {
         worker: {
           // Poll often: a due delayed job is otherwise found only by polling (PERFORMANCE.md trap 2).
@@ -114,22 +112,4 @@ function cachedSigningKeys(sql: Sql): () => Promise<SigningKeys> {
     cached = { keys: await readSigningKeys(sql), at: Date.now() };
     return cached.keys;
   };
-}
-
-/**
- * graphile-worker's warnings and errors go to our log; its chatter does not,
- * and neither do its per-poll errors while the database is away (the outage
- * itself is logged once).
- */
-function graphileLogger(log: (message: string) => void, availability: DatabaseAvailability): Logger {
-  return new Logger(() => (level, message, meta) => {
-    // With the local queue, workers share a few connections; the pool-size warning assumes one each.
-    if (message.includes("maxPoolSize")) return;
-    // A runner replaced after an outage finishes its last batches on a pool it has ended: those jobs are released.
-    if (message.includes("Cannot use a pool after calling end")) return;
-    if (level !== "error" && level !== "warning") return;
-    const error = (meta?.error ?? meta?.fatalError ?? new Error(message)) as unknown;
-    if (availability.failed(error) || !availability.up) return;
-    log(`graphile-worker ${level}: ${message}`);
-  });
 }

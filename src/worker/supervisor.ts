@@ -6,13 +6,20 @@
  * stopped pool still held locked (nothing of it runs any more) and starts a
  * new runner in the same process.
  *
- * A runner that lived through an outage is replaced too, once the database is
- * back: its pools and local job queue may hold connections that died with the
- * server and then fetch nothing more, silently. Replacing it is cheap and
- * leaves no such state behind.
+ * A runner whose own connections failed during an outage is replaced too,
+ * once the database is back: its pools and local job queue may hold
+ * connections that died with the server and then fetch nothing more,
+ * silently. A blip that graphile-worker did not see (one app connection
+ * dropped) leaves it alone, so in-flight deliveries are not interrupted.
+ *
+ * A watchdog covers what no error reports: graphile-worker can also come out
+ * of a restart of the server holding no connection at all and fetching
+ * nothing, without a word. Every few seconds the supervisor looks for jobs that
+ * are due and unlocked while its runner has free capacity; seen twice in a
+ * row, the runner is stalled and is replaced.
  */
 import { EventEmitter } from "node:events";
-import { run, type Runner, type RunnerOptions } from "graphile-worker";
+import { Logger, run, type Runner, type RunnerOptions } from "graphile-worker";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { releaseLockHolders, type Liveness } from "./liveness";
@@ -32,12 +39,17 @@ export interface SupervisorDeps {
 }
 
 const RESTART_DELAY_MS = 1000;
+/** How often the watchdog looks, and how long a due job may wait unlocked before it counts. */
+const WATCHDOG_INTERVAL_MS = 5000;
 
 /** Starts graphile-worker with `options` and restarts it whenever it stops on its own. */
-export async function superviseRunner(options: RunnerOptions, deps: SupervisorDeps): Promise<SupervisedRunner> {
+export async function superviseRunner(options: Omit<RunnerOptions, "events" | "logger">, deps: SupervisorDeps): Promise<SupervisedRunner> {
   let stopping = false;
   let current: { runner: Runner; lockHolders: string[]; exited: boolean; replaced: boolean };
   let restarting: Promise<void> = Promise.resolve();
+  /** Whether graphile-worker's own connections failed since the current runner started. */
+  let engineSawOutage = false;
+  const logger = graphileLogger(deps, () => (engineSawOutage = true));
 
   const launch = async () => {
     const events = new EventEmitter();
@@ -48,7 +60,8 @@ export async function superviseRunner(options: RunnerOptions, deps: SupervisorDe
     };
     events.on("pool:create", ({ workerPool }) => register(workerPool.id));
     events.on("worker:create", ({ worker }) => register(worker.workerId));
-    const launched = { runner: await run({ ...options, events }), lockHolders, exited: false, replaced: false };
+    engineSawOutage = false;
+    const launched = { runner: await run({ ...options, events, logger }), lockHolders, exited: false, replaced: false };
     current = launched;
     launched.runner.promise.then(
       () => exited(launched, null),
@@ -89,14 +102,62 @@ export async function superviseRunner(options: RunnerOptions, deps: SupervisorDe
   };
 
   deps.availability.onRecovered(() => {
-    if (!stopping) restarting = restarting.then(replace);
+    if (!stopping && engineSawOutage) restarting = restarting.then(replace);
   });
+  let suspicions = 0;
+  const watchdog = setInterval(async () => {
+    if (stopping || !deps.availability.up || current.exited) return;
+    const concurrency = options.concurrency ?? 1;
+    const stalled = await isStalled(deps.sql, current.lockHolders, concurrency).catch(() => false);
+    suspicions = stalled ? suspicions + 1 : 0;
+    if (suspicions < 2) return;
+    suspicions = 0;
+    deps.log("delivery engine stalled: due jobs wait unlocked while it has free capacity; replacing it");
+    restarting = restarting.then(replace);
+  }, WATCHDOG_INTERVAL_MS);
+  watchdog.unref();
+
   await launch();
   return {
     async stop() {
       stopping = true;
+      clearInterval(watchdog);
       await restarting;
       if (!current.exited) await current.runner.stop();
     },
   };
+}
+
+/**
+ * True when a job has been due and unlocked for a watchdog interval while
+ * the runner's lock holders hold fewer jobs than it runs at once (its local
+ * queue included, so a busy runner never looks stalled).
+ */
+async function isStalled(sql: Sql, lockHolders: string[], concurrency: number): Promise<boolean> {
+  const [row] = await sql<{ stalled: boolean }[]>`
+    select exists (
+        select 1 from graphile_worker.jobs
+        where locked_at is null and run_at < now() - ${WATCHDOG_INTERVAL_MS} * interval '1 millisecond')
+      and (select count(*) from graphile_worker.jobs where locked_by = any(${lockHolders}::text[])) < ${concurrency}
+      as stalled`;
+  return row?.stalled ?? false;
+}
+
+/**
+ * graphile-worker's warnings and errors go to our log; its chatter does not,
+ * and neither do its per-poll errors while the database is away (the outage
+ * itself is logged once). `onOutageError` hears of each of the latter: any
+ * error it reports while the database is away.
+ */
+function graphileLogger(deps: SupervisorDeps, onOutageError: () => void): Logger {
+  return new Logger(() => (level, message, meta) => {
+    // With the local queue, workers share a few connections; the pool-size warning assumes one each.
+    if (message.includes("maxPoolSize")) return;
+    // A runner replaced after an outage finishes its last batches on a pool it has ended: those jobs are released.
+    if (message.includes("Cannot use a pool after calling end")) return;
+    if (level !== "error" && level !== "warning") return;
+    const error = (meta?.error ?? meta?.fatalError ?? new Error(message)) as unknown;
+    if (deps.availability.failed(error) || !deps.availability.up) return void onOutageError();
+    deps.log(`graphile-worker ${level}: ${message}`);
+  });
 }
