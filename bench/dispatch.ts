@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { type Config, loadConfig } from "../src/config";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RSS_SAMPLE_MS = 100;
@@ -16,6 +17,8 @@ export interface DispatchProcess {
   url: string;
   token: string;
   pid: number;
+  /** Its configuration, parsed from the environment it was started with. */
+  config: Config;
   /** How long it took from spawn to the banner, ms. */
   startupMs: number;
   /** Largest VmRSS sampled (every 100 ms) and the kernel's VmHWM since the last `resetPeak`, MiB. */
@@ -26,6 +29,8 @@ export interface DispatchProcess {
   problems(): string[];
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL (a crash: nothing is finished or released); resolves once it is gone. */
+  kill(): Promise<void>;
 }
 
 const running = new Set<ChildProcess>();
@@ -44,21 +49,19 @@ export function killAllDispatch(): void {
 export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Promise<DispatchProcess> {
   const token = `bench_${randomBytes(16).toString("hex")}`;
   const passThrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("DISPATCH_")));
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    ...passThrough,
+    DATABASE_URL: databaseUrl,
+    DISPATCH_TOKEN: token,
+    DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
+    PORT: "0",
+    HOST: "127.0.0.1",
+  };
+  const config = loadConfig(env);
   const started = Date.now();
-  const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", "all"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: process.env.HOME ?? "",
-      ...passThrough,
-      DATABASE_URL: databaseUrl,
-      DISPATCH_TOKEN: token,
-      DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
-      PORT: "0",
-      HOST: "127.0.0.1",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", "all"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => running.delete(child));
@@ -100,6 +103,7 @@ export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Pr
     url,
     token,
     pid,
+    config,
     startupMs: Date.now() - started,
     peakRss: () => {
       sample();
@@ -123,6 +127,11 @@ export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Pr
       const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       await exited;
       clearTimeout(timer);
+    },
+    async kill() {
+      clearInterval(sampler);
+      child.kill("SIGKILL");
+      await exited;
     },
   };
 }

@@ -3,8 +3,11 @@
  * once and records every delivery. Deliveries go to `/in/<run>/<endpoint>` and
  * carry the load generator's body (`{"s":seq,"t":sentAtMs,"d":delayMs,...}`),
  * so arrival − sent is measured with one clock. `/raw` only counts (baseline).
+ * A run can be held: the first arrival of each of its deliveries (sequence and
+ * endpoint) is recorded but not answered until the run is released, so it
+ * stays in flight; later arrivals are answered at once.
  *
- * Commands (over IPC): `stats`, `wait`, `forget`.
+ * Commands (over IPC): `stats`, `wait`, `forget`, `hold`, `held`, `release`.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -26,10 +29,18 @@ interface RunRecord {
   malformed: number;
 }
 
+/** A held run: the answers not yet sent, and every arrival time per key. */
+interface Hold {
+  waiting: Array<() => void>;
+  arrivals: Map<number, number[]>;
+}
+
 const runs = new Map<string, RunRecord>();
+const holds = new Map<string, Hold>();
 let rawCount = 0;
 
-function record(run: string, endpoint: number, body: Buffer, messageId: string | undefined, at: number): void {
+/** Records a delivery; returns its key (sequence and endpoint), or null when its body is malformed. */
+function record(run: string, endpoint: number, body: Buffer, messageId: string | undefined, at: number): number | null {
   let entry = runs.get(run);
   if (!entry) {
     entry = { counts: new Map(), messageIds: new Set(), arrivals: new Samples(), latency: new Samples(), lateness: new Samples(), total: 0, malformed: 0 };
@@ -37,7 +48,10 @@ function record(run: string, endpoint: number, body: Buffer, messageId: string |
   }
   entry.total++;
   const head = HEAD.exec(body.toString("latin1", 0, Math.min(body.length, 64)));
-  if (!head) return void entry.malformed++;
+  if (!head) {
+    entry.malformed++;
+    return null;
+  }
   const [seq, sent, delay] = [Number(head[1]), Number(head[2]), Number(head[3])];
   const key = seq * ENDPOINT_SLOTS + endpoint;
   entry.counts.set(key, (entry.counts.get(key) ?? 0) + 1);
@@ -45,6 +59,25 @@ function record(run: string, endpoint: number, body: Buffer, messageId: string |
   entry.arrivals.push(at);
   entry.latency.push(at - sent);
   if (delay > 0) entry.lateness.push(at - sent - delay);
+  return key;
+}
+
+/** In a held run, notes the arrival of `key` and keeps `answer` back if it is the key's first; returns whether it did. */
+function holdIfFirst(run: string, key: number | null, at: number, answer: () => void): boolean {
+  const hold = holds.get(run);
+  if (!hold || key === null) return false;
+  const times = hold.arrivals.get(key) ?? [];
+  times.push(at);
+  hold.arrivals.set(key, times);
+  if (times.length > 1) return false;
+  hold.waiting.push(answer);
+  return true;
+}
+
+/** Answers every request of `run` held open, and stops holding it. */
+function release({ run }: { run: string }): void {
+  for (const answer of holds.get(run)?.waiting ?? []) answer();
+  holds.delete(run);
 }
 
 const server = createServer((req, res) => {
@@ -53,16 +86,20 @@ const server = createServer((req, res) => {
   req.on("end", () => {
     const at = Date.now();
     const path = req.url ?? "";
+    const answer = () => {
+      res.writeHead(200, { "content-type": "text/plain", "content-length": "2" });
+      res.end("ok");
+    };
     if (path.startsWith("/raw")) rawCount++;
     else {
       const [, kind, run, endpoint] = path.split("/");
       if (kind === "in" && run) {
         const id = req.headers["svc-message-id"] ?? req.headers["upstash-message-id"];
-        record(run, Number(endpoint ?? 0) || 0, Buffer.concat(chunks), typeof id === "string" ? id : undefined, at);
+        const key = record(run, Number(endpoint ?? 0) || 0, Buffer.concat(chunks), typeof id === "string" ? id : undefined, at);
+        if (holdIfFirst(run, key, at, answer)) return;
       }
     }
-    res.writeHead(200, { "content-type": "text/plain", "content-length": "2" });
-    res.end("ok");
+    answer();
   });
 });
 server.keepAliveTimeout = 60_000;
@@ -150,14 +187,38 @@ async function wait(args: { run: string; expected: number; timeoutMs: number }) 
   return { complete: distinct >= args.expected, distinct, at: Date.now() };
 }
 
+/** Forgets `run`, answering whatever it still holds. */
+function forget({ run }: { run: string }): void {
+  release({ run });
+  runs.delete(run);
+}
+
+/** Arrivals of one delivery (sequence and endpoint) of a held run, ms since the epoch, in order. */
+export interface HeldArrivals {
+  seq: number;
+  endpoint: number;
+  times: number[];
+}
+
+function heldArrivals({ run }: { run: string }): HeldArrivals[] {
+  return [...(holds.get(run)?.arrivals ?? [])].map(([key, times]) => ({
+    seq: Math.floor(key / ENDPOINT_SLOTS),
+    endpoint: key % ENDPOINT_SLOTS,
+    times,
+  }));
+}
+
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address() as AddressInfo;
   serveHelper(
     {
       stats,
       wait,
-      forget: ({ run }: { run: string }) => void runs.delete(run),
+      forget,
       rawCount: () => rawCount,
+      hold: ({ run }: { run: string }) => void holds.set(run, { waiting: [], arrivals: new Map() }),
+      held: heldArrivals,
+      release,
     },
     { url: `http://127.0.0.1:${port}` },
   );

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { BacklogSeed } from "./backlog";
 import type { Baselines } from "./baselines";
 import type { CpuUse } from "./cpu";
+import type { CrashRecovery } from "./crash-recovery";
 import type { Plan, ScenarioResult } from "./scenarios";
 import type { Percentiles } from "./stats";
 
@@ -24,6 +25,7 @@ export interface BenchRun {
   baselines: Baselines;
   scenarios: ScenarioResult[];
   backlog: BacklogSeed;
+  crash: CrashRecovery;
 }
 
 /** A target and whether the run met it. */
@@ -40,6 +42,7 @@ const int = (n: number) => Math.round(n).toLocaleString("en-US");
 const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
 const times = (r: number) => `${r.toFixed(2)}×`;
 const ms = (n: number | null) => (n === null ? "n/a" : `${n.toFixed(0)} ms`);
+const seconds = (n: number) => `${+(n / 1000).toFixed(1)} s`;
 const pct = (p: Percentiles) => (p.count === 0 ? "n/a" : `${ms(p.p50)} / ${ms(p.p99)} (max ${ms(p.max)})`);
 const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
 
@@ -59,7 +62,11 @@ const cpuText = (c: CpuUse) =>
 
 /** A warning when other work on the machine took a noticeable share of the CPU during measurements. */
 function interference(run: BenchRun): string | null {
-  const worst = Math.max(run.baselines.cpu?.otherCores ?? 0, ...run.scenarios.map((s) => s.measurement.cpu.otherCores));
+  const worst = Math.max(
+    run.baselines.cpu?.otherCores ?? 0,
+    run.crash.cpu.otherCores,
+    ...run.scenarios.map((s) => s.measurement.cpu.otherCores),
+  );
   if (worst < 0.25) return null;
   return `- **Other work on the machine used up to ${worst.toFixed(2)} cores during measurements** (see the CPU rows): every figure is lower than this machine gives an idle benchmark.`;
 }
@@ -174,12 +181,30 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     ].filter(Boolean);
     return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
   });
+  checks.push(crashTarget(run.crash));
   checks.push({
     target: "every accepted publish delivered exactly once (every scenario)",
     measured: faults.length === 0 ? "yes" : faults.join("; "),
     met: faults.length === 0,
   });
   return checks;
+}
+
+/** Crash recovery: every delivery the killed process had in flight resent once, within 10 s, at Dispatch's defaults. */
+function crashTarget(c: CrashRecovery): TargetCheck {
+  const faults = [
+    c.lost > 0 ? `${c.lost} lost` : "",
+    c.extraDuplicates > 0 ? `${c.extraDuplicates} extra duplicates` : "",
+    c.resentBeforeKill > 0 ? `${c.resentBeforeKill} resent before the SIGKILL` : "",
+    c.inFlightAtKill < c.messages ? `only ${c.inFlightAtKill}/${c.messages} in flight at the SIGKILL` : "",
+    c.defaultSettings ? "" : `not the default settings (heartbeat ${seconds(c.heartbeatIntervalMs)}, dead after ${seconds(c.deadAfterMs)})`,
+  ].filter(Boolean);
+  const max = c.redeliveryMs.max;
+  return {
+    target: "orphaned deliveries redelivered within 10 s at default settings",
+    measured: `max ${ms(max)} (p50 ${ms(c.redeliveryMs.p50)}), ${c.redelivered}/${c.messages} redelivered${faults.length ? `; ${faults.join(", ")}` : ""}`,
+    met: faults.length === 0 && c.redelivered === c.messages && max !== null && max <= 10_000,
+  };
 }
 
 function targetTable(checks: TargetCheck[]): string {
@@ -195,6 +220,28 @@ function backlogText(seed: BacklogSeed): string {
     `Seeding took ${ms(seed.seedMs)}, VACUUM ANALYZE ${ms(seed.vacuumMs)}; sizes: ${sizes}.`,
     `Source files mentioning a promotion horizon: ${seed.horizonCode.length ? seed.horizonCode.join(", ") : "none"}.`,
   ].join("\n");
+}
+
+function crashTable(c: CrashRecovery): string {
+  const rows: string[][] = [
+    [
+      "liveness settings in force: heartbeat / dead after",
+      `${seconds(c.heartbeatIntervalMs)} / ${seconds(c.deadAfterMs)}${c.defaultSettings ? " (Dispatch's defaults)" : " (NOT the defaults)"}`,
+    ],
+    ["messages published to the victim / held in flight at the SIGKILL", `${c.messages} / ${c.inFlightAtKill}`],
+    ["survivor up before the SIGKILL (dead after + 2 heartbeats, so its own start does not delay its sweep)", ms(c.survivorUpMs)],
+    ["SIGKILL → resend arrival p50 / p99 (max)", pct(c.redeliveryMs)],
+    [`redelivered / lost (not resent within ${seconds(c.allowanceMs)}) / duplicates beyond the one resend`, `${c.redelivered} / ${c.lost} / ${c.extraDuplicates}`],
+  ];
+  if (c.resentBeforeKill > 0) rows.push(["resent before the SIGKILL (the held attempt ended early)", String(c.resentBeforeKill)]);
+  rows.push(
+    ["settled: every message final, no delivery job left", c.settled ? "yes" : `no, not within ${seconds(c.allowanceMs)}`],
+    ["Dispatch start-up, victim / survivor", `${ms(c.startupMs.victim)} / ${ms(c.startupMs.survivor)}`],
+    ["CPU from the SIGKILL until settled, cores: machine / survivor / bench incl. Postgres / other work", cpuText(c.cpu)],
+  );
+  const notes = [...c.notes, ...c.dispatchLog.slice(-3).map((line) => `Survivor logged: ${line}`)];
+  return `### 6-crash: Crash recovery (two processes, one SIGKILLed with deliveries in flight)\n\n${table(["Figure", "Value"], rows)}` +
+    (notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "");
 }
 
 function machine(): string {
@@ -231,6 +278,8 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     ``,
     ...run.scenarios.flatMap((s) => [scenarioTable(run, s), ""]),
     backlogText(run.backlog),
+    ``,
+    crashTable(run.crash),
     ``,
   ].join("\n");
 }

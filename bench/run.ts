@@ -4,16 +4,18 @@
  * Starts a Postgres server (embedded in a temporary folder, or `DATABASE_URL`
  * where fresh databases are created and dropped), a receiver helper and a load
  * generator helper, measures the baselines, then runs every scenario against
- * a freshly started `dispatch start --role all` on a fresh database. Prints
- * the tables and writes bench/results/<timestamp>.json, latest.json and
- * bench/RESULTS.md. Every child is killed at the end, on failure and on a
- * signal; a watchdog ends a run that overstays its budget.
+ * a freshly started `dispatch start --role all` on a fresh database (two of
+ * them for crash recovery, one SIGKILLed). Prints the tables and writes
+ * bench/results/<timestamp>.json, latest.json and bench/RESULTS.md. Every
+ * child is killed at the end, on failure and on a signal; a watchdog ends a
+ * run that overstays its budget.
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { seedBacklog } from "./backlog";
 import { measureBaselines } from "./baselines";
 import { cpuSnapshot, cpuUseSince } from "./cpu";
+import { crashRecovery } from "./crash-recovery";
 import { type DatabaseServer, startDatabaseServer } from "./database";
 import { killAllDispatch } from "./dispatch";
 import { type Helper, startHelper } from "./ipc";
@@ -44,6 +46,8 @@ const FULL: Plan = {
   delayRate: 50,
   delaySeconds: [1, 5],
   backlogRows: 1_000_000,
+  crashMessages: 50,
+  crashAllowanceMs: 30_000,
 };
 
 const QUICK: Plan = {
@@ -135,6 +139,10 @@ async function main(): Promise<number> {
       return { backlog, results: await publishThenDeliver(ctx, url, "backlog") };
     });
     report(results);
+    log("Scenario 6 (crash recovery: the survivor redelivers what a SIGKILLed process had in flight):");
+    const crash = await crashRecovery(ctx);
+    log(`  ${crash.redelivered}/${crash.messages} redelivered, SIGKILL → redelivery p50 ${crash.redeliveryMs.p50 ?? "n/a"} ms, ` +
+      `max ${crash.redeliveryMs.max ?? "n/a"} ms (heartbeat ${crash.heartbeatIntervalMs} ms, dead after ${crash.deadAfterMs} ms)`);
 
     const run: BenchRun = {
       command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
@@ -146,6 +154,7 @@ async function main(): Promise<number> {
       baselines,
       scenarios: scenarios.sort((a, b) => a.id.localeCompare(b.id)),
       backlog,
+      crash,
     };
     const checks = checkTargets(run);
     const markdown = renderReport(run, checks);

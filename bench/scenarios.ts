@@ -34,6 +34,9 @@ export interface Plan {
   delayRate: number;
   delaySeconds: [number, number];
   backlogRows: number;
+  /** Crash recovery: messages in flight on the killed process, and how long after the SIGKILL a resend may arrive, ms. */
+  crashMessages: number;
+  crashAllowanceMs: number;
 }
 
 /** What the scenarios share. */
