@@ -134,8 +134,12 @@ describe("Postgres restarts under load", () => {
 
     const sql = createSql(databaseUrl, 1);
     try {
-      await waitUntil(async () => (await pendingCount(sql)) === 0 && (await jobCount(sql)) === 0, async () =>
-        `pending ${await pendingCount(sql)}, jobs ${await jobCount(sql)} ${JSON.stringify(await sql`select locked_by, attempts, left(last_error, 200) as e, run_at < now() as due, count(*) from graphile_worker.jobs group by 1,2,3,4`)} ${JSON.stringify(await sql`select application_name as app, state, wait_event, left(query, 60) as q, count(*) from pg_stat_activity where datname = 'dispatch' group by 1,2,3,4`)}\n${dispatch.output().slice(-5000)}`);
+      // Generous: on a busy machine the engine watchdog may have to replace a stalled runner first (~25 s).
+      await waitUntil(
+        async () => (await pendingCount(sql)) === 0 && (await jobCount(sql)) === 0,
+        async () => `${await engineState(sql)}\n${dispatch.output().slice(-5000)}`,
+        60_000,
+      );
       const delivered = new Set(receiver.requests.map((request) => String(request.headers["svc-message-id"])));
       const missing = [...accepted].filter((id) => !delivered.has(id));
       expect(missing, "accepted but never delivered").toEqual([]);
@@ -195,6 +199,16 @@ async function jobCount(sql: Sql): Promise<number> {
   const [row] = await sql<{ count: number }[]>`
     select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
   return row!.count;
+}
+
+/** Pending messages, jobs by lock and the app's connections: what a stuck engine looks like. */
+async function engineState(sql: Sql): Promise<string> {
+  const jobs = await sql`
+    select locked_by, attempts, run_at < now() as due, count(*)::int from graphile_worker.jobs group by 1, 2, 3`;
+  const connections = await sql`
+    select application_name as app, state, left(query, 60) as query, count(*)::int
+    from pg_stat_activity where datname = current_database() group by 1, 2, 3`;
+  return `pending ${await pendingCount(sql)}, jobs ${JSON.stringify(jobs)}, connections ${JSON.stringify(connections)}`;
 }
 
 async function waitUntil(check: () => Promise<boolean>, describe: () => Promise<string>, timeoutMs = 30_000) {

@@ -39,6 +39,8 @@ export interface SupervisorDeps {
 }
 
 const RESTART_DELAY_MS = 1000;
+/** How long a runner being replaced may take to stop before it is killed and abandoned. */
+const STOP_TIMEOUT_MS = 10_000;
 /** How often the watchdog looks, and how long a due job may wait unlocked before it counts. */
 const WATCHDOG_INTERVAL_MS = 5000;
 
@@ -97,7 +99,19 @@ export async function superviseRunner(options: Omit<RunnerOptions, "events" | "l
     const old = current;
     if (old.exited) return;
     old.replaced = true;
-    await old.runner.stop().catch((error: unknown) => deps.log(`delivery engine stop failed: ${(error as Error).message}`));
+    const stopped = old.runner.stop().then(
+      () => true,
+      (error: unknown) => {
+        deps.log(`delivery engine stop failed: ${(error as Error).message}`);
+        return true;
+      },
+    );
+    const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), STOP_TIMEOUT_MS).unref());
+    if (!(await Promise.race([stopped, timedOut]))) {
+      // A runner stuck in its own shutdown (retrying to hand jobs back over dead connections) would block forever.
+      deps.log(`delivery engine did not stop within ${STOP_TIMEOUT_MS / 1000} s; abandoning it`);
+      void old.runner.kill().catch(() => {});
+    }
     await relaunch(old.lockHolders);
   };
 
