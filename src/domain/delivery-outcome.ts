@@ -4,7 +4,7 @@
  * transaction, so a crash leaves either none or all of it.
  */
 import type { Tx } from "../db/client";
-import { scheduleDeliveries } from "../worker/jobs";
+import { scheduleDeliveries } from "./engine";
 import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "./callbacks";
 import type { Attempt, Outcome, StoredMessage } from "./delivery";
 import { newDlqId } from "./ids";

@@ -5,7 +5,7 @@
  * come through `insertMessages`.
  */
 import type { Tx } from "../db/client";
-import { addHandedJobs, ENGINE_HORIZON_MS } from "../worker/jobs";
+import { addHandedJobs, ENGINE_HORIZON_MS } from "./engine";
 import { claimDeduplicationKeys } from "./deduplication";
 import { lockQueues, startQueuedMessages } from "./queues";
 import { bindWorkflowMessages } from "./workflows/binding";

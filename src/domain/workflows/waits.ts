@@ -6,13 +6,11 @@
 import type { Tx } from "../../db/client";
 import { type Dialect, PREFIX } from "../dialect";
 import { parseDuration } from "../duration";
+import { cancelWaitTimeout, scheduleWaitTimeout } from "../engine";
 import { badRequest } from "../errors";
 import { publishContinuation, type WorkflowSettings } from "./lifecycle";
 import { readWorkflowBinding } from "./protocol";
 import { findActiveRun, findRun } from "./runs";
-
-/** Task that fires a waiter's timeout. */
-export const WAIT_TIMEOUT_TASK = "wait_timeout";
 
 /** A wait request body (§7.1). */
 export interface WaitRequest {
@@ -80,9 +78,7 @@ export async function registerWait(
     await resolveWaiter(tx, waiter!, stored.body, settings);
     return;
   }
-  await tx`
-    select graphile_worker.add_job(${WAIT_TIMEOUT_TASK}, json_build_object('waiterId', ${waiter!.id}::bigint),
-      run_at := ${waiter!.deadline}, job_key := ${`wait:${waiter!.id}`})`;
+  await scheduleWaitTimeout(tx, waiter!.id, waiter!.deadline);
 }
 
 /**
@@ -138,7 +134,7 @@ export async function listWaiters(tx: Tx, eventId: string): Promise<WaiterView[]
 
 async function resolveWaiter(tx: Tx, waiter: WaiterRow, body: Buffer, settings: WorkflowSettings): Promise<string> {
   await tx`delete from dispatch.workflow_waiters where id = ${waiter.id}`;
-  await tx`select graphile_worker.remove_job(${`wait:${waiter.id}`})`;
+  await cancelWaitTimeout(tx, waiter.id);
   const run = await findRun(tx, waiter.runPk);
   const step = {
     ...waiter.step,

@@ -1,5 +1,6 @@
 /**
- * The only place that hands work to graphile-worker. Jobs carry message ids,
+ * How work reaches the engine: the only place that hands jobs to
+ * graphile-worker (deliveries and workflow wait timeouts). Jobs carry ids,
  * never bodies; `add_jobs` runs as SQL inside the caller's transaction, so a
  * rollback leaves no job and a commit wakes a worker through one NOTIFY.
  *
@@ -65,3 +66,20 @@ export function addHandedJobs(tx: Tx) {
         from handed where job_scheduled))
     ) else 0 end as count`;
 }
+
+/** Task that fires a workflow waiter's timeout. */
+export const WAIT_TIMEOUT_TASK = "wait_timeout";
+
+/** Schedules the timeout of waiter `waiterId` at `deadline` (keyed, so it can be removed). */
+export async function scheduleWaitTimeout(tx: Tx, waiterId: number, deadline: Date): Promise<void> {
+  await tx`
+    select graphile_worker.add_job(${WAIT_TIMEOUT_TASK}, json_build_object('waiterId', ${waiterId}::bigint),
+      run_at := ${deadline}, job_key := ${waitTimeoutKey(waiterId)})`;
+}
+
+/** Removes the timeout of a waiter that was resolved first. */
+export async function cancelWaitTimeout(tx: Tx, waiterId: number): Promise<void> {
+  await tx`select graphile_worker.remove_job(${waitTimeoutKey(waiterId)})`;
+}
+
+const waitTimeoutKey = (waiterId: number) => `wait:${waiterId}`;
