@@ -30,15 +30,39 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - fields[3]! - fields[4]!, total };
 }
 
-/** utime + stime and parent pid of `pid`, or null once it is gone. */
-function processStat(pid: number): { ticks: number; ppid: number } | null {
+/**
+ * utime + stime, cutime + cstime (of its children that ended and were waited
+ * for) and parent pid of `pid`, or null once it is gone.
+ */
+function processStat(pid: number): { ticks: number; reapedTicks: number; ppid: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { ticks: Number(fields[11]) + Number(fields[12]), ppid: Number(fields[1]) };
+    return { ticks: Number(fields[11]) + Number(fields[12]), reapedTicks: Number(fields[13]) + Number(fields[14]), ppid: Number(fields[1]) };
   } catch {
     return null;
   }
+}
+
+/** Linux reports process times in USER_HZ ticks, 100 per second on every mainstream build. */
+export const TICK_MICROS = 10_000;
+
+/** CPU ticks `pid` has used so far (0 once it is gone). */
+export function processTicks(pid: number): number {
+  return processStat(pid)?.ticks ?? 0;
+}
+
+/**
+ * CPU ticks a process tree has used so far: `root` itself, the children it
+ * waited for (cutime/cstime: a postmaster's ended backends), and its live
+ * descendants. Two readings subtract exactly, whatever started or ended in between.
+ */
+export function treeTicks(root: number): number {
+  const own = processStat(root);
+  if (!own) return 0;
+  let ticks = own.ticks + own.reapedTicks;
+  for (const pid of watchedPids([], [root])) if (pid !== root) ticks += processStat(pid)?.ticks ?? 0;
+  return ticks;
 }
 
 /** `roots` and every descendant of `treeRoots` (e.g. a postmaster and its backends). */

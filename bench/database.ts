@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSql } from "../src/db/client";
-import { startEmbeddedPostgres } from "../src/db/embedded";
+import { createSql, type Sql } from "../src/db/client";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "../src/db/embedded";
 import { bounded } from "./stats";
 
 /** Prefix of every database a run creates. */
@@ -18,6 +18,10 @@ const PREFIX = "dispatch_bench_";
 export interface DatabaseServer {
   /** Whether the run started this server itself (embedded) or was given one. */
   embedded: boolean;
+  /** URL of the server's `postgres` database (or the given one), where cluster-wide views are read. */
+  adminUrl: string;
+  /** Whether `pg_stat_statements` can be read at `adminUrl` (preloaded and created there). */
+  statementStats: boolean;
   /** Process id of the embedded cluster's postmaster (null for an external server). */
   postmasterPid: number | null;
   /** `select version()` of the server. */
@@ -37,7 +41,7 @@ export async function startDatabaseServer(externalUrl: string | undefined): Prom
   const dataDir = externalUrl ? null : mkdtempSync(join(tmpdir(), "dispatch-bench-"));
   // Under root, Postgres runs as another user that must be able to enter the folder.
   if (dataDir) chmodSync(dataDir, 0o755);
-  const cluster = dataDir ? await startEmbeddedPostgres(dataDir, { maxConnections: 300 }) : null;
+  const cluster = dataDir ? await startWithStatementStats(dataDir) : null;
   const adminUrl = externalUrl ?? cluster!.url;
   const admin = createSql(adminUrl, 1);
   const created = new Set<string>();
@@ -50,8 +54,11 @@ export async function startDatabaseServer(externalUrl: string | undefined): Prom
     const rows = await admin<{ name: string; setting: string }[]>`
       select name, setting from pg_settings
       where name in ('synchronous_commit', 'fsync', 'shared_buffers', 'max_connections', 'wal_level')`;
+    const statementStats = await enableStatementStats(admin);
     return {
       embedded: cluster !== null,
+      adminUrl,
+      statementStats,
       postmasterPid,
       version,
       settings: Object.fromEntries(rows.map((row) => [row.name, row.setting])),
@@ -90,6 +97,35 @@ export async function startDatabaseServer(externalUrl: string | undefined): Prom
     await cluster?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     throw error;
+  }
+}
+
+/**
+ * Starts the embedded cluster with `pg_stat_statements` preloaded: the
+ * binaries ship the library, but the cluster's flags are fixed, so the
+ * setting goes in through ALTER SYSTEM and the cluster is restarted once on
+ * the same port.
+ */
+async function startWithStatementStats(dataDir: string): Promise<EmbeddedDatabase> {
+  const first = await startEmbeddedPostgres(dataDir, { maxConnections: 300 });
+  const sql = createSql(first.url, 1);
+  try {
+    await sql`alter system set shared_preload_libraries = 'pg_stat_statements'`;
+  } finally {
+    await sql.end({ timeout: 5 });
+    await first.stop();
+  }
+  return startEmbeddedPostgres(dataDir, { maxConnections: 300, port: first.port });
+}
+
+/** Creates the `pg_stat_statements` view where `admin` connects, if the server preloads it; returns whether it is readable. */
+async function enableStatementStats(admin: Sql): Promise<boolean> {
+  try {
+    await admin`create extension if not exists pg_stat_statements`;
+    await admin`select count(*) from pg_stat_statements`;
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,6 +1,8 @@
 /**
- * Dispatch under test: `node bin/dispatch.js start --role all` as a child
- * process on a given database, with its memory watched from /proc.
+ * Dispatch under test: `node bin/dispatch.js start --role <role>` as a child
+ * process on a given database, with its memory watched from /proc. Any other
+ * service that prints a `URL: <base>` banner (the minimal pipeline) runs the
+ * same way through `startServiceProcess`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -41,12 +43,24 @@ export function killAllDispatch(): void {
   for (const child of running) child.kill("SIGKILL");
 }
 
+/** Dispatch's process roles. */
+export type Role = "all" | "api" | "worker";
+
 /**
- * Starts Dispatch on `databaseUrl`. `DISPATCH_*` variables of the bench's own
- * environment pass through (e.g. `DISPATCH_WORKER_CONCURRENCY`), except the
- * ones the bench sets.
+ * Starts Dispatch on `databaseUrl` with `role`. `DISPATCH_*` variables of the
+ * bench's own environment pass through (e.g. `DISPATCH_WORKER_CONCURRENCY`),
+ * except the ones the bench sets.
  */
-export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Promise<DispatchProcess> {
+export function startDispatch(databaseUrl: string, role: Role = "all"): Promise<DispatchProcess> {
+  return startServiceProcess(databaseUrl, ["bin/dispatch.js", "start", "--role", role]);
+}
+
+/**
+ * Runs `node <args>` in the project folder with Dispatch's environment (the
+ * database, a fresh token, port 0 on 127.0.0.1) and resolves once it printed
+ * `URL: <base>`.
+ */
+export async function startServiceProcess(databaseUrl: string, args: string[], timeoutMs = 60_000): Promise<DispatchProcess> {
   const token = `bench_${randomBytes(16).toString("hex")}`;
   const passThrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("DISPATCH_")));
   const env = {
@@ -61,7 +75,7 @@ export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Pr
   };
   const config = loadConfig(env);
   const started = Date.now();
-  const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", "all"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => running.delete(child));
@@ -76,14 +90,14 @@ export async function startDispatch(databaseUrl: string, timeoutMs = 60_000): Pr
   });
 
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Dispatch not ready in ${timeoutMs} ms:\n${stdout}${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} not ready in ${timeoutMs} ms:\n${stdout}${stderr}`)), timeoutMs);
     child.stdout!.on("data", () => {
       const match = /URL:\s+(\S+)/.exec(stdout);
       if (match) (clearTimeout(timer), resolve(match[1]!));
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`Dispatch exited (${signal ?? code}) before it was ready:\n${stdout}${stderr}`));
+      reject(new Error(`${args.join(" ")} exited (${signal ?? code}) before it was ready:\n${stdout}${stderr}`));
     });
   }).catch(async (error: Error) => {
     child.kill("SIGKILL");

@@ -8,6 +8,7 @@ import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { BacklogSeed } from "./backlog";
 import type { Baselines } from "./baselines";
+import type { Costs } from "./costs";
 import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
 import type { Plan, ScenarioResult } from "./scenarios";
@@ -44,6 +45,9 @@ const times = (r: number) => `${r.toFixed(2)}×`;
 const ms = (n: number | null) => (n === null ? "n/a" : `${n.toFixed(0)} ms`);
 const seconds = (n: number) => `${+(n / 1000).toFixed(1)} s`;
 const pct = (p: Percentiles) => (p.count === 0 ? "n/a" : `${ms(p.p50)} / ${ms(p.p99)} (max ${ms(p.max)})`);
+const num = (n: number | null, digits = 2) => (n === null ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const share = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(0)} %`);
+const serviceName = (s: ScenarioResult) => (s.service === "pipeline" ? "pipeline" : "Dispatch");
 const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
 
 /** A markdown table (also readable as plain text). */
@@ -88,8 +92,7 @@ function baselineTable(b: Baselines): string {
 
 /** The figures of one scenario, with the ratios that give them meaning. */
 function scenarioTable(run: BenchRun, s: ScenarioResult): string {
-  const { publish, delivery } = s.measurement;
-  const b = run.baselines;
+  const { publish } = s.measurement;
   const rows: string[][] = [
     ["publishes sent / accepted (2xx) / failed", `${int(publish.sent)} / ${int(publish.accepted)} / ${int(publish.failed)}`],
     ["accepted publishes/s", int(publish.perSecond)],
@@ -98,6 +101,36 @@ function scenarioTable(run: BenchRun, s: ScenarioResult): string {
   if (publish.skipped > 0 || publish.maxLagMs > 50) {
     rows.push(["offered rate not sustained: sends skipped / worst lag", `${int(publish.skipped)} / ${ms(publish.maxLagMs)}`]);
   }
+  if (!s.publishOnly) rows.push(...deliveryRows(run, s));
+  const cpu = s.measurement.cpu;
+  rows.push([`CPU while publishing, cores: machine / ${serviceName(s)} / bench incl. Postgres / other work`, cpuText(cpu)]);
+  const rss = s.measurement.rss;
+  rows.push([
+    `peak RSS of ${serviceName(s)} (sampled VmRSS / VmHWM)`,
+    `${(rss.sampledMiB * MIB_TO_MB).toFixed(0)} MB / ${(rss.hwmMiB * MIB_TO_MB).toFixed(0)} MB`,
+  ]);
+  rows.push(...costRows(s.measurement.costs, serviceName(s), s.service === "pipeline" ? "pipeline.messages" : "dispatch.messages"));
+  const notes = [...s.notes, ...s.dispatchLog.slice(-3).map((line) => `${serviceName(s)} logged: ${line}`)];
+  return `### ${s.id}: ${s.title}\n\n${table(["Figure", "Value"], rows)}${notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : ""}`;
+}
+
+/** What a scenario cost per message (bench/costs.ts). */
+function costRows(c: Costs, service: string, messageTable: string): string[][] {
+  const per = `per ${c.unit} (${int(c.messages)} ${c.unit === "delivery" ? "delivered" : "accepted"}, warm-up to stop)`;
+  return [
+    [`CPU µs ${per}: ${service} / Postgres`, `${int(c.serviceMicros)} / ${c.postgresMicros === null ? "n/a" : int(c.postgresMicros)}`],
+    [`rows written ${per}`, num(c.rowsWritten)],
+    [`WAL bytes / records ${per}`, `${int(c.walBytes)} / ${num(c.walRecords, 1)}`],
+    [`statements / commits ${per}`, `${c.statements === null ? "n/a (no pg_stat_statements)" : num(c.statements)} / ${num(c.commits)}`],
+    [`HOT share of ${messageTable} updates`, share(c.hotRatio)],
+  ];
+}
+
+/** Exactly-once accounting, rates and latency of a scenario's deliveries, with the ratios that give them meaning. */
+function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
+  const { publish, delivery } = s.measurement;
+  const b = run.baselines;
+  const rows: string[][] = [];
   rows.push(
     ["deliveries expected / distinct arrived", `${int(delivery.expected)} / ${int(delivery.distinct)}`],
     ["missing / duplicates / unexpected", `${int(delivery.missing)} / ${int(delivery.duplicates)} / ${int(delivery.unexpected)}`],
@@ -126,15 +159,7 @@ function scenarioTable(run: BenchRun, s: ScenarioResult): string {
   if (empty && s.id.startsWith("2b")) {
     rows.push(["delivered/s ÷ empty-table delivered/s", times(ratio(delivery.inWindowPerSecond, empty.measurement.delivery.inWindowPerSecond))]);
   }
-  const cpu = s.measurement.cpu;
-  rows.push(["CPU while publishing, cores: machine / Dispatch / bench incl. Postgres / other work", cpuText(cpu)]);
-  const rss = s.measurement.rss;
-  rows.push([
-    "peak RSS of Dispatch (sampled VmRSS / VmHWM)",
-    `${(rss.sampledMiB * MIB_TO_MB).toFixed(0)} MB / ${(rss.hwmMiB * MIB_TO_MB).toFixed(0)} MB`,
-  ]);
-  const notes = [...s.notes, ...s.dispatchLog.slice(-3).map((line) => `Dispatch logged: ${line}`)];
-  return `### ${s.id}: ${s.title}\n\n${table(["Figure", "Value"], rows)}${notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : ""}`;
+  return rows;
 }
 
 /** Every target of the issue, checked against the run. */
@@ -171,9 +196,10 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     { target: `backlog (${int(run.plan.backlogRows)} future rows): publish ≥ 80 % of empty`, measured: times(backlogPublish), met: backlogPublish >= 0.8 },
     { target: `backlog (${int(run.plan.backlogRows)} future rows): delivered ≥ 80 % of empty`, measured: times(backlogDelivered), met: backlogDelivered >= 0.8 },
   );
-  const peak = Math.max(0, ...run.scenarios.map(rssMB));
+  const dispatch = run.scenarios.filter((s) => s.service === "dispatch");
+  const peak = Math.max(0, ...dispatch.map(rssMB));
   checks.push({ target: "peak RSS of Dispatch < 300 MB (every scenario)", measured: `${peak.toFixed(0)} MB`, met: peak < 300 });
-  const faults = run.scenarios.flatMap(({ id, measurement: { delivery: d } }) => {
+  const faults = dispatch.filter((s) => !s.publishOnly).flatMap(({ id, measurement: { delivery: d } }) => {
     const problems = [
       d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
       d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
@@ -187,7 +213,91 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     measured: faults.length === 0 ? "yes" : faults.join("; "),
     met: faults.length === 0,
   });
-  return checks;
+  return [...checks, ...pipelineTargets(run)];
+}
+
+/** Dispatch's and the minimal pipeline's figures of one comparison. */
+interface Pair {
+  figure: string;
+  dispatch: number | null;
+  pipeline: number | null;
+  format: (n: number | null) => string;
+}
+
+/** CPU per delivered message of the service plus Postgres, µs (null without Postgres CPU). */
+const cpuPerDelivery = (s: ScenarioResult | undefined) =>
+  s && s.measurement.costs.postgresMicros !== null ? s.measurement.costs.serviceMicros + s.measurement.costs.postgresMicros : null;
+
+/** The comparisons issue 10 sets targets on, and the counters behind them (2b for costs). */
+function pairs(run: BenchRun): Pair[] {
+  const both = (id: string) => [find(run, id), find(run, `pipeline-${id}`)] as const;
+  const [d2b, p2b] = both("2b-delivered");
+  const [d2a, p2a] = both("2a-e2e");
+  const [d1, p1] = both("1-publish");
+  const [dApi, pApi] = [find(run, "1-publish-api"), find(run, "pipeline-1-publish-only")];
+  const rate = (n: number | null) => (n === null ? "n/a" : `${int(n)}/s`);
+  const micros = (n: number | null) => (n === null ? "n/a" : `${int(n)} µs`);
+  const cost = (figure: string, pick: (c: Costs) => number | null, format: (n: number | null) => string = num): Pair => ({
+    figure: `${figure} per delivered message (2b)`,
+    dispatch: d2b ? pick(d2b.measurement.costs) : null,
+    pipeline: p2b ? pick(p2b.measurement.costs) : null,
+    format,
+  });
+  return [
+    { figure: "delivered/s, 64 in flight (2b)", dispatch: d2b?.measurement.delivery.inWindowPerSecond ?? null, pipeline: p2b?.measurement.delivery.inWindowPerSecond ?? null, format: rate },
+    { figure: "API-only publish/s (nothing delivers)", dispatch: dApi?.measurement.publish.perSecond ?? null, pipeline: pApi?.measurement.publish.perSecond ?? null, format: rate },
+    { figure: "publish/s while delivering (1)", dispatch: d1?.measurement.publish.perSecond ?? null, pipeline: p1?.measurement.publish.perSecond ?? null, format: rate },
+    { figure: `p99 publish → arrival at ${int(run.plan.e2eRate)}/s offered (2a)`, dispatch: d2a?.measurement.delivery.latency.p99 ?? null, pipeline: p2a?.measurement.delivery.latency.p99 ?? null, format: ms },
+    { figure: "CPU µs, service + Postgres, per delivered message (2b)", dispatch: cpuPerDelivery(d2b), pipeline: cpuPerDelivery(p2b), format: micros },
+    cost("CPU µs, service process,", (c) => c.serviceMicros, micros),
+    cost("CPU µs, Postgres,", (c) => c.postgresMicros, micros),
+    cost("rows written", (c) => c.rowsWritten),
+    cost("WAL bytes", (c) => c.walBytes, (n) => (n === null ? "n/a" : int(n))),
+    cost("WAL records", (c) => c.walRecords, (n) => num(n, 1)),
+    cost("statements", (c) => c.statements),
+    cost("commits", (c) => c.commits),
+    { figure: "HOT share of message-table updates (2b)", dispatch: d2b?.measurement.costs.hotRatio ?? null, pipeline: p2b?.measurement.costs.hotRatio ?? null, format: share },
+  ];
+}
+
+/** Issue 10's targets: Dispatch against the minimal pipeline measured in the same run. */
+function pipelineTargets(run: BenchRun): TargetCheck[] {
+  const [delivered, publish, , p99, cpu] = pairs(run);
+  const e2e = find(run, "2a-e2e")?.measurement;
+  const atLeast = (p: Pair, factor: number): TargetCheck => {
+    const r = p.dispatch !== null && p.pipeline ? p.dispatch / p.pipeline : null;
+    return {
+      target: `${p.figure}: Dispatch ≥ ${factor}× the minimal pipeline's`,
+      measured: `${r === null ? "n/a" : times(r)} (${p.format(p.dispatch)} vs ${p.format(p.pipeline)})`,
+      met: r !== null && r >= factor,
+    };
+  };
+  const cpuRatio = cpu!.dispatch !== null && cpu!.pipeline ? cpu!.dispatch / cpu!.pipeline : null;
+  const exactlyOnce = !!e2e && e2e.delivery.drained && e2e.delivery.missing === 0 && e2e.delivery.duplicates === 0 && e2e.delivery.unexpected === 0;
+  return [
+    atLeast(delivered!, 0.8),
+    atLeast(publish!, 0.8),
+    {
+      target: "CPU per delivered message, Dispatch + Postgres ≤ 1.3× the minimal pipeline's (2b)",
+      measured: `${cpuRatio === null ? "n/a" : times(cpuRatio)} (${cpu!.format(cpu!.dispatch)} vs ${cpu!.format(cpu!.pipeline)})`,
+      met: cpuRatio !== null && cpuRatio <= 1.3,
+    },
+    {
+      target: `p99 publish → arrival < 250 ms at ${int(run.plan.e2eRate)}/s offered, every message delivered exactly once`,
+      measured: `${ms(p99!.dispatch)}${exactlyOnce ? ", exactly once" : ", NOT exactly once"} (pipeline ${ms(p99!.pipeline)})`,
+      met: exactlyOnce && (p99!.dispatch ?? Infinity) < 250 && e2e!.publish.skipped === 0,
+    },
+  ];
+}
+
+/** Dispatch vs the minimal pipeline, side by side, with the ratio. */
+function comparisonTable(run: BenchRun): string {
+  return table(["Figure", "Dispatch", "Minimal pipeline", "Dispatch ÷ pipeline"], pairs(run).map((p) => [
+    p.figure,
+    p.format(p.dispatch),
+    p.format(p.pipeline),
+    p.dispatch !== null && p.pipeline ? times(p.dispatch / p.pipeline) : "n/a",
+  ]));
 }
 
 /** Crash recovery: every delivery the killed process had in flight resent once, within 10 s, at Dispatch's defaults. */
@@ -269,6 +379,14 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     `## Targets`,
     ``,
     targetTable(checks),
+    ``,
+    `## Dispatch vs minimal pipeline`,
+    ``,
+    `The minimal pipeline (bench/pipeline.ts) has none of Dispatch's features: a coalesced multi-row INSERT + one NOTIFY per publish batch, ` +
+      `a SKIP LOCKED claim with a lease, a signed undici POST (64 in flight), one batched outcome UPDATE. Same receiver, load generator and server, same run. ` +
+      `Per-message counters run from before the warm-up until the service stopped.`,
+    ``,
+    comparisonTable(run),
     ``,
     `## Baselines`,
     ``,

@@ -8,7 +8,8 @@
  * them for crash recovery, one SIGKILLed). Prints the tables and writes
  * bench/results/<timestamp>.json, latest.json and bench/RESULTS.md. Every
  * child is killed at the end, on failure and on a signal; a watchdog ends a
- * run that overstays its budget.
+ * run that overstays its budget. The minimal pipeline (bench/pipeline.ts)
+ * runs the publish, delivered-rate and end-to-end scenarios in the same run.
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -19,6 +20,7 @@ import { crashRecovery } from "./crash-recovery";
 import { type DatabaseServer, startDatabaseServer } from "./database";
 import { killAllDispatch } from "./dispatch";
 import { type Helper, startHelper } from "./ipc";
+import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
 import {
   type BenchContext,
@@ -27,6 +29,7 @@ import {
   endToEndAtRate,
   fanOut,
   type Plan,
+  publishApiOnly,
   publishThenDeliver,
   type ScenarioResult,
 } from "./scenarios";
@@ -70,7 +73,7 @@ const BASELINE_MS = {
 };
 
 /** The run is abandoned (children killed, exit 1) past this. */
-const WATCHDOG_MS = { full: 6 * 60_000, quick: 2 * 60_000 };
+const WATCHDOG_MS = { full: 9 * 60_000, quick: 3 * 60_000 };
 
 const began = Date.now();
 /** Progress lines carry the seconds since the run began. */
@@ -126,8 +129,12 @@ async function main(): Promise<number> {
 
     log("Scenarios 1 and 2b (empty tables):");
     report(await onFreshDatabase(server, "empty", (url) => publishThenDeliver(ctx, url, "empty")));
+    log("Scenario 1-api (publish, API role alone):");
+    report([await publishApiOnly(ctx)]);
     log("Scenario 2a (end-to-end at a fixed rate):");
     report([await endToEndAtRate(ctx)]);
+    log("Minimal pipeline (1, 2b, publish alone, 2a):");
+    report(await pipelineScenarios(ctx));
     log("Scenario 3 (fan-out):");
     report([await fanOut(ctx)]);
     log("Scenario 4 (delay precision):");

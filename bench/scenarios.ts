@@ -1,14 +1,16 @@
 /**
- * The scenarios: publish throughput, end-to-end latency at a fixed rate,
- * maximum delivered rate, fan-out to a URL group and delay precision. Each
- * runs a freshly started Dispatch, drives it from the load helper and reads
- * what actually arrived from the receiver helper.
+ * The scenarios: publish throughput (with and without delivery), end-to-end
+ * latency at a fixed rate, maximum delivered rate, fan-out to a URL group and
+ * delay precision. Each runs a freshly started Dispatch, drives it from the
+ * load helper, reads what actually arrived from the receiver helper, and
+ * counts what it cost (bench/costs.ts).
  */
 import postgres from "postgres";
 import { request } from "undici";
+import { type Costs, openCostWindow } from "./costs";
 import { cpuSnapshot, type CpuUse, cpuUseSince, watchedPids } from "./cpu";
 import type { DatabaseServer } from "./database";
-import { type DispatchProcess, startDispatch } from "./dispatch";
+import { type DispatchProcess, type Role, startDispatch } from "./dispatch";
 import type { Helper } from "./ipc";
 import type { LoadResult, Pacing } from "./load";
 import type { RunStats } from "./receiver";
@@ -69,12 +71,20 @@ export interface Measurement {
   rss: { sampledMiB: number; hwmMiB: number };
   /** CPU while publishing: the machine, the benchmark's processes (with Postgres), Dispatch alone, and other work. */
   cpu: CpuUse;
+  /** What it cost per message, from before the warm-up until the service stopped. */
+  costs: Costs;
 }
+
+/** Which service a scenario measured. */
+export type Service = "dispatch" | "pipeline";
 
 /** A scenario's result as reported. */
 export interface ScenarioResult {
   id: string;
   title: string;
+  service: Service;
+  /** Nothing delivers in this scenario (API role alone): deliveries are neither expected nor checked. */
+  publishOnly: boolean;
   dispatchStartupMs: number;
   measurement: Measurement;
   /** Lines Dispatch wrote to stderr (warnings, errors), at most 20. */
@@ -84,6 +94,11 @@ export interface ScenarioResult {
 
 interface MeasureOptions {
   run: string;
+  databaseUrl: string;
+  /** The service's message table (schema.table), whose HOT ratio is reported. */
+  messageTable: string;
+  /** Nothing delivers: counts publishes, waits for no deliveries. */
+  publishOnly?: boolean;
   destination: string;
   pacing: Pacing;
   durationMs: number;
@@ -92,10 +107,14 @@ interface MeasureOptions {
   delaySeconds?: [number, number];
 }
 
-/** Publishes with the load helper, waits (bounded) for the deliveries and collects both sides. */
+/**
+ * Publishes with the load helper, waits (bounded) for the deliveries and
+ * collects both sides; then stops the service, so its costs are complete.
+ */
 export async function measure(ctx: BenchContext, dispatch: DispatchProcess, options: MeasureOptions): Promise<Measurement> {
   const { run, endpoints } = options;
-  if (ctx.plan.warmupMs > 0) await warmUp(ctx, dispatch, `${run}_warmup`);
+  const costWindow = await openCostWindow(ctx.server, options.databaseUrl, [dispatch.pid], options.messageTable);
+  const warm = ctx.plan.warmupMs > 0 ? await warmUp(ctx, dispatch, `${run}_warmup`, !!options.publishOnly) : 0;
   dispatch.resetPeak();
   const pids = () => benchPids(ctx, [dispatch.pid]);
   const cpuBefore = cpuSnapshot(pids());
@@ -124,6 +143,11 @@ export async function measure(ctx: BenchContext, dispatch: DispatchProcess, opti
     60_000,
   );
   await ctx.receiver.call("forget", { run }, 10_000);
+  costWindow.serviceDone();
+  await dispatch.stop();
+  const costs = options.publishOnly
+    ? await costWindow.close(warm + load.accepted, "publish")
+    : await costWindow.close(warm + stats.distinct, "delivery");
   const { failedSeqs, ...publish } = load;
   const windowS = Math.max(0.001, (load.endedAt - load.startedAt) / 1000);
   const spanS = stats.lastArrival === null ? null : Math.max(0.001, (stats.lastArrival - load.startedAt) / 1000);
@@ -140,11 +164,16 @@ export async function measure(ctx: BenchContext, dispatch: DispatchProcess, opti
     },
     rss,
     cpu,
+    costs,
   };
 }
 
-/** Publishes to one receiver URL for `plan.warmupMs` and waits (bounded) until those deliveries arrived. */
-async function warmUp(ctx: BenchContext, dispatch: DispatchProcess, run: string): Promise<void> {
+/**
+ * Publishes to one receiver URL for `plan.warmupMs` and waits (bounded) until
+ * those deliveries arrived (unless `publishOnly`); returns how many arrived
+ * (or, publish-only, were accepted).
+ */
+async function warmUp(ctx: BenchContext, dispatch: DispatchProcess, run: string, publishOnly: boolean): Promise<number> {
   const load = await ctx.load.call<LoadResult>(
     "publish",
     {
@@ -156,8 +185,14 @@ async function warmUp(ctx: BenchContext, dispatch: DispatchProcess, run: string)
     },
     ctx.plan.warmupMs + 60_000,
   );
-  await ctx.receiver.call("wait", { run, expected: load.accepted, timeoutMs: ctx.plan.publishDrainMs }, ctx.plan.publishDrainMs + 10_000);
+  if (publishOnly) return load.accepted;
+  const waited = await ctx.receiver.call<{ distinct: number }>(
+    "wait",
+    { run, expected: load.accepted, timeoutMs: ctx.plan.publishDrainMs },
+    ctx.plan.publishDrainMs + 10_000,
+  );
   await ctx.receiver.call("forget", { run }, 10_000);
+  return waited.distinct;
 }
 
 /** The benchmark's own processes: this one, the helpers, `extra`, and the embedded Postgres cluster. */
@@ -167,18 +202,30 @@ export function benchPids(ctx: BenchContext, extra: number[] = []): number[] {
 }
 
 /**
- * Runs `body` against Dispatch started on `databaseUrl` (a fresh database
- * when omitted, dropped afterwards); Dispatch is stopped whatever happens.
+ * Runs `body` against Dispatch (`--role all`) started on `databaseUrl` (a
+ * fresh database when omitted, dropped afterwards); Dispatch is stopped
+ * whatever happens.
  */
-export async function withDispatch<T>(
+export function withDispatch<T>(
   ctx: BenchContext,
   label: string,
   body: (dispatch: DispatchProcess, databaseUrl: string) => Promise<T>,
   databaseUrl?: string,
 ): Promise<T> {
+  return withService(ctx, label, (url) => startDispatch(url), body, databaseUrl);
+}
+
+/** `withDispatch` for any service `start` runs on a database (a Dispatch role, the minimal pipeline). */
+export async function withService<T>(
+  ctx: BenchContext,
+  label: string,
+  start: (databaseUrl: string) => Promise<DispatchProcess>,
+  body: (service: DispatchProcess, databaseUrl: string) => Promise<T>,
+  databaseUrl?: string,
+): Promise<T> {
   const url = databaseUrl ?? (await ctx.server.createDatabase(label));
   try {
-    const dispatch = await startDispatch(url);
+    const dispatch = await start(url);
     try {
       return await body(dispatch, url);
     } finally {
@@ -189,9 +236,26 @@ export async function withDispatch<T>(
   }
 }
 
+/** A Dispatch scenario's result. */
 function result(id: string, title: string, dispatch: DispatchProcess, measurement: Measurement, notes: string[] = []): ScenarioResult {
-  return { id, title, dispatchStartupMs: dispatch.startupMs, measurement, dispatchLog: dispatch.problems(), notes };
+  return serviceResult("dispatch", false, id, title, dispatch, measurement, notes);
 }
+
+/** A scenario's result for `service`. */
+export function serviceResult(
+  service: Service,
+  publishOnly: boolean,
+  id: string,
+  title: string,
+  process: DispatchProcess,
+  measurement: Measurement,
+  notes: string[] = [],
+): ScenarioResult {
+  return { id, title, service, publishOnly, dispatchStartupMs: process.startupMs, measurement, dispatchLog: process.problems(), notes };
+}
+
+/** Dispatch's message table. */
+const MESSAGES = "dispatch.messages";
 
 /**
  * Scenario 1 then 2b on one database (empty, or seeded with a backlog):
@@ -204,26 +268,49 @@ export async function publishThenDeliver(ctx: BenchContext, databaseUrl: string,
   const destination = (run: string) => `${ctx.receiverUrl}/in/${run}/0`;
   const publish = await withDispatch(ctx, tag, async (dispatch) => {
     const run = `s1_${tag}`;
-    const m = await measure(ctx, dispatch, { run, destination: destination(run), pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.publishDrainMs });
+    const m = await measure(ctx, dispatch, { run, databaseUrl, messageTable: MESSAGES, destination: destination(run), pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.publishDrainMs });
     return result(`1-publish${tag === "empty" ? "" : `-${tag}`}`, `Publish throughput (${tag} table)`, dispatch, m);
   }, databaseUrl);
   const cancelled = await cancelPendingDeliveries(databaseUrl);
   if (cancelled > 0) publish.notes.push(`${cancelled} messages still undelivered after the drain allowance were cancelled before 2b`);
   const deliver = await withDispatch(ctx, tag, async (dispatch) => {
     const run = `s2b_${tag}`;
-    const m = await measure(ctx, dispatch, { run, destination: destination(run), pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.drainMs });
+    const m = await measure(ctx, dispatch, { run, databaseUrl, messageTable: MESSAGES, destination: destination(run), pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.drainMs });
     return result(`2b-delivered${tag === "empty" ? "" : `-${tag}`}`, `Maximum delivered rate (${tag} table)`, dispatch, m);
   }, databaseUrl);
   return [publish, deliver];
 }
 
+/** Scenario 1-api: publish throughput of `dispatch start --role api` alone (nothing delivers), on an empty table. */
+export async function publishApiOnly(ctx: BenchContext): Promise<ScenarioResult> {
+  const { plan } = ctx;
+  const role: Role = "api";
+  return withService(ctx, "api", (url) => startDispatch(url, role), async (dispatch, databaseUrl) => {
+    const run = "s1_api";
+    const m = await measure(ctx, dispatch, {
+      run,
+      databaseUrl,
+      messageTable: MESSAGES,
+      publishOnly: true,
+      destination: `${ctx.receiverUrl}/in/${run}/0`,
+      pacing: { kind: "closed", concurrency: plan.concurrency },
+      durationMs: plan.windowMs,
+      endpoints: 1,
+      drainMs: 0,
+    });
+    return serviceResult("dispatch", true, "1-publish-api", "Publish throughput, API role alone (nothing delivers; empty table)", dispatch, m);
+  });
+}
+
 /** Scenario 2a: publish → arrival latency at a fixed offered rate. */
 export async function endToEndAtRate(ctx: BenchContext): Promise<ScenarioResult> {
   const { plan } = ctx;
-  return withDispatch(ctx, "e2e", async (dispatch) => {
+  return withDispatch(ctx, "e2e", async (dispatch, databaseUrl) => {
     const run = "s2a";
     const m = await measure(ctx, dispatch, {
       run,
+      databaseUrl,
+      messageTable: MESSAGES,
       destination: `${ctx.receiverUrl}/in/${run}/0`,
       pacing: { kind: "open", rate: plan.e2eRate, maxInFlight: 512 },
       durationMs: plan.windowMs,
@@ -237,7 +324,7 @@ export async function endToEndAtRate(ctx: BenchContext): Promise<ScenarioResult>
 /** Scenario 3: a URL group of `fanOutEndpoints` endpoints on the receiver, published to at a modest rate. */
 export async function fanOut(ctx: BenchContext): Promise<ScenarioResult> {
   const { plan } = ctx;
-  return withDispatch(ctx, "fanout", async (dispatch) => {
+  return withDispatch(ctx, "fanout", async (dispatch, databaseUrl) => {
     const run = "s3";
     const group = "bench-fanout";
     const endpoints = Array.from({ length: plan.fanOutEndpoints }, (_, i) => ({ url: `${ctx.receiverUrl}/in/${run}/${i}` }));
@@ -250,6 +337,8 @@ export async function fanOut(ctx: BenchContext): Promise<ScenarioResult> {
     if (response.statusCode !== 200) throw new Error(`creating the URL group failed: ${response.statusCode} ${text}`);
     const m = await measure(ctx, dispatch, {
       run,
+      databaseUrl,
+      messageTable: MESSAGES,
       destination: group,
       pacing: { kind: "open", rate: plan.fanOutRate, maxInFlight: 64 },
       durationMs: plan.windowMs,
@@ -263,10 +352,12 @@ export async function fanOut(ctx: BenchContext): Promise<ScenarioResult> {
 /** Scenario 4: `delayCount` messages with a random whole-second `Svc-Delay`; lateness vs send time + delay. */
 export async function delayPrecision(ctx: BenchContext): Promise<ScenarioResult> {
   const { plan } = ctx;
-  return withDispatch(ctx, "delay", async (dispatch) => {
+  return withDispatch(ctx, "delay", async (dispatch, databaseUrl) => {
     const run = "s4";
     const m = await measure(ctx, dispatch, {
       run,
+      databaseUrl,
+      messageTable: MESSAGES,
       destination: `${ctx.receiverUrl}/in/${run}/0`,
       pacing: { kind: "open", rate: plan.delayRate, maxInFlight: 64 },
       durationMs: Math.ceil((plan.delayCount * 1000) / plan.delayRate),

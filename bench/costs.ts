@@ -1,0 +1,125 @@
+/**
+ * What a measurement cost, per message: CPU of the service process and of
+ * Postgres (from /proc), and what Postgres counted — rows written, WAL,
+ * statements, commits, and the HOT share of the message table's updates.
+ *
+ * A cost window opens before a scenario's warm-up and closes after the
+ * service stopped, so its backends have ended and flushed their statistics
+ * (a busy backend reports them at most once a second, an idle one after up to
+ * 10 s; an ending one at once). The service's CPU is read just before it stops.
+ */
+import postgres from "postgres";
+import { processTicks, TICK_MICROS, treeTicks } from "./cpu";
+import type { DatabaseServer } from "./database";
+
+/** Cumulative counters at one instant. */
+interface Counters {
+  postgresTicks: number | null;
+  rowsWritten: number;
+  messageUpdates: number;
+  messageHotUpdates: number;
+  walBytes: number;
+  walRecords: number;
+  statements: number | null;
+  commits: number;
+}
+
+/** A scenario's costs: totals over the window, and per message. */
+export interface Costs {
+  /** What "message" means here: a delivery, or an accepted publish when nothing delivers. */
+  unit: "delivery" | "publish";
+  messages: number;
+  /** CPU per message, µs: the service process(es), and every Postgres process (null for a server the bench did not start). */
+  serviceMicros: number;
+  postgresMicros: number | null;
+  rowsWritten: number;
+  walBytes: number;
+  walRecords: number;
+  /** Statements the server ran for this database (pg_stat_statements calls, top level); null when not available. */
+  statements: number | null;
+  /** Transactions ended (commits + rollbacks). */
+  commits: number;
+  /** n_tup_hot_upd / n_tup_upd of the message table over the window (null without updates). */
+  hotRatio: number | null;
+  /** The raw deltas the per-message figures come from. */
+  totals: Record<string, number | null>;
+}
+
+/** An open cost window; see the module comment. */
+export interface CostWindow {
+  /** Reads the service's CPU: call while it still runs, after the last message of the window. */
+  serviceDone(): void;
+  /** Reads the counters again (after the service stopped) and divides by `messages`. */
+  close(messages: number, unit: Costs["unit"]): Promise<Costs>;
+}
+
+/** Opens a window on database `databaseUrl` of `server`, for service processes `pids` and message table `messageTable` (schema.table). */
+export async function openCostWindow(server: DatabaseServer, databaseUrl: string, pids: number[], messageTable: string): Promise<CostWindow> {
+  const before = await readCounters(server, databaseUrl, messageTable);
+  const serviceBefore = sum(pids.map(processTicks));
+  let serviceTicks = 0;
+  return {
+    serviceDone: () => void (serviceTicks = sum(pids.map(processTicks)) - serviceBefore),
+    async close(messages, unit) {
+      const after = await readCounters(server, databaseUrl, messageTable);
+      const delta = (key: keyof Counters) => (after[key] === null || before[key] === null ? null : after[key]! - before[key]!);
+      const per = (n: number | null) => (n === null ? null : n / Math.max(1, messages));
+      const updates = delta("messageUpdates")!;
+      const postgresTicks = delta("postgresTicks");
+      return {
+        unit,
+        messages,
+        serviceMicros: per(serviceTicks * TICK_MICROS)!,
+        postgresMicros: per(postgresTicks === null ? null : postgresTicks * TICK_MICROS),
+        rowsWritten: per(delta("rowsWritten"))!,
+        walBytes: per(delta("walBytes"))!,
+        walRecords: per(delta("walRecords"))!,
+        statements: per(delta("statements")),
+        commits: per(delta("commits"))!,
+        hotRatio: updates > 0 ? delta("messageHotUpdates")! / updates : null,
+        totals: {
+          serviceTicks,
+          postgresTicks,
+          ...Object.fromEntries((Object.keys(before) as (keyof Counters)[]).filter((k) => k !== "postgresTicks").map((k) => [k, delta(k)])),
+        },
+      };
+    },
+  };
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/** The counters now: per-database ones through a connection to it, cluster-wide ones through the admin database. */
+async function readCounters(server: DatabaseServer, databaseUrl: string, messageTable: string): Promise<Counters> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const [schema, table] = messageTable.split(".");
+  const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const admin = postgres(server.adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [rows] = await db<{ written: string; upd: string; hot: string }[]>`
+      select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::text as written,
+        coalesce(sum(n_tup_upd) filter (where schemaname = ${schema!} and relname = ${table!}), 0)::text as upd,
+        coalesce(sum(n_tup_hot_upd) filter (where schemaname = ${schema!} and relname = ${table!}), 0)::text as hot
+      from pg_stat_user_tables`;
+    const [cluster] = await admin<{ bytes: string; records: string; commits: string }[]>`
+      select (select wal_bytes::text from pg_stat_wal) as bytes, (select wal_records::text from pg_stat_wal) as records,
+        (select (xact_commit + xact_rollback)::text from pg_stat_database where datname = ${name}) as commits`;
+    const statements = server.statementStats
+      ? Number((await admin<{ calls: string }[]>`
+          select coalesce(sum(calls), 0)::text as calls from pg_stat_statements
+          where dbid = (select oid from pg_database where datname = ${name})`)[0]!.calls)
+      : null;
+    return {
+      postgresTicks: server.postmasterPid === null ? null : treeTicks(server.postmasterPid),
+      rowsWritten: Number(rows!.written),
+      messageUpdates: Number(rows!.upd),
+      messageHotUpdates: Number(rows!.hot),
+      walBytes: Number(cluster!.bytes),
+      walRecords: Number(cluster!.records),
+      statements,
+      commits: Number(cluster!.commits),
+    };
+  } finally {
+    await Promise.all([db.end({ timeout: 5 }), admin.end({ timeout: 5 })]);
+  }
+}
