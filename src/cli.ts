@@ -78,10 +78,9 @@ const DRIVER_FRAME = /node_modules[\\/](postgres|pg|pg-pool|pg-protocol)[\\/]/;
 function guardAgainstUncaughtErrors(stop: (reason: string, code: number) => void): void {
   const handle = (error: unknown, origin: string) => {
     const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    if (DRIVER_FRAME.test(stack) || isDatabaseUnavailable(error)) {
-      console.error(`${origin} in the database driver (connection dropped, serving on): ${stack}`);
-      return;
-    }
+    // A lost connection is expected during an outage: one line. A driver bug gets its stack.
+    if (isDatabaseUnavailable(error)) return void console.error(`${origin}, connection lost (serving on): ${(error as Error).message}`);
+    if (DRIVER_FRAME.test(stack)) return void console.error(`${origin} in the database driver (serving on): ${stack}`);
     console.error(`${origin}: ${stack}`);
     stop(`fatal ${origin}`, 1);
   };

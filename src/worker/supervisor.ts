@@ -51,7 +51,9 @@ export async function superviseRunner(options: Omit<RunnerOptions, "events" | "l
   let restarting: Promise<void> = Promise.resolve();
   /** Whether graphile-worker's own connections failed since the current runner started. */
   let engineSawOutage = false;
-  const logger = graphileLogger(deps, () => (engineSawOutage = true));
+  /** While a runner is being replaced, its shutdown complaints are expected and not logged. */
+  let replacing = false;
+  const logger = graphileLogger(deps, () => (engineSawOutage = true), () => replacing);
 
   const launch = async () => {
     const events = new EventEmitter();
@@ -99,6 +101,7 @@ export async function superviseRunner(options: Omit<RunnerOptions, "events" | "l
     const old = current;
     if (old.exited) return;
     old.replaced = true;
+    replacing = true;
     const stopped = old.runner.stop().then(
       () => true,
       (error: unknown) => {
@@ -113,6 +116,8 @@ export async function superviseRunner(options: Omit<RunnerOptions, "events" | "l
       void old.runner.kill().catch(() => {});
     }
     await relaunch(old.lockHolders);
+    replacing = false;
+    deps.log("delivery engine replaced");
   };
 
   deps.availability.onRecovered(() => {
@@ -160,14 +165,15 @@ async function isStalled(sql: Sql, lockHolders: string[], concurrency: number): 
 /**
  * graphile-worker's warnings and errors go to our log; its chatter does not,
  * and neither do its per-poll errors while the database is away (the outage
- * itself is logged once). `onOutageError` hears of each of the latter: any
+ * itself is logged once) nor the complaints of a runner being replaced. `onOutageError` hears of each of the latter: any
  * error it reports while the database is away.
  */
-function graphileLogger(deps: SupervisorDeps, onOutageError: () => void): Logger {
+function graphileLogger(deps: SupervisorDeps, onOutageError: () => void, replacing: () => boolean): Logger {
   return new Logger(() => (level, message, meta) => {
+    if (replacing()) return;
     // With the local queue, workers share a few connections; the pool-size warning assumes one each.
     if (message.includes("maxPoolSize")) return;
-    // A runner replaced after an outage finishes its last batches on a pool it has ended: those jobs are released.
+    // A replaced runner finishes its last batches on a pool it has ended: those jobs are released.
     if (message.includes("Cannot use a pool after calling end")) return;
     if (level !== "error" && level !== "warning") return;
     const error = (meta?.error ?? meta?.fatalError ?? new Error(message)) as unknown;
