@@ -8,6 +8,7 @@
  */
 import type { Context } from "hono";
 import { jsonOf, textOf } from "./body";
+import { isOwnParameterName } from "./request";
 import { badRequest } from "../domain/errors";
 import { MESSAGE_FILTER_FIELDS, type MessageFilter, type Order, type TimeRange } from "../domain/message-filter";
 
@@ -25,7 +26,7 @@ export function queryParams(c: Context, allowed: readonly string[]): Params {
   const params: Params = new Map();
   for (const [name, value] of new URL(c.req.url).searchParams) {
     const lower = name.toLowerCase();
-    if (lower === "qstash_token" || lower.startsWith("upstash-") || lower.startsWith("svc-")) continue;
+    if (isOwnParameterName(lower)) continue;
     add(params, name, value, allowed);
   }
   return params;

@@ -58,6 +58,11 @@ export function isOwnParameter(part: string): boolean {
   } catch {
     return false;
   }
+  return isOwnParameterName(lower);
+}
+
+/** Whether a (lower-case, decoded) query parameter name is Dispatch's own: the token, or configuration read as a header. */
+export function isOwnParameterName(lower: string): boolean {
   return lower === "qstash_token" || lower.startsWith("upstash-") || lower.startsWith("svc-");
 }
 
