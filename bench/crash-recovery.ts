@@ -10,7 +10,7 @@
 import postgres from "postgres";
 import { request } from "undici";
 import { loadConfig } from "../src/config";
-import { DELIVER_TASK } from "../src/domain/engine";
+import { DELIVER_TASK } from "../src/domain/delivery/schedule";
 import { cpuSnapshot, type CpuUse, cpuUseSince } from "./cpu";
 import { type DispatchProcess, startDispatch } from "./dispatch";
 import type { HeldArrivals } from "./receiver";

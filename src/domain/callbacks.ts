@@ -3,7 +3,7 @@
  * signed, retried and configured by the `Callback-*` / `Failure-Callback-*`
  * publish headers, whose body describes the source message and the response.
  */
-import type { Attempt, StoredMessage } from "./delivery";
+import type { Attempt, StoredMessage } from "./delivery/attempt";
 import { withoutHopHeaders } from "./hop-headers";
 import type { NewMessage } from "./messages";
 import { buildMessage } from "./publish";

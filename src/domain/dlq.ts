@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../db/client";
-import type { StoredMessage } from "./delivery";
+import type { StoredMessage } from "./delivery/attempt";
 import { type Dialect, PREFIX } from "./dialect";
 import { AppError, badRequest } from "./errors";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./message-filter";

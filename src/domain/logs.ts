@@ -5,7 +5,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../db/client";
-import type { StoredMessage } from "./delivery";
+import type { StoredMessage } from "./delivery/attempt";
 import { badRequest } from "./errors";
 import { findMessages } from "./messages";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./message-filter";

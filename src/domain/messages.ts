@@ -5,12 +5,12 @@
  * come through `insertMessages`.
  */
 import type { Tx } from "../db/client";
-import { addHandedJobs, ENGINE_HORIZON_MS } from "./engine";
+import { addHandedJobs, ENGINE_HORIZON_MS } from "./delivery/schedule";
 import { claimDeduplicationKeys } from "./deduplication";
 import { lockQueues, startQueuedMessages } from "./queues";
 import { bindWorkflowMessages } from "./workflows/binding";
 import type { WorkflowBinding } from "./workflows/protocol";
-import type { StoredMessage } from "./delivery";
+import type { StoredMessage } from "./delivery/attempt";
 import type { Dialect } from "./dialect";
 
 /** Why a message exists. */

@@ -9,7 +9,7 @@
  * row's lock, so every replica agrees; messages start in publish order (`seq`).
  */
 import type { Tx } from "../db/client";
-import { scheduleDeliveries } from "./engine";
+import { scheduleDeliveries } from "./delivery/schedule";
 import { AppError, badRequest } from "./errors";
 
 /** A queue as the API shows it. */

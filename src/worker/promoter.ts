@@ -3,7 +3,7 @@
  * attempts beyond the engine horizon get their jobs well before they are due.
  */
 import type { Sql } from "../db/client";
-import { promoteDueMessages } from "../domain/engine";
+import { promoteDueMessages } from "../domain/delivery/schedule";
 
 const INTERVAL_MS = 1000;
 const BATCH = 5000;

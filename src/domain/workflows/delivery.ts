@@ -5,7 +5,7 @@
  * its run.
  */
 import type { Tx } from "../../db/client";
-import type { Attempt, Outcome, StoredMessage } from "../delivery";
+import type { Attempt, Outcome, StoredMessage } from "../delivery/attempt";
 import { PREFIX } from "../dialect";
 import { NON_WORKFLOW_DESTINATION, SDK_VERSION_HEADER } from "./protocol";
 import { findRun, stepList } from "./runs";

@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
-import type { StoredMessage } from "../delivery";
+import type { StoredMessage } from "../delivery/attempt";
 import { AppError, badRequest } from "../errors";
 import { type TimeRange, withinRange } from "../message-filter";
 import { findMessages } from "../messages";

@@ -5,7 +5,7 @@
  */
 import type { Tx } from "../../db/client";
 import { cancelMessages } from "../cancel";
-import type { Attempt, Outcome, StoredMessage } from "../delivery";
+import type { Attempt, Outcome, StoredMessage } from "../delivery/attempt";
 import { newMessageId } from "../ids";
 import { insertMessages } from "../messages";
 import { buildMessage } from "../publish";

@@ -5,7 +5,7 @@
  * RUN_FAILED. Retrying the failure function re-sends a failed failure callback.
  */
 import type { Tx } from "../../db/client";
-import type { StoredMessage } from "../delivery";
+import type { StoredMessage } from "../delivery/attempt";
 import { AppError, badRequest } from "../errors";
 import { newMessageId } from "../ids";
 import { findMessages, insertMessages, type NewMessage } from "../messages";

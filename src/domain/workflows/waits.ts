@@ -6,7 +6,7 @@
 import type { Tx } from "../../db/client";
 import { type Dialect, PREFIX } from "../dialect";
 import { parseDuration } from "../duration";
-import { cancelWaitTimeout, scheduleWaitTimeout } from "../engine";
+import { cancelWaitTimeout, scheduleWaitTimeout } from "../delivery/schedule";
 import { badRequest } from "../errors";
 import { publishContinuation, type WorkflowSettings } from "./lifecycle";
 import { readWorkflowBinding } from "./protocol";

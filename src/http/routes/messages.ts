@@ -3,7 +3,7 @@
  * `DELETE /v2/messages` (compat-api.md §4).
  */
 import { Hono } from "hono";
-import type { StoredMessage } from "../../domain/delivery";
+import type { StoredMessage } from "../../domain/delivery/attempt";
 import { AppError } from "../../domain/errors";
 import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/cancel";
 import { findMessage } from "../../domain/messages";

@@ -7,8 +7,8 @@
 import type { Task } from "graphile-worker";
 import type { Sql } from "../../db/client";
 import type { HttpClient } from "../../delivery/http-client";
-import { attemptDelivery, decide, type StoredMessage } from "../../domain/delivery";
-import type { AttemptRecord } from "../../domain/delivery-outcome";
+import { attemptDelivery, decide, type StoredMessage } from "../../domain/delivery/attempt";
+import type { AttemptRecord } from "../../domain/delivery/outcome";
 import { yieldSlotIfPaused } from "../../domain/queues";
 import { detectNonWorkflowDestination, prepareDelivery } from "../../domain/workflows/delivery";
 import type { SigningKeys } from "../../domain/signing";

@@ -3,15 +3,15 @@
  * the dead letter queue, callbacks and failure callbacks — all in one
  * transaction, so a crash leaves either none or all of it.
  */
-import type { Tx } from "../db/client";
-import { scheduleDeliveries } from "./engine";
-import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "./callbacks";
-import type { Attempt, Outcome, StoredMessage } from "./delivery";
-import { newDlqId } from "./ids";
-import { insertMessages, type NewMessage } from "./messages";
-import type { PublishLimits } from "./publish-options";
-import { startQueuedMessages } from "./queues";
-import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "./workflows/lifecycle";
+import type { Tx } from "../../db/client";
+import { scheduleDeliveries } from "./schedule";
+import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "../callbacks";
+import type { Attempt, Outcome, StoredMessage } from "./attempt";
+import { newDlqId } from "../ids";
+import { insertMessages, type NewMessage } from "../messages";
+import type { PublishLimits } from "../publish-options";
+import { startQueuedMessages } from "../queues";
+import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "../workflows/lifecycle";
 
 /** Limits and windows that callback messages are made with. */
 export interface OutcomeSettings {

@@ -3,12 +3,12 @@
  * back, and the decision it leads to. Outcomes are values; only
  * infrastructure faults throw (ARCHITECTURE.md §4).
  */
-import type { HttpClient } from "../delivery/http-client";
-import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "./dialect";
-import { withoutHopHeaders } from "./hop-headers";
-import { retryDelayMs } from "./retry-policy";
-import { signRequest, type SigningKeys } from "./signing";
-import type { WorkflowCallType } from "./workflows/protocol";
+import type { HttpClient } from "../../delivery/http-client";
+import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "../dialect";
+import { withoutHopHeaders } from "../hop-headers";
+import { retryDelayMs } from "../retry-policy";
+import { signRequest, type SigningKeys } from "../signing";
+import type { WorkflowCallType } from "../workflows/protocol";
 
 /** The stored message as the worker reads it. */
 export interface StoredMessage {

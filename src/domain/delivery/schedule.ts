@@ -9,7 +9,7 @@
  * hands them over, so a large backlog of future messages never bloats the
  * engine's hot table (PERFORMANCE.md trap 3).
  */
-import type { Tx } from "../db/client";
+import type { Tx } from "../../db/client";
 
 /** Task that attempts one delivery of a message. */
 export const DELIVER_TASK = "deliver";
