@@ -10,7 +10,6 @@
 import postgres from "postgres";
 import { request } from "undici";
 import { loadConfig } from "../src/config";
-import { DELIVER_TASK } from "../src/domain/delivery/schedule";
 import { cpuSnapshot, type CpuUse, cpuUseSince } from "./cpu";
 import { type DispatchProcess, startDispatch } from "./dispatch";
 import type { HeldArrivals } from "./receiver";
@@ -40,7 +39,7 @@ export interface CrashRecovery {
   /** Messages resent before the SIGKILL (the held first attempt timed out): not a crash recovery. */
   resentBeforeKill: number;
   allowanceMs: number;
-  /** Whether every message reached a final state with no delivery job left, within `allowanceMs`. */
+  /** Whether every message reached a final state with no claim left, within `allowanceMs`. */
   settled: boolean;
   /** CPU from the SIGKILL until settled; the focus process is the survivor. */
   cpu: CpuUse;
@@ -134,17 +133,18 @@ async function publish(dispatch: DispatchProcess, destination: string, seq: numb
 
 /**
  * Waits until all `messages` of the database are in a final state and no
- * delivery job is left (so no further arrival can come), or `deadline` passes.
+ * claim is left (so no attempt is in flight and no further arrival can come),
+ * or `deadline` passes.
  */
 async function waitUntilSettled(databaseUrl: string, messages: number, deadline: number): Promise<boolean> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     for (;;) {
-      const [row] = await sql<{ final: number; jobs: number }[]>`
+      const [row] = await sql<{ final: number; claims: number }[]>`
         select
           (select count(*)::int from dispatch.messages where state in ('DELIVERED', 'FAILED', 'CANCELED')) as final,
-          (select count(*)::int from graphile_worker.jobs where task_identifier = ${DELIVER_TASK}) as jobs`;
-      if (row!.final >= messages && row!.jobs === 0) return true;
+          (select count(*)::int from dispatch.claims) as claims`;
+      if (row!.final >= messages && row!.claims === 0) return true;
       if (Date.now() >= deadline) return false;
       await sleep(100);
     }

@@ -83,16 +83,18 @@ describe("crash recovery", () => {
     await first.kill();
     const killedAt = Date.now();
     expect(first.child.signalCode).toBe("SIGKILL");
-    // Nothing was recorded for the interrupted attempt, and its job is still locked by a lock
-    // holder the dead process registered: only the liveness sweep can release it.
+    // Nothing was recorded for the interrupted attempt, and the message is still claimed by a
+    // worker the dead process registered: only the liveness sweep can put it back.
     expect(await stateOf(messageId)).toBe("CREATED");
     const sql = dispatch!.service.sql;
-    const locks = await sql<{ locked_by: string | null; registered: boolean }[]>`
-      select j.locked_by, exists (select 1 from dispatch.workers w where w.id = j.locked_by) as registered
-      from graphile_worker.jobs j where j.task_identifier = 'deliver'`;
-    expect(locks).toHaveLength(1);
-    expect(locks[0]!.locked_by).toBeTruthy();
-    expect(locks[0]!.registered).toBe(true);
+    const claims = await sql<{ messageIds: string[]; registered: boolean; due: Date | null }[]>`
+      select c.message_ids as "messageIds", exists (select 1 from dispatch.workers w where w.id = c.worker_id) as registered,
+        (select due_at from dispatch.messages where id = ${messageId}) as due
+      from dispatch.claims c`;
+    expect(claims).toHaveLength(1);
+    expect(claims[0]!.messageIds).toEqual([messageId]);
+    expect(claims[0]!.registered).toBe(true);
+    expect(claims[0]!.due).toBeNull();
 
     const second = await startWorker();
     const requests = await receiver!.waitFor(2, 30_000).catch((error: Error) => {
@@ -113,10 +115,12 @@ describe("crash recovery", () => {
     const states = events.map((event) => event.state);
     expect(states.at(-1)).toBe("DELIVERED");
     expect(states.filter((state) => state === "DELIVERED")).toHaveLength(1);
-    // The job is done: no delivery job is left in graphile-worker's queue (this database has one message).
-    const [jobs] = await sql<{ count: number }[]>`
-      select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
-    expect(jobs!.count).toBe(0);
+    // The work is done: the message is off the work list and its claims are dropped (the live worker's
+    // at its next heartbeat).
+    const claimCount = async () => (await sql<{ n: number }[]>`select count(*)::int as n from dispatch.claims`)[0]!.n;
+    await eventually(async () => (await claimCount()) === 0, async () => `${await claimCount()} claims left`);
+    const [due] = await sql<{ dueAt: Date | null }[]>`select due_at as "dueAt" from dispatch.messages where id = ${messageId}`;
+    expect(due!.dueAt).toBeNull();
     console.log(`crash recovery: redelivered ${recoveredAfterMs} ms after the SIGKILL (events: ${states.join(" → ")})`);
   }, 90_000);
 
@@ -145,7 +149,7 @@ describe("crash recovery", () => {
       async () => (await Promise.all(ids.map(stateOf))).every((state) => state === "DELIVERED"),
       async () =>
         `states ${(await Promise.all(ids.map(stateOf))).join(",")} jobs ${JSON.stringify(
-          await dispatch!.service.sql`select id, locked_by, locked_at, attempts, run_at, last_error, now() from graphile_worker.jobs`,
+          await dispatch!.service.sql`select id, worker_id, message_ids, claimed_at, now() from dispatch.claims`,
         )} workers ${JSON.stringify(await dispatch!.service.sql`select * from dispatch.workers`)}\nsurvivor:\n${survivor.output()}`,
       30_000,
     );
@@ -153,9 +157,9 @@ describe("crash recovery", () => {
     // Each message arrived exactly twice: once to the killed worker, once from the survivor.
     expect(receiver!.requests).toHaveLength(12);
     const sql = dispatch!.service.sql;
-    const [jobs] = await sql<{ count: number }[]>`
-      select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
-    expect(jobs!.count).toBe(0);
+    const [pending] = await sql<{ count: number }[]>`
+      select count(*)::int as count from dispatch.messages where id = any(${ids}::text[]) and due_at is not null`;
+    expect(pending!.count).toBe(0);
     console.log(`two workers: the survivor delivered all ${ids.length} messages ${redeliveredAfterMs} ms after the SIGKILL`);
   }, 90_000);
 

@@ -152,7 +152,7 @@ describe("Postgres restarts under load", () => {
     try {
       // Generous: on a busy machine the engine watchdog may have to replace a stalled runner first (~25 s).
       await waitUntil(
-        async () => (await pendingCount(sql)) === 0 && (await jobCount(sql)) === 0,
+        async () => (await pendingCount(sql)) === 0 && (await claimCount(sql)) === 0,
         async () => `${await engineState(sql)}\n${dispatch.output().slice(-5000)}`,
         60_000,
       );
@@ -214,20 +214,19 @@ async function pendingCount(sql: Sql): Promise<number> {
   return row!.count;
 }
 
-async function jobCount(sql: Sql): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`
-    select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
+async function claimCount(sql: Sql): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`select count(*)::int as count from dispatch.claims`;
   return row!.count;
 }
 
-/** Pending messages, jobs by lock and the app's connections: what a stuck engine looks like. */
+/** Pending messages, claims by worker and the app's connections: what a stuck engine looks like. */
 async function engineState(sql: Sql): Promise<string> {
   const jobs = await sql`
-    select locked_by, attempts, run_at < now() as due, count(*)::int from graphile_worker.jobs group by 1, 2, 3`;
+    select worker_id, cardinality(message_ids) as messages, claimed_at, count(*)::int from dispatch.claims group by 1, 2, 3`;
   const connections = await sql`
     select application_name as app, state, left(query, 60) as query, count(*)::int
     from pg_stat_activity where datname = current_database() group by 1, 2, 3`;
-  return `pending ${await pendingCount(sql)}, jobs ${JSON.stringify(jobs)}, connections ${JSON.stringify(connections)}`;
+  return `pending ${await pendingCount(sql)}, claims ${JSON.stringify(jobs)}, connections ${JSON.stringify(connections)}`;
 }
 
 async function waitUntil(check: () => Promise<boolean>, describe: () => Promise<string>, timeoutMs = 30_000) {

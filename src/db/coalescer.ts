@@ -1,7 +1,8 @@
 /**
  * Group commit for the app: concurrent callers' items are written together,
- * in one transaction, so one commit (and one NOTIFY) serves many requests
- * (PERFORMANCE.md trap 1).
+ * in one transaction (or one autocommit statement, when the writer needs no
+ * more), so one commit (and one NOTIFY) serves many requests (PERFORMANCE.md
+ * trap 1).
  *
  * There is no fixed linger: an item submitted while no batch is running is
  * written at once; items arriving while `maxConcurrent` batches are in flight
@@ -28,7 +29,12 @@ export class Coalescer<I, O> {
   constructor(
     private readonly sql: Sql,
     private readonly write: BatchWriter<I, O>,
-    private readonly options: { maxBatch: number; maxConcurrent: number },
+    private readonly options: {
+      maxBatch: number;
+      maxConcurrent: number;
+      /** Whether a batch needs a transaction; one that the writer stores in a single statement does not. */
+      transactional?: (items: I[]) => boolean;
+    },
   ) {}
 
   /** Writes `item` with whatever else is waiting; resolves after the commit. */
@@ -52,8 +58,10 @@ export class Coalescer<I, O> {
 
   private async run(batch: Pending<I, O>[]): Promise<void> {
     try {
+      const items = batch.map((p) => p.item);
       const results: O[] = [];
-      await this.sql.begin(async (tx) => void results.push(...(await this.write(tx, batch.map((p) => p.item)))));
+      if (this.options.transactional?.(items) === false) results.push(...(await this.write(this.sql, items)));
+      else await this.sql.begin(async (tx) => void results.push(...(await this.write(tx, items))));
       batch.forEach((pending, i) => pending.resolve(results[i]!));
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);

@@ -24,6 +24,8 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 
+import { type Dialect, type WorkflowCallType } from "./vocabulary";
+
 export const dispatch = pgSchema("dispatch");
 
 const bytea = customType<{ data: Buffer }>({ dataType: () => "bytea" });
@@ -41,7 +43,7 @@ export const messages = dispatch.table(
     /** Publish order: queues deliver in this order, cursors page by it. */
     seq: bigint("seq", { mode: "number" }).notNull().generatedAlwaysAsIdentity(),
     /** Header dialect the message was published in: `svc` (native) or `upstash` (compat). */
-    dialect: text("dialect").notNull(),
+    dialect: text("dialect").$type<Dialect>().notNull(),
     state: text("state").$type<MessageState>().notNull().default("CREATED"),
     /** Why the message exists: a publish, a callback or a failure callback of another message. */
     origin: text("origin").notNull().default("publish"),
@@ -58,7 +60,7 @@ export const messages = dispatch.table(
     api: text("api"),
     /** The workflow run the message belongs to, and its role in it (workflow-protocol.md §2.1). */
     workflowRunPk: bigint("workflow_run_pk", { mode: "number" }),
-    workflowCallType: text("workflow_call_type"),
+    workflowCallType: text("workflow_call_type").$type<WorkflowCallType>(),
     method: text("method").notNull(),
     /** Headers sent to the destination (forwarded headers, canonical names). */
     headers: jsonb("headers").$type<Record<string, string>>().notNull(),
@@ -81,11 +83,20 @@ export const messages = dispatch.table(
     notBefore: timestamptz("not_before").notNull(),
     nextDeliveryAt: timestamptz("next_delivery_at").notNull(),
     /**
-     * Whether the engine holds a job for the next attempt. Attempts due beyond
-     * the engine horizon wait here and are handed over shortly before they are
-     * due, keeping graphile-worker's table small (PERFORMANCE.md trap 3).
+     * When a worker may claim the next attempt. Null while an attempt is in
+     * flight, while a queued message waits for a slot, and once the message is
+     * finished: the engine's work list is the index on this column.
      */
-    jobScheduled: boolean("job_scheduled").notNull().default(false),
+    dueAt: timestamptz("due_at"),
+    /** The claim (`dispatch.claims`) of the latest attempt; an outcome is recorded only under it. */
+    claimId: bigint("claim_id", { mode: "number" }),
+    /**
+     * The queue while the message is pending in it (waiting for or holding a
+     * slot); null once finished and for unqueued messages. Queue scans use it
+     * instead of `state`, so that no index depends on `state` and finishing an
+     * unqueued message is a HOT update.
+     */
+    pendingQueue: text("pending_queue"),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     completedAt: timestamptz("completed_at"),
   },
@@ -99,14 +110,16 @@ export const messages = dispatch.table(
     ),
     index("messages_created_at_idx").on(t.createdAt),
     uniqueIndex("messages_seq_idx").on(t.seq),
-    index("messages_awaiting_job_idx")
-      .on(t.nextDeliveryAt)
-      .where(
-        sql`${t.state} in ('CREATED','RETRY') and not ${t.jobScheduled} and (${t.queueName} is null or ${t.queueStarted})`,
-      ),
-    index("messages_queue_pending_idx")
-      .on(t.queueName, t.seq)
-      .where(sql`${t.queueName} is not null and ${t.state} in ('CREATED','RETRY')`),
+    check("messages_due_check", sql`${t.dueAt} is null or ${t.state} in ('CREATED','RETRY')`),
+    check(
+      "messages_pending_queue_check",
+      sql`${t.pendingQueue} is null or (${t.pendingQueue} = ${t.queueName} and ${t.state} in ('CREATED','RETRY'))`,
+    ),
+    // No index may name `state` or `completed_at`: the delivered update must stay HOT.
+    index("messages_due_idx").on(t.dueAt).where(sql`${t.dueAt} is not null`),
+    index("messages_pending_queue_idx")
+      .on(t.pendingQueue, t.queueStarted, t.seq)
+      .where(sql`${t.pendingQueue} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
     index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
   ],
@@ -167,6 +180,18 @@ export const settings = dispatch.table("settings", {
   key: text("key").primaryKey(),
   value: jsonb("value").notNull(),
   updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+});
+
+/**
+ * Attempts in flight, one row per claim (a batch of messages a worker took).
+ * A claim lives while its worker beats its heartbeat in `dispatch.workers`;
+ * the claims of a dead worker are swept and their messages become due again.
+ */
+export const claims = dispatch.table("claims", {
+  id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+  workerId: text("worker_id").notNull(),
+  messageIds: text("message_ids").array().notNull(),
+  claimedAt: timestamptz("claimed_at").notNull().default(sql`now()`),
 });
 
 /** Liveness of the engine's lock holders, so the jobs of a dead process are released. */

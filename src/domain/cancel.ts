@@ -25,12 +25,12 @@ export async function cancelSelected(tx: Tx, selection: CancelSelection): Promis
 
 /**
  * Cancels a message that has not finished: CANCEL_REQUESTED then CANCELED.
- * Its pending job finds it cancelled and sends nothing; an attempt already in
+ * It leaves the work list, so nothing more is sent; an attempt already in
  * flight may still land (compat-api.md §3.2). Returns how many were cancelled.
  */
 export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
   const cancelled = await tx<{ id: string; queueName: string | null }[]>`
-    update dispatch.messages set state = 'CANCELED', completed_at = now()
+    update dispatch.messages set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null
     where id = any(${ids}::text[]) and state in ('CREATED', 'RETRY')
     returning id, queue_name as "queueName"`;
   if (cancelled.length === 0) return 0;

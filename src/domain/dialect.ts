@@ -4,8 +4,10 @@
  * Dispatch adds to its outgoing requests uses that dialect's prefix.
  */
 
+import type { Dialect } from "../db/vocabulary";
+
 /** `svc` is the native dialect, `upstash` the compatibility dialect. */
-export type Dialect = "svc" | "upstash";
+export type { Dialect };
 
 /** Header prefix of each dialect, in canonical case. */
 export const PREFIX: Record<Dialect, string> = { svc: "Svc-", upstash: "Upstash-" };

@@ -1,7 +1,8 @@
 /**
  * The publish path's write side: messages of concurrent requests share one
- * transaction and one `add_jobs` call (PERFORMANCE.md trap 1). A 2xx still
- * means committed: each request's promise resolves after its batch commits.
+ * statement — or one transaction when some need a deduplication window, a
+ * workflow run or a queue — and one NOTIFY (PERFORMANCE.md trap 1). A 2xx
+ * still means committed: each request's promise resolves after its batch commits.
  */
 import { Coalescer } from "../db/coalescer";
 import type { Sql } from "../db/client";
@@ -20,6 +21,7 @@ export class Publisher {
       maxBatch: 500,
       // Several batches in flight let Postgres group their commits.
       maxConcurrent: 8,
+      transactional: (groups) => groups.some((group) => group.some(needsTransaction)),
     });
   }
 
@@ -27,6 +29,14 @@ export class Publisher {
   publish(requests: PublishRequest[]): Promise<PublishResponse[]> {
     return publish(this.sql, requests, this.settings, (messages) => this.coalescer.submit(messages));
   }
+}
+
+/**
+ * Whether storing the message takes more than the one insert statement: a
+ * deduplication window to claim, a workflow run to bind, a queue to lock.
+ */
+function needsTransaction(message: NewMessage): boolean {
+  return message.deduplicationKey !== null || message.workflow !== null || message.queueName !== null;
 }
 
 /** Stores several requests' messages with one `insertMessages`, splitting the results back. */

@@ -2,14 +2,16 @@
  * Queues: ordered delivery with bounded parallelism, across any number of
  * worker processes (interface.md "Queue", compat-api.md §3.2, §6).
  *
- * A queued message gets no delivery job when it is stored. It is *started*
- * — given a job — only while its queue is active and fewer than
+ * A queued message is not on the engine's work list when it is stored. It
+ * is *started* — made due — only while its queue is active and fewer than
  * `parallelism` of its messages are started and unfinished; started messages
  * keep their slot through their retries. Starting happens under the queue
- * row's lock, so every replica agrees; messages start in publish order (`seq`).
+ * row's lock, so every replica agrees; messages start in publish order
+ * (`seq`). The claim passes over the messages of a paused queue: they keep
+ * their slot and are sent, first in line, once it resumes.
  */
 import type { Tx } from "../db/client";
-import { scheduleDeliveries } from "./delivery/schedule";
+import { startQueuedMessageRows } from "../db/queries/start-queued-messages";
 import { AppError, badRequest } from "./errors";
 
 /** A queue as the API shows it. */
@@ -41,41 +43,12 @@ export async function lockQueues(tx: Tx, names: string[]): Promise<void> {
   await tx`select name from dispatch.queues where name = any(${sorted}::text[]) order by name for update`;
 }
 
-/**
- * Starts as many waiting messages of `queueName` as its free slots allow.
- * Waiting messages locked by another transaction (a cancel) are skipped.
- */
+/** Starts as many waiting messages of `queueName` as its free slots allow (none while paused). */
 export async function startQueuedMessages(tx: Tx, queueName: string): Promise<void> {
   const [queue] = await tx<{ parallelism: number; paused: boolean }[]>`
     select parallelism, paused from dispatch.queues where name = ${queueName} for update`;
   if (!queue || queue.paused) return;
-  const started = await tx<{ id: string }[]>`
-    with busy as (
-      select count(*) as n from dispatch.messages
-      where queue_name = ${queueName} and state in ('CREATED', 'RETRY') and queue_started),
-    next as (
-      select id from dispatch.messages
-      where queue_name = ${queueName} and state in ('CREATED', 'RETRY') and not queue_started
-      order by seq
-      limit greatest(0, ${queue.parallelism} - (select n from busy))
-      for update skip locked)
-    update dispatch.messages m set queue_started = true, next_delivery_at = greatest(m.next_delivery_at, now())
-    from next where m.id = next.id
-    returning m.id`;
-  await scheduleDeliveries(tx, started.map((row) => row.id));
-}
-
-/**
- * Called before an attempt of a started message: if its queue is paused, the
- * message gives its slot back (it starts again, first in line, on resume) and
- * true is returned. The queue row lock orders this against a concurrent resume.
- */
-export async function yieldSlotIfPaused(tx: Tx, messageId: string, queueName: string): Promise<boolean> {
-  const [queue] = await tx<{ paused: boolean }[]>`
-    select paused from dispatch.queues where name = ${queueName} for update`;
-  if (!queue?.paused) return false;
-  await tx`update dispatch.messages set queue_started = false where id = ${messageId} and state in ('CREATED', 'RETRY')`;
-  return true;
+  await startQueuedMessageRows(tx, queueName, queue.parallelism);
 }
 
 /** Creates or updates a queue; a lower parallelism lets started messages finish. */
@@ -98,8 +71,7 @@ export async function setQueuePaused(tx: Tx, name: string, paused: boolean): Pro
 export async function listQueues(tx: Tx, name?: string): Promise<Queue[]> {
   return tx<Queue[]>`
     select q.name, q.parallelism, q.paused, q.created_at as "createdAt", q.updated_at as "updatedAt",
-      (select count(*)::int from dispatch.messages m
-       where m.queue_name = q.name and m.state in ('CREATED', 'RETRY')) as lag
+      (select count(*)::int from dispatch.messages m where m.pending_queue = q.name) as lag
     from dispatch.queues q
     where ${name === undefined ? tx`true` : tx`q.name = ${name}`}
     order by q.name`;

@@ -43,10 +43,14 @@ export async function ensureSigningKeys(sql: Sql, configured: SigningKeys | null
       insert into dispatch.settings (key, value) values ('signing_keys', ${sql.json({ ...configured })})
       on conflict (key) do update set value = excluded.value, updated_at = now()
       where dispatch.settings.value is distinct from excluded.value`;
+    await sql`select pg_notify(${KEYS_CHANNEL}, '')`;
     return configured;
   }
   return readOrCreate(sql, "signing_keys", () => ({ current: newSigningKey(), next: newSigningKey() }));
 }
+
+/** Channel notified when the signing keys change (workers cache them). */
+export const KEYS_CHANNEL = "dispatch_signing_keys";
 
 /** Reads the signing keys in force (they change on rotation). */
 export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
@@ -75,5 +79,6 @@ export async function rotateSigningKeys(tx: Tx, configured: boolean): Promise<Si
   if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
   const keys: SigningKeys = { current: row.value.next, next: newSigningKey() };
   await tx`update dispatch.settings set value = ${tx.json({ ...keys })}, updated_at = now() where key = 'signing_keys'`;
+  await tx`select pg_notify(${KEYS_CHANNEL}, '')`;
   return keys;
 }

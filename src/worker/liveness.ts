@@ -1,9 +1,11 @@
 /**
- * Crash recovery for the engine (PERFORMANCE.md trap 4). Open-source
- * graphile-worker releases a dead worker's locked jobs only after 4 hours, so
- * every worker process registers the ids its jobs are locked under and beats
- * a heartbeat; any worker process sweeps jobs locked by ids whose heartbeat
- * stopped and unlocks them with `graphile_worker.force_unlock_workers`.
+ * Crash recovery for the engine (PERFORMANCE.md trap 4). Every worker process
+ * registers the ids its claims (and graphile-worker's jobs) are held under
+ * and beats a heartbeat; any worker process sweeps what is held by ids whose
+ * heartbeat stopped: their claims' messages become due again
+ * (`sweep-claims.ts`), and their timed jobs are unlocked with
+ * `graphile_worker.force_unlock_workers` (open-source graphile-worker would
+ * release them only after 4 hours).
  *
  * Duplicates are bounded by this: a live process loses its jobs only if it
  * cannot beat for `deadAfterMs` (a stalled event loop, or a database it cannot
@@ -14,6 +16,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Sql } from "../db/client";
+import { sweepDeadClaims } from "../db/queries/sweep-claims";
 
 /** Heartbeat and sweep of one worker process. */
 export class Liveness {
@@ -29,6 +32,8 @@ export class Liveness {
     private readonly intervalMs: number,
     private readonly deadAfterMs: number,
     private readonly onError: (error: unknown) => void,
+    /** Runs after each successful beat (the recorder drops finished claims). */
+    private readonly onBeat: () => Promise<void> = async () => {},
   ) {}
 
   /** Records `lockHolderId` (a worker pool or worker id) as belonging to this process. */
@@ -66,7 +71,10 @@ export class Liveness {
       throw error;
     }
     this.beatingSince ??= Date.now();
-    if (Date.now() - this.beatingSince >= this.deadAfterMs) await sweepDeadWorkers(this.sql, this.deadAfterMs);
+    await this.onBeat();
+    if (Date.now() - this.beatingSince < this.deadAfterMs) return;
+    await sweepDeadClaims(this.sql, this.deadAfterMs);
+    await sweepDeadWorkers(this.sql, this.deadAfterMs);
   }
 
   /**

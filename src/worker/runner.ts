@@ -1,26 +1,22 @@
 /**
- * The worker role: graphile-worker running Dispatch's tasks (supervised, so a
- * database outage cannot stop it for good), plus the liveness heartbeat that
- * lets other processes recover this one's jobs.
+ * The worker role: the delivery engine's claim loop, graphile-worker for
+ * timed jobs (workflow wait timeouts, maintenance; supervised, so a database
+ * outage cannot stop it for good), and the liveness heartbeat that lets other
+ * processes recover this one's claims and jobs.
  */
 import type { Config } from "../config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { HttpClient } from "../delivery/http-client";
-import { BatchLoader } from "../db/batch-loader";
-import { Coalescer } from "../db/coalescer";
 import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
-import type { StoredMessage } from "../domain/delivery/attempt";
-import { type AttemptRecord, recordOutcomes } from "../domain/delivery/outcome";
-import { DELIVER_TASK, WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
-import { findMessages } from "../domain/messages";
+import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { fireWaitTimeout } from "../domain/workflows/waits";
-import { readSigningKeys } from "../domain/settings";
-import type { SigningKeys } from "../domain/signing";
+import { SigningKeyCache } from "../domain/signing-key-cache";
+import { Claimer } from "./claimer";
+import { deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";
-import { startPromoter } from "./promoter";
+import { Recorder } from "./recorder";
 import { superviseRunner } from "./supervisor";
-import { deliverTask } from "./tasks/deliver";
 
 /** A running worker. */
 export interface WorkerHandle {
@@ -38,51 +34,56 @@ export interface WorkerDeps {
 }
 
 const MAINTENANCE_TASK = "maintenance";
+/** graphile-worker runs only timed jobs now: a few at once is plenty. */
+const TIMED_JOB_CONCURRENCY = 4;
+/** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
+const STOP_GRACE_MS = 5000;
 
-/** Starts graphile-worker with Dispatch's tasks and the liveness heartbeat. */
+/** Starts the claim loop, graphile-worker with Dispatch's timed tasks, and the liveness heartbeat. */
 export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const { config, sql, availability } = deps;
   // An outage is logged once by `availability`; anything else is logged as it comes.
   const onError = (error: unknown) => void (availability.failed(error) || deps.log(`worker: ${(error as Error).message}`));
-  const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError);
-  const messages = new BatchLoader<string, StoredMessage>(
-    async (ids) => new Map((await findMessages(sql, ids)).map((message) => [message.id, message])),
-  );
   const outcomeSettings = { limits: config, deduplicationWindowMs: config.deduplicationWindowMs };
-  const outcomes = new Coalescer<AttemptRecord, void>(
-    sql,
-    (tx, records) => recordOutcomes(tx, records, outcomeSettings),
-    { maxBatch: 500, maxConcurrent: 4 },
+  const recorder = new Recorder(sql, availability, outcomeSettings, deps.log);
+  const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
+    recorder.flushReleased(),
   );
-  const runner = await superviseRunner(
-    {
-      connectionString: deps.databaseUrl,
-      concurrency: config.workerConcurrency,
-      maxPoolSize: 10,
-      noHandleSignals: true,
-      preset: {
-        worker: {
-          // Poll often: a due delayed job is otherwise found only by polling (PERFORMANCE.md trap 2).
-          pollInterval: config.pollIntervalMs,
-          // Fetch and complete jobs in batches (PERFORMANCE.md, "same with localQueue").
-          localQueue: { size: config.workerConcurrency * 2 },
-          completeJobBatchDelay: 5,
-          failJobBatchDelay: 5,
-        },
-      },
-      taskList: {
-        [DELIVER_TASK]: deliverTask({
+  const keys = new SigningKeyCache(sql);
+  await keys.start();
+  const shutdown = new AbortController();
+  const claimer = new Claimer({
+    sql,
+    availability,
+    recorder,
+    attempt: (message) =>
+      deliverClaimed(
+        {
           sql,
           http: deps.http,
-          // A delivery waits out an outage rather than fail its job: reading is cheap to
-          // repeat, and recording must not be lost once the destination has the message.
-          loadMessage: (id) => availability.retrying(() => messages.get(id)),
-          recordOutcome: (record) => availability.retrying(() => outcomes.submit(record)),
-          signingKeys: cachedSigningKeys(sql),
+          signingKeys: () => keys.get(),
+          retrying: (operation) => availability.retrying(operation),
           defaultTimeoutMs: config.defaultTimeoutMs,
           retryDelayScale: config.retryDelayScale,
           llmApiKey: config.llmApiKey,
-        }),
+          shutdown: shutdown.signal,
+        },
+        message,
+      ),
+    workerId: `${liveness.processId}:claims`,
+    concurrency: config.workerConcurrency,
+    pollIntervalMs: config.pollIntervalMs,
+    log: deps.log,
+  });
+  await liveness.register(`${liveness.processId}:claims`);
+  const runner = await superviseRunner(
+    {
+      connectionString: deps.databaseUrl,
+      concurrency: TIMED_JOB_CONCURRENCY,
+      maxPoolSize: 4,
+      noHandleSignals: true,
+      preset: { worker: { pollInterval: config.pollIntervalMs } },
+      taskList: {
         [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
         [WAIT_TIMEOUT_TASK]: async (payload) => {
           const { waiterId } = payload as { waiterId: number };
@@ -94,22 +95,16 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     { sql, availability, liveness, log: deps.log },
   );
   liveness.start();
-  const stopPromoter = startPromoter(sql, onError);
+  await claimer.start();
   return {
     async stop() {
-      await stopPromoter();
+      const grace = setTimeout(() => shutdown.abort(), STOP_GRACE_MS);
+      await claimer.stop();
+      clearTimeout(grace);
+      await recorder.flushReleased().catch(onError);
+      await keys.stop();
       await runner.stop();
       await liveness.stop();
     },
-  };
-}
-
-/** Signing keys, re-read at most once a second so a rotation reaches every worker quickly. */
-function cachedSigningKeys(sql: Sql): () => Promise<SigningKeys> {
-  let cached: { keys: SigningKeys; at: number } | null = null;
-  return async () => {
-    if (cached && Date.now() - cached.at < 1000) return cached.keys;
-    cached = { keys: await readSigningKeys(sql), at: Date.now() };
-    return cached.keys;
   };
 }

@@ -3,6 +3,7 @@
  * back, and the decision it leads to. Outcomes are values; only
  * infrastructure faults throw (ARCHITECTURE.md §4).
  */
+import type { MessageRow } from "../../db/message-columns";
 import type { HttpClient } from "../../delivery/http-client";
 import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "../dialect";
 import { withoutHopHeaders } from "../hop-headers";
@@ -10,39 +11,8 @@ import { retryDelayMs } from "../retry-policy";
 import { signRequest, type SigningKeys } from "../signing";
 import type { WorkflowCallType } from "../workflows/protocol";
 
-/** The stored message as the worker reads it. */
-export interface StoredMessage {
-  id: string;
-  dialect: Dialect;
-  state: string;
-  origin: string;
-  url: string;
-  topicName: string | null;
-  endpointName: string | null;
-  queueName: string | null;
-  method: string;
-  headers: Record<string, string>;
-  contentType: string | null;
-  body: Buffer;
-  timeoutMs: number | null;
-  maxRetries: number;
-  retried: number;
-  retryDelayExpression: string | null;
-  callback: string | null;
-  callbackHeaders: Record<string, string> | null;
-  failureCallback: string | null;
-  failureCallbackHeaders: Record<string, string> | null;
-  labels: string[] | null;
-  scheduleId: string | null;
-  callerIp: string | null;
-  notBefore: Date;
-  nextDeliveryAt: Date;
-  createdAt: Date;
-  deduplicationId: string | null;
-  api: string | null;
-  workflowRunPk: number | null;
-  workflowCallType: WorkflowCallType | null;
-}
+/** The stored message as the worker and the API read it. */
+export type StoredMessage = MessageRow;
 
 /** What one attempt produced: a response (any status) or an error before one. */
 export type Attempt =

@@ -4,7 +4,6 @@
  * transaction, so a crash leaves either none or all of it.
  */
 import type { Tx } from "../../db/client";
-import { scheduleDeliveries } from "./schedule";
 import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "../callbacks";
 import type { Attempt, Outcome, StoredMessage } from "./attempt";
 import { newDlqId } from "../ids";
@@ -27,42 +26,45 @@ export interface AttemptRecord {
 }
 
 /**
- * Records finished attempts (many at once: the worker batches them). The
- * message rows are locked and re-read: if a cancel (or another worker)
- * changed one meanwhile, only its attempt's events are kept — the in-flight
- * attempt may land, nothing new starts.
+ * Whether an outcome takes the one-statement path (`record-delivered.ts`):
+ * delivered, not queued, no callback and not a failure function. Everything
+ * else is recorded by `recordOutcomes`.
  */
-export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<void[]> {
+export function isPlainDelivery({ message, outcome }: AttemptRecord): boolean {
+  return (
+    outcome.kind === "delivered" &&
+    message.queueName === null &&
+    message.workflowCallType !== "failureCall" &&
+    !callbackDue(message, true)
+  );
+}
+
+/**
+ * Records finished attempts in the caller's transaction (many at once: the
+ * worker batches them). The message rows are locked and re-read: one that a
+ * cancel (or a redelivery after a sweep) changed meanwhile keeps only its
+ * attempt's events — the in-flight attempt may land, nothing new starts.
+ */
+export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<void> {
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
-  const rows = await tx<{ id: string; state: string; retried: number }[]>`
-    select id, state, retried from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
+  const rows = await tx<{ id: string; state: string; claimId: number | null }[]>`
+    select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
   const current = new Map(rows.map((row) => [row.id, row]));
   await insertAttemptEvents(tx, records);
   const claimed = new Set<string>();
-  const live = records.filter(({ message }) => {
-    const row = current.get(message.id);
-    const fresh = row && (row.state === "CREATED" || row.state === "RETRY") && row.retried === message.retried;
-    if (!fresh || claimed.has(message.id)) return false;
-    claimed.add(message.id);
-    return true;
-  });
-  // The common case — delivered, no queue, no callback, no failure function — is one statement for the batch.
-  const plain = live.filter(
-    ({ message, outcome }) =>
-      outcome.kind === "delivered" &&
-      message.queueName === null &&
-      message.workflowCallType !== "failureCall" &&
-      !callbackDue(message, true),
-  );
-  await markDelivered(tx, plain.map((r) => r.message.id));
-  for (const record of live) if (!plain.includes(record)) await finish(tx, record, settings);
-  return records.map(() => undefined);
+  for (const record of records) {
+    const row = current.get(record.message.id);
+    const fresh = row && (row.state === "CREATED" || row.state === "RETRY") && row.claimId === record.message.claimId;
+    if (!fresh || claimed.has(record.message.id)) continue;
+    claimed.add(record.message.id);
+    await finish(tx, record, settings);
+  }
 }
 
 async function finish(tx: Tx, { message, attempt, outcome }: AttemptRecord, settings: OutcomeSettings): Promise<void> {
   const final = outcome.kind !== "retry";
   const extra = await workflowCallbackFields(tx, message, final);
-  if (outcome.kind === "delivered") await markDelivered(tx, [message.id]);
+  if (outcome.kind === "delivered") await markDelivered(tx, message.id);
   else if (outcome.kind === "retry") await scheduleRetry(tx, message, outcome.delayMs);
   else await markFailed(tx, message, attempt, outcome.error, settings, extra);
   await recordFailureFunction(tx, message, attempt, outcome);
@@ -77,43 +79,44 @@ async function finish(tx: Tx, { message, attempt, outcome }: AttemptRecord, sett
 async function insertAttemptEvents(tx: Tx, records: AttemptRecord[]): Promise<void> {
   const events = records.flatMap(({ message, attempt, outcome }) => {
     const response = attempt.kind === "response" ? attempt : null;
-    const active = { messageId: message.id, state: "ACTIVE", at: attempt.startedAt.toISOString() };
-    const result =
-      outcome.kind === "delivered"
-        ? { messageId: message.id, state: "DELIVERED", status: response?.status ?? null }
-        : {
-            messageId: message.id,
-            state: "ERROR",
-            error: outcome.error,
-            status: response?.status ?? null,
-            headers: response?.headers ?? null,
-            body: response?.body.toString("base64") ?? null,
-          };
+    const active = { id: message.id, state: "ACTIVE", at: attempt.startedAt.toISOString(), error: null, status: null, headers: null, body: null };
+    const delivered = outcome.kind === "delivered";
+    const result = {
+      id: message.id,
+      state: delivered ? "DELIVERED" : "ERROR",
+      at: null,
+      error: delivered ? null : outcome.error,
+      status: response?.status ?? null,
+      headers: !delivered && response ? JSON.stringify(response.headers) : null,
+      body: !delivered && response ? response.body : null,
+    };
     return [active, result];
-  }).map((event, n) => ({ ...event, n }));
+  });
+  const column = <T>(pick: (event: (typeof events)[number]) => T) => events.map(pick);
   await tx`
     insert into dispatch.message_events (message_id, state, at, error, response_status, response_headers, response_body)
-    select e."messageId", e.state, coalesce(e.at, now()), e.error, e.status, e.headers, decode(e.body, 'base64')
-    from jsonb_to_recordset(${tx.json(events as never)}) as e(
-      "messageId" text, state text, at timestamptz, error text, status int, headers jsonb, body text, n int)
+    select e.id, e.state, coalesce(e.at, now()), e.error, e.status, e.headers::jsonb, e.body
+    from unnest(${column((e) => e.id)}::text[], ${column((e) => e.state)}::text[], ${column((e) => e.at)}::timestamptz[],
+      ${column((e) => e.error)}::text[], ${column((e) => e.status)}::int[], ${column((e) => e.headers)}::text[],
+      ${tx.array(column((e) => e.body), 17)}::bytea[]) with ordinality as e(id, state, at, error, status, headers, body, n)
     order by e.n`;
 }
 
-async function markDelivered(tx: Tx, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await tx`update dispatch.messages set state = 'DELIVERED', completed_at = now() where id = any(${ids}::text[])`;
+async function markDelivered(tx: Tx, id: string): Promise<void> {
+  await tx`update dispatch.messages set state = 'DELIVERED', completed_at = now(), pending_queue = null where id = ${id}`;
 }
 
+/** The next attempt goes back on the work list (a queued message keeps its slot). */
 async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): Promise<void> {
   await tx`
     with retry as (
       update dispatch.messages
-      set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond'
+      set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond',
+        due_at = now() + ${delayMs} * interval '1 millisecond'
       where id = ${message.id}
       returning id, next_delivery_at)
     insert into dispatch.message_events (message_id, state, next_delivery_at)
     select id, 'RETRY', next_delivery_at from retry`;
-  await scheduleDeliveries(tx, [message.id]);
 }
 
 /**
@@ -130,7 +133,7 @@ async function markFailed(
   extra: Record<string, unknown>,
 ) {
   const response = attempt.kind === "response" ? attempt : null;
-  await tx`update dispatch.messages set state = 'FAILED', completed_at = now() where id = ${message.id}`;
+  await tx`update dispatch.messages set state = 'FAILED', completed_at = now(), pending_queue = null where id = ${message.id}`;
   await tx`insert into dispatch.message_events (message_id, state, error) values (${message.id}, 'FAILED', ${error})`;
   if (message.workflowCallType === "toCallback") return;
   const dlqId = newDlqId();

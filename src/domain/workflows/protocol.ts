@@ -6,10 +6,9 @@
 import { type Dialect, PREFIX } from "../dialect";
 import { checkText, MAX_ID_BYTES } from "../storable-text";
 
-/** A message's role in its run; becomes `callType` in the step list. */
-export type WorkflowCallType = "step" | "toCallback" | "fromCallback" | "failureCall";
+import { WORKFLOW_CALL_TYPES, type WorkflowCallType } from "../../db/vocabulary";
 
-const CALL_TYPES: WorkflowCallType[] = ["step", "toCallback", "fromCallback", "failureCall"];
+export type { WorkflowCallType };
 
 /** What a publish says about the run it belongs to. */
 export interface WorkflowBinding {
@@ -36,7 +35,7 @@ export function readWorkflowBinding(headers: Record<string, string>, dialect: Di
     runId: checkText(runId.trim(), `${p}workflow-runid`, MAX_ID_BYTES),
     init: headers[`${p}workflow-init`]?.toLowerCase() === "true",
     invoke: headers[`${p}workflow-invoke`]?.toLowerCase() === "true",
-    callType: callType && CALL_TYPES.includes(callType) ? callType : "step",
+    callType: callType && WORKFLOW_CALL_TYPES.includes(callType) ? callType : "step",
     workflowUrl: headers[`${p}workflow-url`] ?? null,
     featureSet: (headers[`${p}feature-set`] ?? "").split(",").map((flag) => flag.trim()).filter(Boolean),
     triggeredBySdk: headers[`${p}workflow-trigger-by-sdk`]?.toLowerCase() === "true",

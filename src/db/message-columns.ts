@@ -1,0 +1,17 @@
+/**
+ * The message row as the engine and the API read it: one column list, made
+ * from the drizzle table, so a new column is added in `schema.ts` only.
+ */
+import { getTableColumns } from "drizzle-orm";
+import type { Tx } from "./client";
+import { messages } from "./schema";
+
+/** A `dispatch.messages` row with camel-case keys, as every query here returns it. */
+export type MessageRow = typeof messages.$inferSelect;
+
+const columns = Object.entries(getTableColumns(messages));
+
+/** `alias.column as "key", …` for every column of the message table. */
+export function messageColumns(tx: Tx, alias: string) {
+  return tx.unsafe(columns.map(([key, column]) => `${alias}.${column.name} as "${key}"`).join(", "));
+}

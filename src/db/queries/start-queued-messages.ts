@@ -1,0 +1,31 @@
+/**
+ * Queue admission: starts as many waiting messages of a queue as its free
+ * slots allow, in publish order, putting them on the work list (and waking
+ * the workers when one is due now). The caller holds the queue row's lock,
+ * so every replica agrees on the count; waiting messages locked by another
+ * transaction (a cancel) are skipped.
+ */
+import type { Tx } from "../client";
+import { DUE_CHANNEL } from "./insert-messages";
+
+/** Starts up to `parallelism` minus the started-and-unfinished messages of `queueName`; returns how many. */
+export async function startQueuedMessageRows(tx: Tx, queueName: string, parallelism: number): Promise<number> {
+  const [row] = await tx<{ count: number }[]>`
+    with busy as (
+      select count(*) as n from dispatch.messages where pending_queue = ${queueName} and queue_started),
+    next as (
+      select id from dispatch.messages
+      where pending_queue = ${queueName} and not queue_started
+      order by seq
+      limit greatest(0, ${parallelism} - (select n from busy))
+      for update skip locked),
+    started as (
+      update dispatch.messages m
+      set queue_started = true, next_delivery_at = greatest(m.next_delivery_at, now()),
+        due_at = greatest(m.next_delivery_at, now())
+      from next where m.id = next.id
+      returning m.due_at)
+    select count(*)::int as count, case when bool_or(due_at <= now()) then pg_notify(${DUE_CHANNEL}, '') end
+    from started`;
+  return row!.count;
+}

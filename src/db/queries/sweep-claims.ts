@@ -1,0 +1,39 @@
+/**
+ * Crash recovery for claims: the claims of workers whose heartbeat stopped
+ * for `deadAfterMs` are dropped, and their messages that are still pending
+ * and unfinished under that claim become due again at once.
+ */
+import type { Tx } from "../client";
+
+/** Sweeps dead workers' claims; returns how many messages became due again. */
+export async function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    with dead as (
+      delete from dispatch.claims c
+      where c.claimed_at < now() - ${deadAfterMs} * interval '1 millisecond'
+        and not exists (
+          select 1 from dispatch.workers w
+          where w.id = c.worker_id and w.heartbeat_at > now() - ${deadAfterMs} * interval '1 millisecond')
+      returning c.id, c.message_ids),
+    orphans as (select d.id as claim_id, unnest(d.message_ids) as message_id from dead d),
+    requeued as (
+      update dispatch.messages m set due_at = now()
+      from orphans o
+      where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and m.state in ('CREATED', 'RETRY')
+      returning m.id)
+    select count(*)::int as count from requeued`;
+  return row!.count;
+}
+
+/** Puts claimed, unfinished messages back on the work list after `delayMs` (a worker hands back what it will not attempt). */
+export async function releaseClaimedMessages(
+  sql: Tx,
+  claims: { messageId: string; claimId: number }[],
+  delayMs = 0,
+): Promise<void> {
+  if (claims.length === 0) return;
+  await sql`
+    update dispatch.messages m set due_at = now() + ${delayMs} * interval '1 millisecond'
+    from unnest(${claims.map((c) => c.messageId)}::text[], ${claims.map((c) => c.claimId)}::bigint[]) as o(id, claim_id)
+    where m.id = o.id and m.claim_id = o.claim_id and m.due_at is null and m.state in ('CREATED', 'RETRY')`;
+}

@@ -1,0 +1,147 @@
+/**
+ * The delivery engine's loop in one worker process: claim due messages
+ * (`claim-messages.ts`), attempt each, record the outcomes in batches.
+ *
+ * It claims when it has free capacity and is woken by a NOTIFY on the due
+ * channel (publishes, queue starts), by a finished attempt while it was full,
+ * by its own retries coming due, and otherwise polls every `pollIntervalMs`
+ * (delayed messages and retries made by other processes). When full, it
+ * waits for a handful of free slots so that claims stay batches.
+ */
+import type { DatabaseAvailability } from "../db/availability";
+import type { Sql } from "../db/client";
+import { claimMessages } from "../db/queries/claim-messages";
+import { DUE_CHANNEL } from "../db/queries/insert-messages";
+import { releaseClaimedMessages } from "../db/queries/sweep-claims";
+import type { StoredMessage } from "../domain/delivery/attempt";
+import type { AttemptRecord } from "../domain/delivery/outcome";
+import type { Recorder } from "./recorder";
+
+/** What the loop works with. */
+export interface ClaimerDeps {
+  sql: Sql;
+  availability: DatabaseAvailability;
+  recorder: Recorder;
+  /** Makes one attempt; null when shutdown interrupted it. */
+  attempt: (message: StoredMessage) => Promise<AttemptRecord | null>;
+  /** Registered lock holder under which claims are taken (its heartbeat keeps them). */
+  workerId: string;
+  concurrency: number;
+  pollIntervalMs: number;
+  log: (message: string) => void;
+}
+
+/** Claims and delivers until stopped. */
+export class Claimer {
+  private inFlight = 0;
+  private stopping = false;
+  private woken = false;
+  private wakeUp: () => void = () => {};
+  private readonly running = new Set<Promise<void>>();
+  private loop: Promise<void> = Promise.resolve();
+  private unlisten: (() => Promise<void>) | null = null;
+  /** Claims wait for this many free slots while the worker is busy. */
+  private readonly minClaim: number;
+
+  constructor(private readonly deps: ClaimerDeps) {
+    this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
+  }
+
+  /** Starts listening and claiming. */
+  async start(): Promise<void> {
+    const listening = await this.deps.sql.listen(DUE_CHANNEL, () => this.wake());
+    this.unlisten = listening.unlisten;
+    this.loop = this.run();
+  }
+
+  /** Stops claiming and waits for the attempts in flight (the caller aborts them if it must). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    await Promise.all(this.running);
+    await this.unlisten?.().catch(() => {});
+  }
+
+  /** Wakes the loop now; `at` wakes it at that time instead (a retry of this process coming due). */
+  wake(at?: number): void {
+    if (at !== undefined && at > Date.now()) return void setTimeout(() => this.wake(), at - Date.now()).unref();
+    this.woken = true;
+    this.wakeUp();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.deps.concurrency - this.inFlight;
+      const claimed = free >= this.minClaim ? await this.claim(free) : 0;
+      if (claimed === free && claimed > 0) continue;
+      if (!this.woken) await this.sleep();
+      this.woken = false;
+    }
+  }
+
+  /** Claims up to `limit` messages and starts their attempts; returns how many. */
+  private async claim(limit: number): Promise<number> {
+    let messages: StoredMessage[];
+    try {
+      messages = await claimMessages(this.deps.sql, this.deps.workerId, limit);
+    } catch (error) {
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: claim failed: ${(error as Error).message}`);
+      await this.deps.availability.whenUp();
+      return 0;
+    }
+    if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
+    for (const message of messages) this.track(this.deliver(message));
+    return messages.length;
+  }
+
+  private async deliver(message: StoredMessage): Promise<void> {
+    this.inFlight++;
+    try {
+      const record = await this.deps.attempt(message);
+      if (record === null) await this.handBack(message);
+      else {
+        await this.deps.recorder.record(record);
+        if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
+      }
+    } catch (error) {
+      this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`);
+      await this.handBack(message);
+    } finally {
+      const wasFull = this.deps.concurrency - this.inFlight < this.minClaim;
+      this.inFlight--;
+      if (wasFull && this.deps.concurrency - this.inFlight >= this.minClaim) this.wake();
+    }
+  }
+
+  /**
+   * Puts a message this worker will not attempt back on the work list. If
+   * that fails, its claim stays registered: once this process stops beating,
+   * the sweep of another one puts the message back.
+   */
+  private async handBack(message: StoredMessage): Promise<void> {
+    const claim = { messageId: message.id, claimId: message.claimId! };
+    try {
+      await this.deps.availability.retrying(() => releaseClaimedMessages(this.deps.sql, [claim]));
+      this.deps.recorder.skipped(claim.claimId);
+    } catch (error) {
+      this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.deps.pollIntervalMs);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        this.wakeUp = () => {};
+        resolve();
+      };
+    });
+  }
+}

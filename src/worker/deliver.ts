@@ -1,0 +1,40 @@
+/**
+ * One attempt of one claimed message: the request as the destination gets it
+ * (workflow envelope, signature, API credentials), what came back, and the
+ * decision it leads to. Recording is the caller's job.
+ */
+import type { Sql } from "../db/client";
+import type { HttpClient } from "../delivery/http-client";
+import { attemptDelivery, decide, type StoredMessage } from "../domain/delivery/attempt";
+import type { AttemptRecord } from "../domain/delivery/outcome";
+import type { SigningKeys } from "../domain/signing";
+import { detectNonWorkflowDestination, prepareDelivery } from "../domain/workflows/delivery";
+
+/** What an attempt needs. */
+export interface DeliverDeps {
+  sql: Sql;
+  http: HttpClient;
+  signingKeys: () => Promise<SigningKeys>;
+  /** Waits out a database outage around a read. */
+  retrying: <T>(operation: () => Promise<T>) => Promise<T>;
+  defaultTimeoutMs: number;
+  retryDelayScale: number;
+  /** Key sent as a bearer token to `api/llm` unless the publisher forwarded an Authorization. */
+  llmApiKey: string | null;
+  /** Aborted when the worker stops: an attempt cut short by it is handed back, not recorded. */
+  shutdown: AbortSignal;
+}
+
+/** Attempts `message` once; null when shutdown interrupted the attempt (it is not the destination's fault). */
+export async function deliverClaimed(deps: DeliverDeps, message: StoredMessage): Promise<AttemptRecord | null> {
+  const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
+  const keys = await deps.signingKeys();
+  const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
+  const credentials: Record<string, string> =
+    message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
+  const sent = delivery.message;
+  const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, deps.shutdown, credentials);
+  if (attempt.kind === "error" && deps.shutdown.aborted) return null;
+  const outcome = detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
+  return { message: sent, attempt, outcome };
+}

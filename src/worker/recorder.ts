@@ -1,0 +1,160 @@
+/**
+ * Records the outcomes of a worker's attempts in batches. Plain deliveries
+ * (the common case) take one autocommit statement per batch
+ * (`record-delivered.ts`); everything else — retries, failures, callbacks,
+ * queued messages — one transaction per batch (`recordOutcomes`).
+ *
+ * A claim is dropped only after every attempt made under it is committed:
+ * the recorder counts each claim's open attempts and piggybacks the finished
+ * claims on its next statement (or drops them on `flushReleased`, which the
+ * worker calls every second). A crash in between leaves a claim whose
+ * messages are finished; the sweep drops it and changes nothing.
+ */
+import type { DatabaseAvailability } from "../db/availability";
+import type { Sql } from "../db/client";
+import { recordDelivered } from "../db/queries/record-delivered";
+import { releaseClaimedMessages } from "../db/queries/sweep-claims";
+import { type AttemptRecord, isPlainDelivery, type OutcomeSettings, recordOutcomes } from "../domain/delivery/outcome";
+
+/** How long a message whose outcome could not be written waits before its next attempt. */
+const RETRY_UNRECORDED_MS = 60_000;
+
+interface Waiting {
+  record: AttemptRecord;
+  done: () => void;
+}
+
+/** Batches outcome writes; at most one batch of each kind is written at a time. */
+export class Recorder {
+  private readonly open = new Map<number, number>();
+  private released: number[] = [];
+  private plain: Waiting[] = [];
+  private other: Waiting[] = [];
+  private writingPlain = false;
+  private writingOther = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly availability: DatabaseAvailability,
+    private readonly settings: OutcomeSettings,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** Counts the attempts a claim holds (call when the claim is taken). */
+  claimed(claimId: number, attempts: number): void {
+    this.open.set(claimId, (this.open.get(claimId) ?? 0) + attempts);
+  }
+
+  /** An attempt of `claimId` needs no record (handed back): only its claim's count changes. */
+  skipped(claimId: number): void {
+    this.closeAttempt(claimId);
+  }
+
+  /** Records an attempt; resolves once committed (an outage is waited out, never lost). */
+  record(record: AttemptRecord): Promise<void> {
+    return new Promise((done) => {
+      (isPlainDelivery(record) ? this.plain : this.other).push({ record, done });
+      void this.flushPlain();
+      void this.flushOther();
+    });
+  }
+
+  /** Drops the claims whose attempts are all recorded, if no batch did it meanwhile. */
+  async flushReleased(): Promise<void> {
+    if (this.released.length === 0 || this.writingPlain) return;
+    const claims = this.takeReleased();
+    try {
+      await this.sql`delete from dispatch.claims where id = any(${claims}::bigint[])`;
+    } catch (error) {
+      this.released.push(...claims);
+      throw error;
+    }
+  }
+
+  private async flushPlain(): Promise<void> {
+    if (this.writingPlain || this.plain.length === 0) return;
+    this.writingPlain = true;
+    const batch = this.plain.splice(0, 1000);
+    const released = this.takeReleased();
+    const attempts = batch.map(({ record: { message, attempt } }) => ({
+      messageId: message.id,
+      claimId: message.claimId!,
+      startedAt: attempt.startedAt,
+      status: attempt.kind === "response" ? attempt.status : 0,
+    }));
+    try {
+      await this.availability.retrying(() => recordDelivered(this.sql, attempts, released));
+      this.committed(batch);
+    } catch {
+      this.released.push(...released);
+      for (const waiting of batch) await this.writeAlone(waiting);
+    } finally {
+      this.writingPlain = false;
+      void this.flushPlain();
+    }
+  }
+
+  private async flushOther(): Promise<void> {
+    if (this.writingOther || this.other.length === 0) return;
+    this.writingOther = true;
+    const batch = this.other.splice(0, 200);
+    try {
+      await this.writeOther(batch.map((w) => w.record));
+      this.committed(batch);
+    } catch {
+      // One record must not hold up the others: write them one by one.
+      for (const waiting of batch) await this.writeAlone(waiting);
+    } finally {
+      this.writingOther = false;
+      void this.flushOther();
+    }
+  }
+
+  private writeOther(records: AttemptRecord[]): Promise<void> {
+    return this.availability.retrying(() => this.sql.begin((tx) => recordOutcomes(tx, records, this.settings)));
+  }
+
+  /**
+   * Writes one record; if that fails too, the error is logged and the
+   * message goes back on the work list a minute later (the attempt will be
+   * made again): an outcome that cannot be written must not strand its message.
+   */
+  private async writeAlone(waiting: Waiting): Promise<void> {
+    const { message } = waiting.record;
+    try {
+      await this.writeOther([waiting.record]);
+      this.committed([waiting]);
+    } catch (error) {
+      this.log(`outcome of ${message.id} not recorded (${(error as Error).message}); it will be attempted again`);
+      try {
+        const claim = { messageId: message.id, claimId: message.claimId! };
+        await this.availability.retrying(() => releaseClaimedMessages(this.sql, [claim], RETRY_UNRECORDED_MS));
+        this.committed([waiting]);
+      } catch (release) {
+        // The claim stays registered: once this process stops beating, a sweep puts the message back.
+        this.log(`hand-back of ${message.id} failed: ${(release as Error).message}`);
+        waiting.done();
+      }
+    }
+  }
+
+  private committed(batch: Waiting[]): void {
+    for (const { record, done } of batch) {
+      this.closeAttempt(record.message.claimId!);
+      done();
+    }
+  }
+
+  private closeAttempt(claimId: number): void {
+    const left = (this.open.get(claimId) ?? 1) - 1;
+    if (left > 0) return void this.open.set(claimId, left);
+    this.open.delete(claimId);
+    this.released.push(claimId);
+  }
+
+  private takeReleased(): number[] {
+    const released = this.released;
+    this.released = [];
+    return released;
+  }
+}
