@@ -19,7 +19,12 @@ export interface OutboundRequest {
   method: string;
   headers: Record<string, string>;
   body: Uint8Array | string | null;
-  /** Budget for the whole attempt: connect, headers and body. */
+  /**
+   * How long the attempt may wait for the response headers, and during any
+   * pause in the response body: undici's own timers, so an attempt allocates
+   * no timer or signal of its own (the body is capped, so a trickle cannot go
+   * on forever). Connecting is bounded by undici's connect timeout, 10 s.
+   */
   timeoutMs: number;
   /** Aborts the attempt early (graceful shutdown); the rejection is then not a timeout. */
   abort?: AbortSignal;
@@ -87,14 +92,14 @@ async function readCapped(body: ResponseBody, limit: number): Promise<{ body: Bu
   return { body: Buffer.concat(chunks, size), truncated: false };
 }
 
-function isTimeout(err: unknown, signal: AbortSignal): boolean {
+function isTimeout(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return signal.aborted || (typeof code === "string" && TIMEOUT_CODES.has(code));
+  return typeof code === "string" && TIMEOUT_CODES.has(code);
 }
 
 /**
  * The single outbound HTTP client: one keep-alive undici Agent, no redirect
- * following, capped response bodies, a whole-attempt timeout and (unless
+ * following, capped response bodies, an attempt timeout and (unless
  * private networks are allowed) an SSRF guard on every new connection.
  */
 export class HttpClient {
@@ -113,22 +118,20 @@ export class HttpClient {
    * with RefusedDestinationError, a "timed out after N ms" Error, or the network error.
    */
   async send(req: OutboundRequest): Promise<OutboundResponse> {
-    const timeout = AbortSignal.timeout(req.timeoutMs);
-    const signal = req.abort ? AbortSignal.any([timeout, req.abort]) : timeout;
     try {
       const res = await request(req.url, {
         dispatcher: this.agent,
         method: req.method as Dispatcher.HttpMethod,
         headers: req.headers,
         body: req.body ?? undefined,
-        signal,
+        signal: req.abort,
         headersTimeout: req.timeoutMs,
         bodyTimeout: req.timeoutMs,
       });
       const { body, truncated } = await readCapped(res.body, this.options.maxResponseBytes);
       return { status: res.statusCode, headers: toHeaderArrays(res.headers), body, truncated };
     } catch (err) {
-      if (err instanceof RefusedDestinationError || req.abort?.aborted || !isTimeout(err, timeout)) throw err;
+      if (err instanceof RefusedDestinationError || req.abort?.aborted || !isTimeout(err)) throw err;
       throw new Error(`request timed out after ${req.timeoutMs} ms`, { cause: err });
     }
   }

@@ -34,8 +34,10 @@ export interface WorkerDeps {
 }
 
 const MAINTENANCE_TASK = "maintenance";
-/** graphile-worker runs only timed jobs now: a few at once is plenty. */
-const TIMED_JOB_CONCURRENCY = 4;
+/** graphile-worker runs only timed jobs now (wait timeouts, maintenance): two at once is plenty. */
+const TIMED_JOB_CONCURRENCY = 2;
+/** How often graphile-worker looks for timed jobs that came due: how late a wait timeout may fire. */
+const TIMED_JOB_POLL_MS = 500;
 /** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
 const STOP_GRACE_MS = 5000;
 
@@ -80,9 +82,9 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     {
       connectionString: deps.databaseUrl,
       concurrency: TIMED_JOB_CONCURRENCY,
-      maxPoolSize: 4,
+      maxPoolSize: 2,
       noHandleSignals: true,
-      preset: { worker: { pollInterval: config.pollIntervalMs } },
+      preset: { worker: { pollInterval: Math.max(config.pollIntervalMs, TIMED_JOB_POLL_MS) } },
       taskList: {
         [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
         [WAIT_TIMEOUT_TASK]: async (payload) => {
