@@ -257,7 +257,7 @@ export function serviceResult(
 }
 
 /** Dispatch's message table. */
-const MESSAGES = "dispatch.messages";
+export const MESSAGES = "dispatch.messages";
 
 /**
  * Scenario 1 then 2b on one database (empty, or seeded with a backlog):
