@@ -20,7 +20,7 @@ export interface CpuUse {
   machineCores: number;
   benchCores: number;
   otherCores: number;
-  /** Cores used by the `focus` process given to `cpuUseSince` (Dispatch), if any. */
+  /** Cores used by the `focus` processes given to `cpuUseSince` (Dispatch's), together, if any. */
   focusCores: number | null;
 }
 
@@ -92,11 +92,12 @@ export function cpuSnapshot(pids: number[]): CpuSnapshot {
 }
 
 /**
- * Cores used from `before` to now by the machine and by `pids` (the watched
- * processes now). One that started in between counts from zero; one that
- * ended in between is lost (short-lived backends), so "other" errs high.
+ * Cores used from `before` to now by the machine, by `pids` (the watched
+ * processes now) and by the `focus` ones among them. One that started in
+ * between counts from zero; one that ended in between is lost (short-lived
+ * backends), so "other" errs high.
  */
-export function cpuUseSince(before: CpuSnapshot, pids: number[], focus?: number): CpuUse {
+export function cpuUseSince(before: CpuSnapshot, pids: number[], focus?: number[]): CpuUse {
   const after = cpuSnapshot(pids);
   const cores = cpus().length;
   const machineTicksUsed = after.machineBusy - before.machineBusy;
@@ -106,7 +107,7 @@ export function cpuUseSince(before: CpuSnapshot, pids: number[], focus?: number)
   for (const [pid, ticks] of after.processes) bench += ticks - (before.processes.get(pid) ?? 0);
   const benchCores = ticksPerCore > 0 ? bench / ticksPerCore : 0;
   const machineCores = share * cores;
-  const focusTicks = focus === undefined ? null : (after.processes.get(focus) ?? 0) - (before.processes.get(focus) ?? 0);
+  const focusTicks = focus === undefined ? null : focus.reduce((sum, pid) => sum + (after.processes.get(pid) ?? 0) - (before.processes.get(pid) ?? 0), 0);
   return {
     machineCores,
     benchCores,

@@ -80,7 +80,7 @@ export async function crashRecovery(ctx: BenchContext): Promise<CrashRecovery> {
     const killedAt = Date.now();
     await victim.kill();
     const settled = await waitUntilSettled(databaseUrl, messages, killedAt + ctx.plan.crashAllowanceMs);
-    const cpu = cpuUseSince(cpuBefore, pids(), survivor.pid);
+    const cpu = cpuUseSince(cpuBefore, pids(), [survivor.pid]);
     const arrivals = await ctx.receiver.call<HeldArrivals[]>("held", { run }, 10_000);
 
     const times = new Map(arrivals.map((a) => [a.seq, a.times]));

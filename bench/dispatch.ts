@@ -2,7 +2,8 @@
  * Dispatch under test: `node bin/dispatch.js start --role <role>` as a child
  * process on a given database, with its memory watched from /proc. Any other
  * service that prints a `URL: <base>` banner (the minimal pipeline) runs the
- * same way through `startServiceProcess`.
+ * same way through `startServiceProcess`. Several processes on one database
+ * (an API and workers) are measured as one service through `processGroup`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -15,10 +16,12 @@ const RSS_SAMPLE_MS = 100;
 
 /** A running Dispatch process. */
 export interface DispatchProcess {
-  /** Base URL parsed from the banner. */
+  /** Base URL parsed from the banner ("" for a worker-only process, which serves no API). */
   url: string;
   token: string;
   pid: number;
+  /** Every process of the service: `[pid]`, or a group's (bench/dispatch.ts `processGroup`). */
+  pids: number[];
   /** Its configuration, parsed from the environment it was started with. */
   config: Config;
   /** How long it took from spawn to the banner, ms. */
@@ -46,21 +49,26 @@ export function killAllDispatch(): void {
 /** Dispatch's process roles. */
 export type Role = "all" | "api" | "worker";
 
+/** The banner line a service prints once ready (its base URL, when it serves an API, is the first group). */
+const URL_BANNER = /URL:\s+(\S+)/;
+const WORKER_BANNER = /Dispatch is running \(role: worker\b/;
+
 /**
  * Starts Dispatch on `databaseUrl` with `role`. `DISPATCH_*` variables of the
  * bench's own environment pass through (e.g. `DISPATCH_WORKER_CONCURRENCY`),
  * except the ones the bench sets.
  */
 export function startDispatch(databaseUrl: string, role: Role = "all"): Promise<DispatchProcess> {
-  return startServiceProcess(databaseUrl, ["bin/dispatch.js", "start", "--role", role]);
+  // A worker-only process serves no API: its banner has no URL line, so it is ready at the banner's first line.
+  return startServiceProcess(databaseUrl, ["bin/dispatch.js", "start", "--role", role], role === "worker" ? WORKER_BANNER : URL_BANNER);
 }
 
 /**
  * Runs `node <args>` in the project folder with Dispatch's environment (the
  * database, a fresh token, port 0 on 127.0.0.1) and resolves once it printed
- * `URL: <base>`.
+ * `ready` (by default `URL: <base>`).
  */
-export async function startServiceProcess(databaseUrl: string, args: string[], timeoutMs = 60_000): Promise<DispatchProcess> {
+export async function startServiceProcess(databaseUrl: string, args: string[], ready = URL_BANNER, timeoutMs = 60_000): Promise<DispatchProcess> {
   const token = `bench_${randomBytes(16).toString("hex")}`;
   const passThrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("DISPATCH_")));
   const env = {
@@ -92,8 +100,8 @@ export async function startServiceProcess(databaseUrl: string, args: string[], t
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(" ")} not ready in ${timeoutMs} ms:\n${stdout}${stderr}`)), timeoutMs);
     child.stdout!.on("data", () => {
-      const match = /URL:\s+(\S+)/.exec(stdout);
-      if (match) (clearTimeout(timer), resolve(match[1]!));
+      const match = ready.exec(stdout);
+      if (match) (clearTimeout(timer), resolve(match[1] ?? ""));
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
@@ -117,6 +125,7 @@ export async function startServiceProcess(databaseUrl: string, args: string[], t
     url,
     token,
     pid,
+    pids: [pid],
     config,
     startupMs: Date.now() - started,
     peakRss: () => {
@@ -147,6 +156,34 @@ export async function startServiceProcess(databaseUrl: string, args: string[], t
       child.kill("SIGKILL");
       await exited;
     },
+  };
+}
+
+/**
+ * Processes on one database measured as one service. The first part (the one
+ * serving the API) gives the URL, token and configuration; `pids` are all of
+ * theirs, peak RSS is the largest of any one process, start-up the slowest
+ * (they start together), and `stop` and `kill` reach every process. Logged
+ * lines carry the part's name.
+ */
+export function processGroup(parts: { name: string; process: DispatchProcess }[]): DispatchProcess {
+  const front = parts[0]!.process;
+  const all = parts.map((part) => part.process);
+  return {
+    url: front.url,
+    token: front.token,
+    pid: front.pid,
+    pids: all.flatMap((p) => p.pids),
+    config: front.config,
+    startupMs: Math.max(...all.map((p) => p.startupMs)),
+    peakRss() {
+      const each = all.map((p) => p.peakRss());
+      return { sampledMiB: Math.max(...each.map((r) => r.sampledMiB)), hwmMiB: Math.max(...each.map((r) => r.hwmMiB)) };
+    },
+    resetPeak: () => all.forEach((p) => p.resetPeak()),
+    problems: () => parts.flatMap(({ name, process }) => process.problems().map((line) => `${name}: ${line}`)).slice(-20),
+    stop: async (graceMs) => void (await Promise.all(all.map((p) => p.stop(graceMs)))),
+    kill: async () => void (await Promise.all(all.map((p) => p.kill()))),
   };
 }
 

@@ -47,7 +47,8 @@ const seconds = (n: number) => `${+(n / 1000).toFixed(1)} s`;
 const pct = (p: Percentiles) => (p.count === 0 ? "n/a" : `${ms(p.p50)} / ${ms(p.p99)} (max ${ms(p.max)})`);
 const num = (n: number | null, digits = 2) => (n === null ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 const share = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(0)} %`);
-const serviceName = (s: ScenarioResult) => (s.service === "pipeline" ? "pipeline" : "Dispatch");
+const serviceKind = (s: ScenarioResult) => (s.service === "pipeline" ? "pipeline" : "Dispatch");
+const serviceName = (s: ScenarioResult) => `${serviceKind(s)}${s.processes > 1 ? ` (${s.processes} processes)` : ""}`;
 const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
 
 /** A markdown table (also readable as plain text). */
@@ -106,7 +107,7 @@ function scenarioTable(run: BenchRun, s: ScenarioResult): string {
   rows.push([`CPU while publishing, cores: machine / ${serviceName(s)} / bench incl. Postgres / other work`, cpuText(cpu)]);
   const rss = s.measurement.rss;
   rows.push([
-    `peak RSS of ${serviceName(s)} (sampled VmRSS / VmHWM)`,
+    `peak RSS of ${s.processes > 1 ? `the largest of the ${s.processes} ${serviceKind(s)} processes` : serviceKind(s)} (sampled VmRSS / VmHWM)`,
     `${(rss.sampledMiB * MIB_TO_MB).toFixed(0)} MB / ${(rss.hwmMiB * MIB_TO_MB).toFixed(0)} MB`,
   ]);
   rows.push(...costRows(s.measurement.costs, serviceName(s), s.service === "pipeline" ? "pipeline.messages" : "dispatch.messages"));
@@ -148,10 +149,18 @@ function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
       ["publish/s ÷ add_job/s", times(ratio(publish.perSecond, b.addJob))],
     );
   }
-  if (s.id.startsWith("2b") || s.id.startsWith("3")) {
+  if (s.id.startsWith("2b") || s.id.startsWith("2c") || s.id.startsWith("3")) {
     rows.push(
       ["delivered/s ÷ raw undici POSTs/s", times(ratio(delivery.inWindowPerSecond, b.rawPosts))],
       ["delivered/s ÷ no-op jobs worked/s (batched)", times(ratio(delivery.inWindowPerSecond, b.workedBatched))],
+    );
+  }
+  const one = s.id.startsWith("2c") ? find(run, "2b-delivered") : undefined;
+  if (one) {
+    const [cpu, oneCpu] = [cpuPerDelivery(s), cpuPerDelivery(one)];
+    rows.push(
+      ["delivered/s ÷ one process's delivered/s (2b)", times(ratio(delivery.inWindowPerSecond, one.measurement.delivery.inWindowPerSecond))],
+      ["CPU µs per delivery, Dispatch + Postgres ÷ one process's (2b)", cpu !== null && oneCpu ? times(cpu / oneCpu) : "n/a"],
     );
   }
   const empty = s.id.endsWith("-backlog") ? find(run, s.id.replace(/-backlog$/, "")) : undefined;

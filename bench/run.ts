@@ -4,12 +4,13 @@
  * Starts a Postgres server (embedded in a temporary folder, or `DATABASE_URL`
  * where fresh databases are created and dropped), a receiver helper and a load
  * generator helper, measures the baselines, then runs every scenario against
- * a freshly started `dispatch start --role all` on a fresh database (two of
- * them for crash recovery, one SIGKILLed). Prints the tables and writes
- * bench/results/<timestamp>.json, latest.json and bench/RESULTS.md. Every
- * child is killed at the end, on failure and on a signal; a watchdog ends a
- * run that overstays its budget. The minimal pipeline (bench/pipeline.ts)
- * runs the publish, delivered-rate and end-to-end scenarios in the same run.
+ * a freshly started `dispatch start --role all` on a fresh database (an API
+ * and two worker processes for scale-out; two processes for crash recovery,
+ * one SIGKILLed). Prints the tables and writes bench/results/<timestamp>.json,
+ * latest.json and bench/RESULTS.md. Every child is killed at the end, on
+ * failure and on a signal; a watchdog ends a run that overstays its budget.
+ * The minimal pipeline (bench/pipeline.ts) runs the publish, delivered-rate
+ * and end-to-end scenarios in the same run.
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -22,6 +23,7 @@ import { killAllDispatch } from "./dispatch";
 import { type Helper, startHelper } from "./ipc";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
+import { scaleOut } from "./scale-out";
 import {
   type BenchContext,
   benchPids,
@@ -133,6 +135,8 @@ async function main(): Promise<number> {
     report([await publishApiOnly(ctx)]);
     log("Scenario 2a (end-to-end at a fixed rate):");
     report([await endToEndAtRate(ctx)]);
+    log("Scenario 2c (delivered rate, 1 API + 2 worker processes):");
+    report([await scaleOut(ctx)]);
     log("Minimal pipeline (1, 2b, publish alone, 2a):");
     report(await pipelineScenarios(ctx));
     log("Scenario 3 (fan-out):");

@@ -67,9 +67,9 @@ export interface Measurement {
     drainAllowanceMs: number;
     arrivalsPerSecond: number[];
   };
-  /** Peak memory of the Dispatch process during this measurement, MiB. */
+  /** Peak memory of the Dispatch process (of the largest, for several) during this measurement, MiB. */
   rss: { sampledMiB: number; hwmMiB: number };
-  /** CPU while publishing: the machine, the benchmark's processes (with Postgres), Dispatch alone, and other work. */
+  /** CPU while publishing: the machine, the benchmark's processes (with Postgres), Dispatch's processes alone, and other work. */
   cpu: CpuUse;
   /** What it cost per message, from before the warm-up until the service stopped. */
   costs: Costs;
@@ -83,6 +83,8 @@ export interface ScenarioResult {
   id: string;
   title: string;
   service: Service;
+  /** Service processes measured together: CPU is their sum, peak RSS the largest one's. */
+  processes: number;
   /** Nothing delivers in this scenario (API role alone): deliveries are neither expected nor checked. */
   publishOnly: boolean;
   dispatchStartupMs: number;
@@ -113,10 +115,10 @@ interface MeasureOptions {
  */
 export async function measure(ctx: BenchContext, dispatch: DispatchProcess, options: MeasureOptions): Promise<Measurement> {
   const { run, endpoints } = options;
-  const costWindow = await openCostWindow(ctx.server, options.databaseUrl, [dispatch.pid], options.messageTable);
+  const costWindow = await openCostWindow(ctx.server, options.databaseUrl, dispatch.pids, options.messageTable);
   const warm = ctx.plan.warmupMs > 0 ? await warmUp(ctx, dispatch, `${run}_warmup`, !!options.publishOnly) : 0;
   dispatch.resetPeak();
-  const pids = () => benchPids(ctx, [dispatch.pid]);
+  const pids = () => benchPids(ctx, dispatch.pids);
   const cpuBefore = cpuSnapshot(pids());
   const load = await ctx.load.call<LoadResult>(
     "publish",
@@ -130,7 +132,7 @@ export async function measure(ctx: BenchContext, dispatch: DispatchProcess, opti
     },
     options.durationMs + 60_000,
   );
-  const cpu = cpuUseSince(cpuBefore, pids(), dispatch.pid);
+  const cpu = cpuUseSince(cpuBefore, pids(), dispatch.pids);
   const waited = await ctx.receiver.call<{ complete: boolean }>(
     "wait",
     { run, expected: load.accepted * endpoints, timeoutMs: options.drainMs },
@@ -251,11 +253,11 @@ export function serviceResult(
   measurement: Measurement,
   notes: string[] = [],
 ): ScenarioResult {
-  return { id, title, service, publishOnly, dispatchStartupMs: process.startupMs, measurement, dispatchLog: process.problems(), notes };
+  return { id, title, service, processes: process.pids.length, publishOnly, dispatchStartupMs: process.startupMs, measurement, dispatchLog: process.problems(), notes };
 }
 
 /** Dispatch's message table. */
-const MESSAGES = "dispatch.messages";
+export const MESSAGES = "dispatch.messages";
 
 /**
  * Scenario 1 then 2b on one database (empty, or seeded with a backlog):
