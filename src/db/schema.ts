@@ -97,6 +97,8 @@ export const messages = dispatch.table(
      * unqueued message is a HOT update.
      */
     pendingQueue: text("pending_queue"),
+    /** Position of the message's cancellation in the log (from the `seq` sequence); null unless cancelled. */
+    canceledSeq: bigint("canceled_seq", { mode: "number" }),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     completedAt: timestamptz("completed_at"),
   },
@@ -120,16 +122,21 @@ export const messages = dispatch.table(
     index("messages_pending_queue_idx")
       .on(t.pendingQueue, t.queueStarted, t.seq)
       .where(sql`${t.pendingQueue} is not null`),
+    uniqueIndex("messages_canceled_seq_idx").on(t.canceledSeq).where(sql`${t.canceledSeq} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
     index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
   ],
 );
 
-/** Append-only log of every state change of every message. */
-export const messageEvents = dispatch.table(
-  "message_events",
+/**
+ * The event log as it was written before the attempt log (one row per state
+ * change); read-only, kept so that the audit trail of older messages stays
+ * complete. `dispatch.message_events` lists its rows first.
+ */
+export const messageEventsLegacy = dispatch.table(
+  "message_events_legacy",
   {
-    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    id: bigint("id", { mode: "number" }).primaryKey(),
     messageId: text("message_id").notNull(),
     state: text("state").notNull(),
     at: timestamptz("at").notNull().default(sql`now()`),
@@ -139,8 +146,52 @@ export const messageEvents = dispatch.table(
     responseBody: bytea("response_body"),
     nextDeliveryAt: timestamptz("next_delivery_at"),
   },
-  // No index on `at`: ids grow with time, and every index here is paid on each of a message's events.
-  (t) => [index("message_events_message_id_idx").on(t.messageId, t.id)],
+  (t) => [index("message_events_legacy_message_id_idx").on(t.messageId, t.id)],
+);
+
+/** What an attempt led to at the destination: DELIVERED, or ERROR (any other status, or no response). */
+export const ATTEMPT_RESULTS = ["DELIVERED", "ERROR"] as const;
+export type AttemptResult = (typeof ATTEMPT_RESULTS)[number];
+
+/**
+ * The attempt log: one row per delivery attempt, written with its outcome.
+ * With the message row it is the whole audit trail; the view
+ * `dispatch.message_events` (sql/migrations/0006) spells both out as the
+ * events the logs API lists — CREATED from the message, ACTIVE and
+ * DELIVERED/ERROR from each attempt, RETRY, FAILED and notes from the attempt
+ * that led to them, the cancellation from the message. Ids come from the
+ * messages' `seq` sequence, so attempts and messages interleave in the order
+ * they were written.
+ */
+export const attempts = dispatch.table(
+  "attempts",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().default(sql`nextval('dispatch.messages_seq_seq')`),
+    messageId: text("message_id").notNull(),
+    /** Retries done before this attempt (0 for the first), as sent in the Retried header. */
+    retried: integer("retried").notNull(),
+    startedAt: timestamptz("started_at").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    /** When the outcome was written: the time of the events after ACTIVE. */
+    recordedAt: timestamptz("recorded_at").notNull().default(sql`now()`),
+    result: text("result").$type<AttemptResult>().notNull(),
+    responseStatus: integer("response_status"),
+    /** Response headers and body (capped at the message size limit), kept for unsuccessful attempts. */
+    responseHeaders: jsonb("response_headers").$type<Record<string, string[]>>(),
+    responseBody: bytea("response_body"),
+    error: text("error"),
+    /** When the retry this attempt led to is due; null when none followed. */
+    nextAttemptAt: timestamptz("next_attempt_at"),
+    /** Why this attempt failed the message for good; null when it did not. */
+    failure: text("failure"),
+    /** A problem after the attempt, such as a callback that could not be sent. */
+    note: text("note"),
+  },
+  (t) => [
+    check("attempts_result_check", sql`${t.result} in ('DELIVERED','ERROR')`),
+    check("attempts_duration_check", sql`${t.durationMs} >= 0 and ${t.retried} >= 0`),
+    index("attempts_message_id_idx").on(t.messageId, t.id),
+  ],
 );
 
 /** Dead letter queue: messages whose retries are exhausted, with the last response. */

@@ -1,10 +1,12 @@
 /**
- * The logs (compat-api.md §9): every state change of every message, from
- * `dispatch.message_events`, with the message it belongs to. Pages are cut by
- * event id, so a cursor is stable however many events arrive meanwhile.
+ * The logs (compat-api.md §9): every state change of every message, from the
+ * view `dispatch.message_events` (messages and the attempt log spelt out as
+ * events), with the message it belongs to. Pages are cut by event id, so a
+ * cursor is stable however many events arrive meanwhile (`list-events.ts`).
  */
 import type postgres from "postgres";
 import type { Tx } from "../db/client";
+import { listEvents } from "../db/queries/list-events";
 import type { StoredMessage } from "./delivery/attempt";
 import { badRequest } from "./errors";
 import { findMessages } from "./messages";
@@ -66,37 +68,36 @@ const MAX_EVENT_ID = 2n ** 63n - 1n;
 
 /** A page of events and, when more follow, the cursor of the next one. */
 export async function listLogs(tx: Tx, query: LogQuery): Promise<{ events: LogEvent[]; cursor: string | null }> {
-  const rows = await tx<(Omit<LogEvent, "message"> & { messageId: string })[]>`
-    select e.id::text as id, e.message_id as "messageId", e.at, e.state, e.error,
-      e.response_status as "responseStatus", e.response_headers as "responseHeaders",
-      e.response_body as "responseBody", e.next_delivery_at as "nextDeliveryAt"
-    from dispatch.message_events e join dispatch.messages m on m.id = e.message_id
-    where ${selectEvents(tx, query)} and ${afterCursor(tx, query)}
-    order by ${query.order === "latestFirst" ? tx`e.id desc` : tx`e.id`}
-    limit ${query.count + 1}`;
+  const rows = await listEvents(tx, {
+    where: selectEvents(tx, query),
+    after: cursorOf(query.cursor),
+    latestFirst: query.order === "latestFirst",
+    limit: query.count + 1,
+  });
   const more = rows.length > query.count;
   const page = more ? rows.slice(0, query.count) : rows;
   // Each message once, however many of its events the page holds.
   const messages = new Map((await findMessages(tx, [...new Set(page.map((row) => row.messageId))])).map((m) => [m.id, m]));
-  const events = page.map(({ messageId, ...event }) => {
+  const events = page.map(({ messageId, seq, n, ...event }) => {
     const message = messages.get(messageId)!;
     const nextDeliveryAt = event.nextDeliveryAt ?? (event.state === "CREATED" ? message.notBefore : null);
-    return { ...event, nextDeliveryAt, message };
+    return { ...event, id: eventId(seq, n), nextDeliveryAt, message };
   });
-  return { events, cursor: more ? page.at(-1)!.id : null };
+  return { events, cursor: more ? events.at(-1)!.id : null };
 }
 
+/** The public id of the event at `(seq, n)` (see `dispatch.message_events`). */
+const eventId = (seq: string, n: number) => String(BigInt(seq) * 8n + BigInt(n));
+
 function selectEvents(tx: Tx, query: LogQuery): postgres.Fragment {
-  if (query.messageIds !== null) return tx`e.message_id = any(${query.messageIds}::text[])`;
+  if (query.messageIds !== null) return tx`m.id = any(${query.messageIds}::text[])`;
   const states = query.states === null ? tx`true` : tx`e.state = any(${query.states}::text[])`;
   return tx`${states} and ${matchMessages(tx, query.filter)} and ${withinRange(tx, tx`e.at`, query.range)}`;
 }
 
-/** Events strictly after the cursor in the page's order. */
-function afterCursor(tx: Tx, query: LogQuery): postgres.Fragment {
-  if (query.cursor === null) return tx`true`;
-  if (!/^\d{1,30}$/.test(query.cursor)) throw badRequest(`invalid cursor "${query.cursor}"`);
-  // Beyond bigint nothing follows, and everything precedes (e.g. a timestamp given as cursor).
-  const id = BigInt(query.cursor) > MAX_EVENT_ID ? MAX_EVENT_ID : BigInt(query.cursor);
-  return query.order === "latestFirst" ? tx`e.id < ${id.toString()}::bigint` : tx`e.id > ${id.toString()}::bigint`;
+/** The event id a cursor names; beyond bigint nothing follows, and everything precedes (e.g. a timestamp given as cursor). */
+function cursorOf(cursor: string | null): bigint | null {
+  if (cursor === null) return null;
+  if (!/^\d{1,30}$/.test(cursor)) throw badRequest(`invalid cursor "${cursor}"`);
+  return BigInt(cursor) > MAX_EVENT_ID ? MAX_EVENT_ID : BigInt(cursor);
 }

@@ -79,7 +79,9 @@ export class Recorder {
     const attempts = batch.map(({ record: { message, attempt } }) => ({
       messageId: message.id,
       claimId: message.claimId!,
+      retried: message.retried,
       startedAt: attempt.startedAt,
+      durationMs: attempt.durationMs,
       status: attempt.kind === "response" ? attempt.status : 0,
     }));
     try {

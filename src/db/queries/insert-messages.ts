@@ -1,6 +1,6 @@
 /**
  * Stores a batch of messages in one statement: the rows (bodies as a bytea
- * array, headers as JSON text), their CREATED events, and one NOTIFY on the
+ * array, headers as JSON text; the row is its CREATED event), and one NOTIFY on the
  * engine's channel when any of them is due now — a NOTIFY serialises commits,
  * so it is sent once per batch, never per message (PERFORMANCE.md trap 1).
  * Queued messages wait off the work list until their queue starts them;
@@ -65,7 +65,6 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<
         array(select jsonb_array_elements_text(labels::jsonb)), schedule_id, caller_ip, due, next,
         case when queue_name is null then next end, queue_name, workflow_run_pk, workflow_call_type
       from timed order by n
-      returning id, due_at),
-    created as (insert into dispatch.message_events (message_id, state) select id, 'CREATED' from inserted)
+      returning due_at)
     select pg_notify(${DUE_CHANNEL}, '') from (select 1 from inserted where due_at <= now() limit 1) as due`;
 }

@@ -1,10 +1,10 @@
 /**
  * The common outcome, in one autocommit statement for a whole batch: the
  * messages become DELIVERED (a HOT update: no index names the columns it
- * changes), each attempt gets its ACTIVE and DELIVERED events, and claims
- * whose every attempt is recorded are dropped. A message changes only while
- * it is still pending under the claim that made the attempt (a cancel or a
- * redelivery after a sweep wins); its events are kept either way.
+ * changes), each attempt gets its row in the attempt log, and claims whose
+ * every attempt is recorded are dropped. A message changes only while it is
+ * still pending under the claim that made the attempt (a cancel or a
+ * redelivery after a sweep wins); its attempt is logged either way.
  */
 import type { Tx } from "../client";
 
@@ -12,7 +12,10 @@ import type { Tx } from "../client";
 export interface DeliveredAttempt {
   messageId: string;
   claimId: number;
+  /** Retries done before the attempt. */
+  retried: number;
   startedAt: Date;
+  durationMs: number;
   status: number;
 }
 
@@ -21,17 +24,16 @@ export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], rel
   const [row] = await sql<{ ids: string[] }[]>`
     with o as (
       select * from unnest(${attempts.map((a) => a.messageId)}::text[], ${attempts.map((a) => a.claimId)}::bigint[],
-        ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[], ${attempts.map((a) => a.status)}::int[])
-        with ordinality as o(id, claim_id, started_at, status, n)),
+        ${attempts.map((a) => a.retried)}::int[], ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[],
+        ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.status)}::int[])
+        with ordinality as o(id, claim_id, retried, started_at, duration_ms, status, n)),
     delivered as (
       update dispatch.messages m set state = 'DELIVERED', completed_at = now()
       from o where m.id = o.id and m.claim_id = o.claim_id and m.state in ('CREATED', 'RETRY')
       returning m.id),
-    events as (
-      insert into dispatch.message_events (message_id, state, at, response_status)
-      select o.id, e.state, case when e.k = 0 then o.started_at else now() end, case when e.k = 1 then o.status end
-      from o cross join (values (0, 'ACTIVE'), (1, 'DELIVERED')) as e(k, state)
-      order by o.n, e.k),
+    logged as (
+      insert into dispatch.attempts (message_id, retried, started_at, duration_ms, result, response_status)
+      select o.id, o.retried, o.started_at, o.duration_ms, 'DELIVERED', o.status from o order by o.n),
     released as (delete from dispatch.claims where id = any(${releasedClaims}::bigint[]))
     select array(select id from delivered) as ids`;
   return row!.ids;

@@ -16,8 +16,8 @@ export type StoredMessage = MessageRow;
 
 /** What one attempt produced: a response (any status) or an error before one. */
 export type Attempt =
-  | { kind: "response"; status: number; headers: Record<string, string[]>; body: Buffer; startedAt: Date }
-  | { kind: "error"; error: string; startedAt: Date };
+  | { kind: "response"; status: number; headers: Record<string, string[]>; body: Buffer; startedAt: Date; durationMs: number }
+  | { kind: "error"; error: string; startedAt: Date; durationMs: number };
 
 /** What happens to the message after an attempt. */
 export type Outcome =
@@ -82,9 +82,10 @@ export async function attemptDelivery(
       timeoutMs,
       abort,
     });
-    return { kind: "response", status: response.status, headers: response.headers, body: response.body, startedAt };
+    const { status, headers, body } = response;
+    return { kind: "response", status, headers, body, startedAt, durationMs: Date.now() - startedAt.getTime() };
   } catch (error) {
-    return { kind: "error", error: (error as Error).message, startedAt };
+    return { kind: "error", error: (error as Error).message, startedAt, durationMs: Date.now() - startedAt.getTime() };
   }
 }
 

@@ -39,84 +39,112 @@ export function isPlainDelivery({ message, outcome }: AttemptRecord): boolean {
   );
 }
 
+/** What an attempt's row in the attempt log says beyond the attempt itself. */
+interface AttemptNotes {
+  /** Whether it led to a retry (due at the message's `next_delivery_at`). */
+  retry: boolean;
+  /** Why it failed the message for good. */
+  failure: string | null;
+  /** Problems after it (a callback that could not be sent). */
+  notes: string[];
+}
+
 /**
  * Records finished attempts in the caller's transaction (many at once: the
  * worker batches them). The message rows are locked and re-read: one that a
  * cancel (or a redelivery after a sweep) changed meanwhile keeps only its
- * attempt's events — the in-flight attempt may land, nothing new starts.
+ * attempt's row in the log — the in-flight attempt may land, nothing new starts.
  */
 export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<void> {
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
   const rows = await tx<{ id: string; state: string; claimId: number | null }[]>`
     select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
   const current = new Map(rows.map((row) => [row.id, row]));
-  await insertAttemptEvents(tx, records);
+  // The attempts come first in the log, before the callback messages their outcomes publish.
+  const positions = await reserveLogPositions(tx, records.length);
+  const notes = records.map((): AttemptNotes => ({ retry: false, failure: null, notes: [] }));
   const claimed = new Set<string>();
-  for (const record of records) {
+  for (const [i, record] of records.entries()) {
     const row = current.get(record.message.id);
     const fresh = row && (row.state === "CREATED" || row.state === "RETRY") && row.claimId === record.message.claimId;
     if (!fresh || claimed.has(record.message.id)) continue;
     claimed.add(record.message.id);
-    await finish(tx, record, settings);
+    await finish(tx, record, settings, notes[i]!);
   }
+  await insertAttempts(tx, records, positions, notes);
 }
 
-async function finish(tx: Tx, { message, attempt, outcome }: AttemptRecord, settings: OutcomeSettings): Promise<void> {
+async function finish(tx: Tx, record: AttemptRecord, settings: OutcomeSettings, notes: AttemptNotes): Promise<void> {
+  const { message, attempt, outcome } = record;
   const final = outcome.kind !== "retry";
   const extra = await workflowCallbackFields(tx, message, final);
   if (outcome.kind === "delivered") await markDelivered(tx, message.id);
-  else if (outcome.kind === "retry") await scheduleRetry(tx, message, outcome.delayMs);
-  else await markFailed(tx, message, attempt, outcome.error, settings, extra);
+  else if (outcome.kind === "retry") notes.retry = await scheduleRetry(tx, message, outcome.delayMs);
+  else await markFailed(tx, record, outcome.error, settings, extra, notes);
   await recordFailureFunction(tx, message, attempt, outcome);
   // A finished queued message frees its slot for the next one in line.
   if (final && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
   if (callbackDue(message, final)) {
-    await sendCallback(tx, "callback", message, { ...callbackBody(message, attempt, null), ...extra }, settings);
+    const body = { ...callbackBody(message, attempt, null), ...extra };
+    await sendCallback(tx, "callback", message, body, settings, notes);
   }
 }
 
-/** ACTIVE (at the attempt's start) then DELIVERED or ERROR, for every record, in one statement. */
-async function insertAttemptEvents(tx: Tx, records: AttemptRecord[]): Promise<void> {
-  const events = records.flatMap(({ message, attempt, outcome }) => {
-    const response = attempt.kind === "response" ? attempt : null;
-    const active = { id: message.id, state: "ACTIVE", at: attempt.startedAt.toISOString(), error: null, status: null, headers: null, body: null };
+/** Takes `count` positions in the log (the messages' `seq` sequence), in order. */
+async function reserveLogPositions(tx: Tx, count: number): Promise<number[]> {
+  const [row] = await tx<{ positions: string[] }[]>`
+    select array(select nextval('dispatch.messages_seq_seq') from generate_series(1, ${count}::int)) as positions`;
+  return row!.positions.map(Number);
+}
+
+/** One row per attempt in the attempt log, at its reserved position; responses kept for unsuccessful ones. */
+async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: number[], notes: AttemptNotes[]): Promise<void> {
+  const rows = records.map(({ message, attempt, outcome }, i) => {
     const delivered = outcome.kind === "delivered";
-    const result = {
-      id: message.id,
-      state: delivered ? "DELIVERED" : "ERROR",
-      at: null,
-      error: delivered ? null : outcome.error,
+    const response = attempt.kind === "response" ? attempt : null;
+    return {
+      id: positions[i]!,
+      messageId: message.id,
+      retried: message.retried,
+      startedAt: attempt.startedAt.toISOString(),
+      durationMs: attempt.durationMs,
+      result: delivered ? "DELIVERED" : "ERROR",
       status: response?.status ?? null,
       headers: !delivered && response ? JSON.stringify(response.headers) : null,
       body: !delivered && response ? response.body : null,
+      error: delivered ? null : outcome.error,
+      retry: notes[i]!.retry,
+      failure: notes[i]!.failure,
+      note: notes[i]!.notes.length === 0 ? null : notes[i]!.notes.join("; "),
     };
-    return [active, result];
   });
-  const column = <T>(pick: (event: (typeof events)[number]) => T) => events.map(pick);
+  const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
   await tx`
-    insert into dispatch.message_events (message_id, state, at, error, response_status, response_headers, response_body)
-    select e.id, e.state, coalesce(e.at, now()), e.error, e.status, e.headers::jsonb, e.body
-    from unnest(${column((e) => e.id)}::text[], ${column((e) => e.state)}::text[], ${column((e) => e.at)}::timestamptz[],
-      ${column((e) => e.error)}::text[], ${column((e) => e.status)}::int[], ${column((e) => e.headers)}::text[],
-      ${tx.array(column((e) => e.body), 17)}::bytea[]) with ordinality as e(id, state, at, error, status, headers, body, n)
-    order by e.n`;
+    insert into dispatch.attempts (id, message_id, retried, started_at, duration_ms, result, response_status,
+      response_headers, response_body, error, next_attempt_at, failure, note)
+    select a.id, a.message_id, a.retried, a.started_at, a.duration_ms, a.result, a.status, a.headers::jsonb, a.body,
+      a.error, case when a.retry then (select m.next_delivery_at from dispatch.messages m where m.id = a.message_id) end,
+      a.failure, a.note
+    from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.messageId)}::text[], ${column((r) => r.retried)}::int[],
+      ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[], ${column((r) => r.result)}::text[],
+      ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${tx.array(column((r) => r.body), 17)}::bytea[],
+      ${column((r) => r.error)}::text[], ${tx.array(column((r) => r.retry), 16)}::bool[], ${column((r) => r.failure)}::text[],
+      ${column((r) => r.note)}::text[])
+      as a(id, message_id, retried, started_at, duration_ms, result, status, headers, body, error, retry, failure, note)`;
 }
 
 async function markDelivered(tx: Tx, id: string): Promise<void> {
   await tx`update dispatch.messages set state = 'DELIVERED', completed_at = now(), pending_queue = null where id = ${id}`;
 }
 
-/** The next attempt goes back on the work list (a queued message keeps its slot). */
-async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): Promise<void> {
+/** The next attempt goes back on the work list (a queued message keeps its slot); returns true. */
+async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): Promise<true> {
   await tx`
-    with retry as (
-      update dispatch.messages
-      set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond',
-        due_at = now() + ${delayMs} * interval '1 millisecond'
-      where id = ${message.id}
-      returning id, next_delivery_at)
-    insert into dispatch.message_events (message_id, state, next_delivery_at)
-    select id, 'RETRY', next_delivery_at from retry`;
+    update dispatch.messages
+    set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond',
+      due_at = now() + ${delayMs} * interval '1 millisecond'
+    where id = ${message.id}`;
+  return true;
 }
 
 /**
@@ -126,15 +154,15 @@ async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): P
  */
 async function markFailed(
   tx: Tx,
-  message: StoredMessage,
-  attempt: Attempt,
+  { message, attempt }: AttemptRecord,
   error: string,
   settings: OutcomeSettings,
   extra: Record<string, unknown>,
+  notes: AttemptNotes,
 ) {
   const response = attempt.kind === "response" ? attempt : null;
   await tx`update dispatch.messages set state = 'FAILED', completed_at = now(), pending_queue = null where id = ${message.id}`;
-  await tx`insert into dispatch.message_events (message_id, state, error) values (${message.id}, 'FAILED', ${error})`;
+  notes.failure = error;
   if (message.workflowCallType === "toCallback") return;
   const dlqId = newDlqId();
   await tx`
@@ -142,14 +170,14 @@ async function markFailed(
     values (${dlqId}, ${message.id}, ${error}, ${response?.status ?? null},
             ${response ? tx.json(response.headers) : null}, ${response?.body ?? null})`;
   const body = { ...callbackBody(message, attempt, dlqId), ...extra };
-  const failureCallbackId = await sendCallback(tx, "failure_callback", message, body, settings);
+  const failureCallbackId = await sendCallback(tx, "failure_callback", message, body, settings, notes);
   if (failsRun(message)) await failRun(tx, message, attempt, { dlqId, failureCallbackId }, settings);
 }
 
 /**
  * Publishes the callback message of `kind`, if the message has one. Its
  * headers were validated at publish; should they no longer pass (limits
- * lowered since), the problem is logged on the source message instead.
+ * lowered since), the problem is noted on the attempt instead.
  */
 async function sendCallback(
   tx: Tx,
@@ -157,13 +185,13 @@ async function sendCallback(
   message: StoredMessage,
   body: Record<string, unknown>,
   settings: OutcomeSettings,
+  notes: AttemptNotes,
 ): Promise<string | null> {
   let callback: NewMessage | null;
   try {
     callback = buildCallbackMessage(kind, message, body, settings.limits);
   } catch (error) {
-    const text = `${kind.replace("_", " ")} not sent: ${(error as Error).message}`;
-    await tx`insert into dispatch.message_events (message_id, state, error) values (${message.id}, 'ERROR', ${text})`;
+    notes.notes.push(`${kind.replace("_", " ")} not sent: ${(error as Error).message}`);
     return null;
   }
   if (!callback) return null;
