@@ -24,16 +24,35 @@ import {
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 
-import { type Dialect, type WorkflowCallType } from "./vocabulary";
+import {
+  ATTEMPT_RESULTS,
+  type AttemptResult,
+  DIALECTS,
+  type Dialect,
+  EVENT_STATES,
+  type EventState,
+  FAILURE_FUNCTION_STATES,
+  type FailureFunctionState,
+  MESSAGE_ORIGINS,
+  MESSAGE_STATES,
+  type MessageOrigin,
+  type MessageState,
+  PENDING_STATES,
+  RUN_STATES,
+  type RunState,
+  sqlList,
+  WORKFLOW_CALL_TYPES,
+  type WorkflowCallType,
+} from "./vocabulary";
+
+/** `column in (…words)`, for CHECK constraints. */
+const oneOf = (column: unknown, words: readonly string[]) => sql`${column} in (${sql.raw(sqlList(words))})`;
 
 export const dispatch = pgSchema("dispatch");
 
 const bytea = customType<{ data: Buffer }>({ dataType: () => "bytea" });
 const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
-/** States a message row can be in; the event log keeps the full history. */
-export const MESSAGE_STATES = ["CREATED", "RETRY", "DELIVERED", "FAILED", "CANCELED"] as const;
-export type MessageState = (typeof MESSAGE_STATES)[number];
 
 /** A published message: what to deliver, where, and how to retry and call back. */
 export const messages = dispatch.table(
@@ -46,7 +65,7 @@ export const messages = dispatch.table(
     dialect: text("dialect").$type<Dialect>().notNull(),
     state: text("state").$type<MessageState>().notNull().default("CREATED"),
     /** Why the message exists: a publish, a callback or a failure callback of another message. */
-    origin: text("origin").notNull().default("publish"),
+    origin: text("origin").$type<MessageOrigin>().notNull().default("publish"),
     sourceMessageId: text("source_message_id"),
     url: text("url").notNull(),
     topicName: text("topic_name"),
@@ -103,8 +122,10 @@ export const messages = dispatch.table(
     completedAt: timestamptz("completed_at"),
   },
   (t) => [
-    check("messages_state_check", sql`${t.state} in ('CREATED','RETRY','DELIVERED','FAILED','CANCELED')`),
-    check("messages_dialect_check", sql`${t.dialect} in ('svc','upstash')`),
+    check("messages_state_check", oneOf(t.state, MESSAGE_STATES)),
+    check("messages_dialect_check", oneOf(t.dialect, DIALECTS)),
+    check("messages_origin_check", oneOf(t.origin, MESSAGE_ORIGINS)),
+    check("messages_workflow_call_type_check", sql`${t.workflowCallType} is null or ${oneOf(t.workflowCallType, WORKFLOW_CALL_TYPES)}`),
     check("messages_retries_check", sql`${t.retried} >= 0 and ${t.maxRetries} >= 0`),
     check(
       "messages_completed_check",
@@ -112,10 +133,10 @@ export const messages = dispatch.table(
     ),
     index("messages_created_at_idx").on(t.createdAt),
     uniqueIndex("messages_seq_idx").on(t.seq),
-    check("messages_due_check", sql`${t.dueAt} is null or ${t.state} in ('CREATED','RETRY')`),
+    check("messages_due_check", sql`${t.dueAt} is null or ${oneOf(t.state, PENDING_STATES)}`),
     check(
       "messages_pending_queue_check",
-      sql`${t.pendingQueue} is null or (${t.pendingQueue} = ${t.queueName} and ${t.state} in ('CREATED','RETRY'))`,
+      sql`${t.pendingQueue} is null or (${t.pendingQueue} = ${t.queueName} and ${oneOf(t.state, PENDING_STATES)})`,
     ),
     // No index may name `state` or `completed_at`: the delivered update must stay HOT.
     index("messages_due_idx").on(t.dueAt).where(sql`${t.dueAt} is not null`),
@@ -138,7 +159,7 @@ export const messageEventsLegacy = dispatch.table(
   {
     id: bigint("id", { mode: "number" }).primaryKey(),
     messageId: text("message_id").notNull(),
-    state: text("state").notNull(),
+    state: text("state").$type<EventState>().notNull(),
     at: timestamptz("at").notNull().default(sql`now()`),
     error: text("error"),
     responseStatus: integer("response_status"),
@@ -146,12 +167,11 @@ export const messageEventsLegacy = dispatch.table(
     responseBody: bytea("response_body"),
     nextDeliveryAt: timestamptz("next_delivery_at"),
   },
-  (t) => [index("message_events_legacy_message_id_idx").on(t.messageId, t.id)],
+  (t) => [
+    check("message_events_legacy_state_check", oneOf(t.state, EVENT_STATES)),
+    index("message_events_legacy_message_id_idx").on(t.messageId, t.id),
+  ],
 );
-
-/** What an attempt led to at the destination: DELIVERED, or ERROR (any other status, or no response). */
-export const ATTEMPT_RESULTS = ["DELIVERED", "ERROR"] as const;
-export type AttemptResult = (typeof ATTEMPT_RESULTS)[number];
 
 /**
  * The attempt log: one row per delivery attempt, written with its outcome.
@@ -188,7 +208,7 @@ export const attempts = dispatch.table(
     note: text("note"),
   },
   (t) => [
-    check("attempts_result_check", sql`${t.result} in ('DELIVERED','ERROR')`),
+    check("attempts_result_check", oneOf(t.result, ATTEMPT_RESULTS)),
     check("attempts_duration_check", sql`${t.durationMs} >= 0 and ${t.retried} >= 0`),
     index("attempts_message_id_idx").on(t.messageId, t.id),
   ],
@@ -286,10 +306,6 @@ export const urlGroupEndpoints = dispatch.table(
   (t) => [primaryKey({ columns: [t.groupName, t.url] })],
 );
 
-/** States of a workflow run (interface.md "Workflow run state"). */
-export const RUN_STATES = ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"] as const;
-export type RunState = (typeof RUN_STATES)[number];
-
 /**
  * Workflow runs. A run id may be reused once its run has ended, so runs are
  * keyed by `pk`; at most one run per id is active (partial unique index).
@@ -302,7 +318,7 @@ export const workflowRuns = dispatch.table(
     pk: bigint("pk", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
     runId: text("run_id").notNull(),
     workflowUrl: text("workflow_url").notNull(),
-    dialect: text("dialect").notNull(),
+    dialect: text("dialect").$type<Dialect>().notNull(),
     state: text("state").$type<RunState>().notNull().default("RUN_STARTED"),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     completedAt: timestamptz("completed_at"),
@@ -319,14 +335,19 @@ export const workflowRuns = dispatch.table(
     response: text("response"),
     dlqId: text("dlq_id"),
     failureCallbackMessageId: text("failure_callback_message_id"),
-    failureCallbackState: text("failure_callback_state"),
+    failureCallbackState: text("failure_callback_state").$type<FailureFunctionState>(),
     /** The failed message's response (status, headers, body) that triggered the failure function. */
     failure: jsonb("failure"),
     /** The failure function's own final response (status, headers, body). */
     failureResponse: jsonb("failure_response"),
   },
   (t) => [
-    check("workflow_runs_state_check", sql`${t.state} in ('RUN_STARTED','RUN_SUCCESS','RUN_FAILED','RUN_CANCELED')`),
+    check("workflow_runs_state_check", oneOf(t.state, RUN_STATES)),
+    check(
+      "workflow_runs_failure_callback_state_check",
+      sql`${t.failureCallbackState} is null or ${oneOf(t.failureCallbackState, FAILURE_FUNCTION_STATES)}`,
+    ),
+    check("workflow_runs_dialect_check", oneOf(t.dialect, DIALECTS)),
     check("workflow_runs_completed_check", sql`(${t.state} = 'RUN_STARTED') = (${t.completedAt} is null)`),
     uniqueIndex("workflow_runs_active_idx").on(t.runId).where(sql`${t.state} = 'RUN_STARTED'`),
     index("workflow_runs_run_id_idx").on(t.runId, t.createdAt),
@@ -347,11 +368,15 @@ export const workflowSteps = dispatch.table(
       .notNull()
       .references(() => workflowRuns.pk, { onDelete: "cascade" }),
     messageId: text("message_id").notNull(),
-    callType: text("call_type").notNull(),
+    callType: text("call_type").$type<WorkflowCallType>().notNull(),
     body: bytea("body").notNull(),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
-  (t) => [index("workflow_steps_run_idx").on(t.runPk, t.seq), index("workflow_steps_message_idx").on(t.messageId)],
+  (t) => [
+    check("workflow_steps_call_type_check", oneOf(t.callType, WORKFLOW_CALL_TYPES)),
+    index("workflow_steps_run_idx").on(t.runPk, t.seq),
+    index("workflow_steps_message_idx").on(t.messageId),
+  ],
 );
 
 /** Runs waiting for an event (`context.waitForEvent`, `waitForWebhook`). */

@@ -1,7 +1,8 @@
 /** Cancelling messages (compat-api.md §3.2, §4). */
 import type { Tx } from "../db/client";
+import { isPending } from "../db/vocabulary";
 import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./message-filter";
-import { startQueuedMessages } from "./queues";
+import { startQueuedMessages } from "./queue-admission";
 
 /**
  * What a bulk cancel selects: messages by id, or the pending messages a
@@ -15,7 +16,7 @@ export async function cancelSelected(tx: Tx, selection: CancelSelection): Promis
   if ("messageIds" in selection) return cancelMessages(tx, selection.messageIds);
   const pending = await tx<{ id: string }[]>`
     select m.id from dispatch.messages m
-    where m.state in ('CREATED', 'RETRY')
+    where ${isPending(tx, "m.state")}
       and ${matchMessages(tx, selection.filter)}
       and ${withinRange(tx, tx`m.created_at`, selection.range)}
     order by m.seq
@@ -34,7 +35,7 @@ export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
     update dispatch.messages
     set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null,
       canceled_seq = nextval('dispatch.messages_seq_seq')
-    where id = any(${ids}::text[]) and state in ('CREATED', 'RETRY')
+    where id = any(${ids}::text[]) and ${isPending(tx)}
     returning id, queue_name as "queueName"`;
   if (cancelled.length === 0) return 0;
   // A cancelled message that held a queue slot frees it.

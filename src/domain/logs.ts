@@ -7,15 +7,14 @@
 import type postgres from "postgres";
 import type { Tx } from "../db/client";
 import { listEvents } from "../db/queries/list-events";
+import { EVENT_STATES } from "../db/vocabulary";
 import type { StoredMessage } from "./delivery/attempt";
 import { badRequest } from "./errors";
 import { findMessages } from "./messages";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./message-filter";
 
 /** States an event can have, as the SDKs spell them. */
-export const LOG_STATES = [
-  "CREATED", "ACTIVE", "RETRY", "ERROR", "DELIVERED", "FAILED", "CANCEL_REQUESTED", "CANCELED",
-] as const;
+export const LOG_STATES = EVENT_STATES;
 
 /** Filter-only names: the docs' spelling of CANCELED, and IN_PROGRESS for an unfinished delivery. */
 const STATE_ALIASES: Record<string, string[]> = {

@@ -7,15 +7,16 @@
 import type { Tx } from "../db/client";
 import { insertMessageRows } from "../db/queries/insert-messages";
 import { messageColumns } from "../db/message-columns";
+import type { MessageOrigin } from "../db/vocabulary";
 import { claimDeduplicationKeys } from "./deduplication";
-import { lockQueues, startQueuedMessages } from "./queues";
+import { lockQueues, startQueuedMessages } from "./queue-admission";
 import { bindWorkflowMessages } from "./workflows/binding";
 import type { WorkflowBinding } from "./workflows/protocol";
 import type { StoredMessage } from "./delivery/attempt";
 import type { Dialect } from "./dialect";
 
 /** Why a message exists. */
-export type MessageOrigin = "publish" | "callback" | "failure_callback" | "workflow";
+export type { MessageOrigin };
 
 /** A message about to be stored. */
 export interface NewMessage {

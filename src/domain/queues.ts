@@ -11,7 +11,8 @@
  * their slot and are sent, first in line, once it resumes.
  */
 import type { Tx } from "../db/client";
-import { startQueuedMessageRows } from "../db/queries/start-queued-messages";
+import { cancelMessages } from "./cancel";
+import { startQueuedMessages } from "./queue-admission";
 import { AppError, badRequest } from "./errors";
 
 /** A queue as the API shows it. */
@@ -32,25 +33,6 @@ export function checkQueueName(name: string): string {
   return name;
 }
 
-/**
- * Creates missing queues (parallelism 1, active) and locks all of them, in
- * name order so that concurrent publishers cannot deadlock.
- */
-export async function lockQueues(tx: Tx, names: string[]): Promise<void> {
-  if (names.length === 0) return;
-  const sorted = [...new Set(names)].sort();
-  await tx`insert into dispatch.queues (name) select unnest(${sorted}::text[]) on conflict (name) do nothing`;
-  await tx`select name from dispatch.queues where name = any(${sorted}::text[]) order by name for update`;
-}
-
-/** Starts as many waiting messages of `queueName` as its free slots allow (none while paused). */
-export async function startQueuedMessages(tx: Tx, queueName: string): Promise<void> {
-  const [queue] = await tx<{ parallelism: number; paused: boolean }[]>`
-    select parallelism, paused from dispatch.queues where name = ${queueName} for update`;
-  if (!queue || queue.paused) return;
-  await startQueuedMessageRows(tx, queueName, queue.parallelism);
-}
-
 /** Creates or updates a queue; a lower parallelism lets started messages finish. */
 export async function upsertQueue(tx: Tx, name: string, parallelism: number, paused: boolean): Promise<void> {
   await tx`
@@ -65,6 +47,16 @@ export async function setQueuePaused(tx: Tx, name: string, paused: boolean): Pro
     update dispatch.queues set paused = ${paused}, updated_at = now() where name = ${name} returning name`;
   if (!row) throw new AppError(404, `queue ${name} not found`);
   if (!paused) await startQueuedMessages(tx, name);
+}
+
+/** Deletes a queue, cancelling what still waits in it (each cancel is in the message's log). */
+export async function deleteQueue(tx: Tx, name: string): Promise<void> {
+  const [row] = await tx`select 1 from dispatch.queues where name = ${name} for update`;
+  if (!row) throw new AppError(404, `queue ${name} not found`);
+  const waiting = await tx<{ id: string }[]>`select id from dispatch.messages where pending_queue = ${name}`;
+  await tx`update dispatch.queues set paused = true where name = ${name}`;
+  await cancelMessages(tx, waiting.map((message) => message.id));
+  await tx`delete from dispatch.queues where name = ${name}`;
 }
 
 /** Lists queues (or the one named) with their lag: messages not yet finished. */

@@ -7,6 +7,7 @@
  * redelivery after a sweep wins); its attempt is logged either way.
  */
 import type { Tx } from "../client";
+import { isPending } from "../vocabulary";
 
 /** A successful attempt of a message under a claim. */
 export interface DeliveredAttempt {
@@ -29,7 +30,7 @@ export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], rel
         with ordinality as o(id, claim_id, retried, started_at, duration_ms, status, n)),
     delivered as (
       update dispatch.messages m set state = 'DELIVERED', completed_at = now()
-      from o where m.id = o.id and m.claim_id = o.claim_id and m.state in ('CREATED', 'RETRY')
+      from o where m.id = o.id and m.claim_id = o.claim_id and ${isPending(sql, "m.state")}
       returning m.id),
     logged as (
       insert into dispatch.attempts (message_id, retried, started_at, duration_ms, result, response_status)

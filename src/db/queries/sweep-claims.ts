@@ -4,6 +4,7 @@
  * and unfinished under that claim become due again at once.
  */
 import type { Tx } from "../client";
+import { isPending } from "../vocabulary";
 
 /** Sweeps dead workers' claims; returns how many messages became due again. */
 export async function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
@@ -19,7 +20,7 @@ export async function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<num
     requeued as (
       update dispatch.messages m set due_at = now()
       from orphans o
-      where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and m.state in ('CREATED', 'RETRY')
+      where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}
       returning m.id)
     select count(*)::int as count from requeued`;
   return row!.count;
@@ -35,5 +36,5 @@ export async function releaseClaimedMessages(
   await sql`
     update dispatch.messages m set due_at = now() + ${delayMs} * interval '1 millisecond'
     from unnest(${claims.map((c) => c.messageId)}::text[], ${claims.map((c) => c.claimId)}::bigint[]) as o(id, claim_id)
-    where m.id = o.id and m.claim_id = o.claim_id and m.due_at is null and m.state in ('CREATED', 'RETRY')`;
+    where m.id = o.id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}`;
 }

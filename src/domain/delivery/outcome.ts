@@ -4,12 +4,13 @@
  * transaction, so a crash leaves either none or all of it.
  */
 import type { Tx } from "../../db/client";
+import { type MessageState, PENDING_STATES } from "../../db/vocabulary";
 import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "../callbacks";
 import type { Attempt, Outcome, StoredMessage } from "./attempt";
 import { newDlqId } from "../ids";
 import { insertMessages, type NewMessage } from "../messages";
 import type { PublishLimits } from "../publish-options";
-import { startQueuedMessages } from "../queues";
+import { startQueuedMessages } from "../queue-admission";
 import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "../workflows/lifecycle";
 
 /** Limits and windows that callback messages are made with. */
@@ -39,6 +40,8 @@ export function isPlainDelivery({ message, outcome }: AttemptRecord): boolean {
   );
 }
 
+const isPendingState = (state: MessageState) => (PENDING_STATES as readonly MessageState[]).includes(state);
+
 /** What an attempt's row in the attempt log says beyond the attempt itself. */
 interface AttemptNotes {
   /** Whether it led to a retry (due at the message's `next_delivery_at`). */
@@ -57,7 +60,7 @@ interface AttemptNotes {
  */
 export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<void> {
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
-  const rows = await tx<{ id: string; state: string; claimId: number | null }[]>`
+  const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
     select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
   const current = new Map(rows.map((row) => [row.id, row]));
   // The attempts come first in the log, before the callback messages their outcomes publish.
@@ -66,7 +69,7 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   const claimed = new Set<string>();
   for (const [i, record] of records.entries()) {
     const row = current.get(record.message.id);
-    const fresh = row && (row.state === "CREATED" || row.state === "RETRY") && row.claimId === record.message.claimId;
+    const fresh = row && isPendingState(row.state) && row.claimId === record.message.claimId;
     if (!fresh || claimed.has(record.message.id)) continue;
     claimed.add(record.message.id);
     await finish(tx, record, settings, notes[i]!);

@@ -4,6 +4,7 @@
  * sends back to its parent. Everything runs in the caller's transaction.
  */
 import type { Tx } from "../../db/client";
+import { isPending } from "../../db/vocabulary";
 import { cancelMessages } from "../cancel";
 import type { Attempt, Outcome, StoredMessage } from "../delivery/attempt";
 import { newMessageId } from "../ids";
@@ -100,7 +101,7 @@ export async function finishRun(
 async function cancelPendingSteps(tx: Tx, runPk: number, except: string | null): Promise<void> {
   const pending = await tx<{ id: string }[]>`
     select id from dispatch.messages
-    where workflow_run_pk = ${runPk} and state in ('CREATED', 'RETRY') and workflow_call_type <> 'failureCall'
+    where workflow_run_pk = ${runPk} and ${isPending(tx)} and workflow_call_type <> 'failureCall'
       and id <> ${except ?? ""}`;
   await cancelMessages(tx, pending.map((row) => row.id));
   await tx`delete from dispatch.workflow_waiters where run_pk = ${runPk}`;

@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
-import type { RunState } from "../../db/schema";
+import type { RunState } from "../../db/vocabulary";
 import { badRequest } from "../errors";
 import { type TimeRange, withinRange } from "../message-filter";
 import type { RunConfig } from "./binding";

@@ -6,7 +6,7 @@
  * it invoked others), whatever its number of runs and steps.
  */
 import type { Tx } from "../../db/client";
-import type { RunState } from "../../db/schema";
+import type { RunState } from "../../db/vocabulary";
 import {
   type EntryRow,
   type RunLogQuery,

@@ -2,7 +2,7 @@
  * Workflow runs and their step lists (workflow-protocol.md §2.2, §2.3).
  */
 import type { Tx } from "../../db/client";
-import type { RunState } from "../../db/schema";
+import type { RunState } from "../../db/vocabulary";
 import type { Dialect } from "../dialect";
 import type { RunConfig } from "./binding";
 import type { WorkflowCallType } from "./protocol";

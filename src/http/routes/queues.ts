@@ -1,9 +1,8 @@
 /** Queues: upsert, list, get, delete, pause, resume (compat-api.md §6). */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { cancelMessages } from "../../domain/cancel";
 import { AppError, badRequest } from "../../domain/errors";
-import { checkQueueName, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
+import { checkQueueName, deleteQueue, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
 import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 
@@ -33,16 +32,7 @@ export function queueRoutes(deps: AppDeps) {
     .get("/:name", async (c) => c.json(queueJson(await findQueue(deps, c.req.param("name")))))
     .delete("/:name", async (c) => {
       const name = c.req.param("name");
-      await sql.begin(async (tx) => {
-        // Deleting a queue cancels what still waits in it (each cancel is in the message's log).
-        const [row] = await tx`select 1 from dispatch.queues where name = ${name} for update`;
-        if (!row) throw new AppError(404, `queue ${name} not found`);
-        const waiting = await tx<{ id: string }[]>`
-          select id from dispatch.messages where queue_name = ${name} and state in ('CREATED', 'RETRY')`;
-        await tx`update dispatch.queues set paused = true where name = ${name}`;
-        await cancelMessages(tx, waiting.map((message) => message.id));
-        await tx`delete from dispatch.queues where name = ${name}`;
-      });
+      await sql.begin((tx) => deleteQueue(tx, name));
       return c.json({});
     })
     .post("/:name/pause", async (c) => {

@@ -5,7 +5,7 @@
  * sends its deprecated top-level filters under the same names as the new ones.
  */
 import { type Context, Hono } from "hono";
-import { RUN_STATES, type RunState } from "../../db/schema";
+import { RUN_STATES, type RunState } from "../../db/vocabulary";
 import { badRequest } from "../../domain/errors";
 import { listRunLogs, type RunLogFilter, type RunLogQuery } from "../../domain/workflows/logs";
 import type { AppDeps } from "../deps";

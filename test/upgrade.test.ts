@@ -1,0 +1,111 @@
+/**
+ * Upgrading a database written by the engine before the attempt log and the
+ * claim (migrations up to 0004): a message waiting as a graphile-worker job is
+ * delivered after the upgrade, nothing is left in graphile-worker's queue, and
+ * the event log of old and new messages reads in order, legacy events first.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
+import { Logger, runMigrations } from "graphile-worker";
+import { afterAll, beforeAll, expect, it, inject } from "vitest";
+import { createSql, type Sql } from "../src/db/client";
+import { TEST_DATABASE_PREFIX, withDatabase } from "./support/global-setup";
+import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { startTestService, type TestService } from "./support/service";
+
+const MIGRATIONS = fileURLToPath(new URL("../sql/migrations", import.meta.url));
+/** The last migration of the graphile-worker engine with an event table. */
+const BEFORE = "0004_leaner_indexes";
+
+let databaseUrl: string;
+let receiver: Receiver;
+let dispatch: TestService | undefined;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  const admin = createSql(inject("adminUrl"), 1);
+  const name = `${TEST_DATABASE_PREFIX}upgrade_${Date.now()}`;
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  databaseUrl = withDatabase(inject("adminUrl"), name);
+  await migrateUpTo(databaseUrl, BEFORE);
+});
+afterAll(async () => {
+  await dispatch?.stop();
+  await receiver.close();
+});
+
+/** Applies the app's migrations up to and including `last`, and graphile-worker's. */
+async function migrateUpTo(url: string, last: string): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), "dispatch-migrations-"));
+  try {
+    cpSync(MIGRATIONS, folder, { recursive: true });
+    const journalFile = join(folder, "meta", "_journal.json");
+    const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
+    journal.entries = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag === last) + 1);
+    writeFileSync(journalFile, JSON.stringify(journal));
+    const client = createSql(url, 1);
+    await drizzleMigrate(drizzle(client), { migrationsFolder: folder, migrationsSchema: "dispatch" });
+    await client.end();
+    await runMigrations({ connectionString: url, logger: new Logger(() => () => {}) });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** Writes what the old engine wrote for a message: its row, its events, and for a pending one a deliver job. */
+async function writeOldMessage(sql: Sql, id: string, url: string, delivered: boolean): Promise<void> {
+  await sql`
+    insert into dispatch.messages (id, dialect, state, url, method, headers, body, max_retries, not_before,
+      next_delivery_at, job_scheduled, completed_at)
+    values (${id}, 'svc', ${delivered ? "DELIVERED" : "CREATED"}, ${url}, 'POST', '{}', ${Buffer.from(`old ${id}`)}, 3,
+      now(), now(), ${!delivered}, ${delivered ? new Date() : null})`;
+  const states = delivered ? ["CREATED", "ACTIVE", "DELIVERED"] : ["CREATED"];
+  for (const state of states) await sql`insert into dispatch.message_events (message_id, state) values (${id}, ${state})`;
+  if (!delivered) await sql`select graphile_worker.add_job('deliver', json_build_object('id', ${id}::text))`;
+}
+
+it("delivers what the old engine held and keeps the old events in the log", async () => {
+  const sql = createSql(databaseUrl, 1);
+  await writeOldMessage(sql, "msg_old_delivered", `${receiver.url}/old-delivered`, true);
+  await writeOldMessage(sql, "msg_old_pending", `${receiver.url}/old-pending`, false);
+  await sql.end();
+
+  dispatch = await startTestService({}, { databaseUrl });
+  const fresh = await dispatch.api(`/v2/publish/${receiver.url}/new`, { method: "POST", body: "new" });
+  const freshId = ((await fresh.json()) as { messageId: string }).messageId;
+  const arrived = await receiver.waitFor(2, 20_000);
+  expect(arrived.map((request) => request.path).sort()).toEqual(["/new", "/old-pending"]);
+  expect(arrived.find((request) => request.path === "/old-pending")!.body.toString()).toBe("old msg_old_pending");
+
+  const db = dispatch.service.sql;
+  const [jobs] = await db<{ count: number }[]>`
+    select count(*)::int as count from graphile_worker.jobs where task_identifier = 'deliver'`;
+  expect(jobs!.count).toBe(0);
+  const states = async (id: string) => {
+    const response = await dispatch!.api(`/v2/events?messageId=${id}&order=earliestFirst`);
+    return ((await response.json()) as { events: { state: string; time: number }[] }).events.map((event) => event.state);
+  };
+  for (let tries = 0; (await states("msg_old_pending")).length < 3 && tries < 50; tries++) await sleep(100);
+  expect(await states("msg_old_delivered")).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+  expect(await states("msg_old_pending")).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+  expect(await states(freshId)).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
+
+  // The whole log, oldest first: the legacy events come first, every event once, and in SQL the same.
+  const all = (await (await dispatch.api(`/v2/events?order=earliestFirst&count=100`)).json()) as {
+    events: { messageId: string; state: string }[];
+  };
+  expect(all.events.slice(0, 4).map((event) => `${event.messageId} ${event.state}`)).toEqual([
+    "msg_old_delivered CREATED",
+    "msg_old_delivered ACTIVE",
+    "msg_old_delivered DELIVERED",
+    "msg_old_pending CREATED",
+  ]);
+  expect(all.events).toHaveLength(9);
+  const [view] = await db<{ count: number }[]>`select count(*)::int as count from dispatch.message_events`;
+  expect(view!.count).toBe(9);
+}, 60_000);
