@@ -19,8 +19,9 @@ export class Publisher {
   ) {
     this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings.deduplicationWindowMs), {
       maxBatch: 500,
-      // Several batches in flight let Postgres group their commits.
-      maxConcurrent: 8,
+      // Two batches in flight: one commits while the next fills. More would split the
+      // waiting requests into smaller batches, each paying a commit and a NOTIFY.
+      maxConcurrent: 2,
       transactional: (groups) => groups.some((group) => group.some(needsTransaction)),
     });
   }

@@ -4,6 +4,7 @@
  * outage cannot stop it for good), and the liveness heartbeat that lets other
  * processes recover this one's claims and jobs.
  */
+import { setMaxListeners } from "node:events";
 import type { Config } from "../config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
@@ -54,6 +55,8 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const keys = new SigningKeyCache(sql);
   await keys.start();
   const shutdown = new AbortController();
+  // Every attempt in flight listens on this one signal.
+  setMaxListeners(0, shutdown.signal);
   const claimer = new Claimer({
     sql,
     availability,
