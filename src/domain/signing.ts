@@ -5,7 +5,7 @@
  * included; receivers holding the current and the next key keep verifying
  * across a rotation.
  */
-import { createHash, createHmac } from "node:crypto";
+import { createHmac, hash } from "node:crypto";
 import { newJwtId } from "./ids";
 
 /** The signing key pair in force. */
@@ -19,10 +19,12 @@ const LIFETIME_SECONDS = 300;
 
 const base64url = (data: Buffer | string) => Buffer.from(data).toString("base64url");
 
-/** base64url SHA-256 of a body: the JWT's `body` claim. */
+/** base64url SHA-256 of a body: the JWT's `body` claim (one-shot `hash`: no Hash object per delivery). */
 export function bodyHash(body: Uint8Array | string): string {
-  return createHash("sha256").update(body).digest("base64url");
+  return hash("sha256", body, "base64url");
 }
+
+const HEADER = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
 
 /** What a signature covers. */
 export interface SignedRequest {
@@ -39,7 +41,7 @@ export interface SignedRequest {
  */
 export function signRequest(key: string, { issuer, url, body }: SignedRequest, now = Date.now()): string {
   const iat = Math.floor(now / 1000);
-  const header = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
+  const header = HEADER;
   const claims = base64url(
     JSON.stringify({
       iss: issuer,

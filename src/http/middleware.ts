@@ -1,9 +1,9 @@
 /** Small, single-purpose middleware of the /v2 API. */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { AppError } from "../domain/errors";
 
-const digest = (text: string) => createHash("sha256").update(text).digest();
+const digest = (text: string) => hash("sha256", text, "buffer");
 
 /**
  * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to match
