@@ -5,7 +5,7 @@
  */
 import type { Attempt, StoredMessage } from "./delivery/attempt";
 import { withoutHopHeaders } from "./hop-headers";
-import type { NewMessage } from "./messages";
+import type { NewMessage } from "./new-message";
 import { buildMessage } from "./publish";
 import { parsePublishOptions, type PublishLimits } from "./publish-options";
 

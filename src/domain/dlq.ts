@@ -10,7 +10,8 @@ import type { StoredMessage } from "./delivery/attempt";
 import { type Dialect, PREFIX } from "./dialect";
 import { AppError, badRequest } from "./errors";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./message-filter";
-import { findMessages, insertMessages, type NewMessage, type PublishResult } from "./messages";
+import { findMessages, insertMessages } from "./messages";
+import type { NewMessage, PublishResult } from "./new-message";
 import { buildMessage } from "./publish";
 import { parsePublishOptions, type PublishLimits } from "./publish-options";
 

@@ -7,61 +7,11 @@
 import type { Tx } from "../db/client";
 import { insertMessageRows } from "../db/queries/insert-messages";
 import { messageColumns } from "../db/message-columns";
-import type { MessageOrigin } from "../db/vocabulary";
 import { claimDeduplicationKeys } from "./deduplication";
 import { lockQueues, startQueuedMessages } from "./queue-admission";
 import { bindWorkflowMessages } from "./workflows/binding";
-import type { WorkflowBinding } from "./workflows/protocol";
 import type { StoredMessage } from "./delivery/attempt";
-import type { Dialect } from "./dialect";
-
-/** Why a message exists. */
-export type { MessageOrigin };
-
-/** A message about to be stored. */
-export interface NewMessage {
-  id: string;
-  dialect: Dialect;
-  origin: MessageOrigin;
-  sourceMessageId: string | null;
-  url: string;
-  topicName: string | null;
-  endpointName: string | null;
-  queueName: string | null;
-  api: string | null;
-  method: string;
-  headers: Record<string, string>;
-  contentType: string | null;
-  body: Buffer;
-  timeoutMs: number | null;
-  maxRetries: number;
-  retryDelayExpression: string | null;
-  callback: string | null;
-  callbackHeaders: Record<string, string> | null;
-  failureCallback: string | null;
-  failureCallbackHeaders: Record<string, string> | null;
-  deduplicationId: string | null;
-  /** Key of the deduplication window this message claims, if any. */
-  deduplicationKey: string | null;
-  labels: string[];
-  scheduleId: string | null;
-  callerIp: string | null;
-  /** Unix seconds; wins over `delayMs`. */
-  notBefore: number | null;
-  delayMs: number;
-  flowControl: { key: string; value: string } | null;
-  /** The run the message belongs to, as published; bound to a run when stored. */
-  workflow: WorkflowBinding | null;
-  /** Set by `bindWorkflowMessages`: the run's primary key. */
-  workflowRunPk?: number;
-}
-
-/** The publish result of one message (interface.md "Publish result"). */
-export interface PublishResult {
-  messageId: string;
-  url: string;
-  deduplicated: boolean;
-}
+import type { NewMessage, PublishResult } from "./new-message";
 
 /**
  * Stores `messages` and schedules their first delivery. A message whose

@@ -8,7 +8,7 @@ import { deduplicationKey } from "./deduplication";
 import { detectDialect } from "./dialect";
 import { badRequest } from "./errors";
 import { newMessageId } from "./ids";
-import type { MessageOrigin, NewMessage, PublishResult } from "./messages";
+import type { MessageOrigin, NewMessage, PublishResult } from "./new-message";
 import { parsePublishOptions, type PublishLimits, type PublishOptions } from "./publish-options";
 import { checkQueueName } from "./queues";
 import { groupEndpoints, isGroupName } from "./url-groups";

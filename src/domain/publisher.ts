@@ -6,7 +6,8 @@
  */
 import { Coalescer } from "../db/coalescer";
 import type { Sql } from "../db/client";
-import { insertMessages, type NewMessage, type PublishResult } from "./messages";
+import { insertMessages } from "./messages";
+import type { NewMessage, PublishResult } from "./new-message";
 import { publish, type PublishRequest, type PublishResponse, type PublishSettings } from "./publish";
 
 /** Publishes requests through shared transactions. */

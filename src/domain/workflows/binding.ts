@@ -7,19 +7,9 @@
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
 import { checkJsonText } from "../storable-text";
-import type { NewMessage } from "../messages";
+import type { NewMessage } from "../new-message";
 import { runUserHeaders } from "./protocol";
-import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run } from "./runs";
-
-/** Configuration of a run, taken from its init message and applied to its later messages. */
-export interface RunConfig {
-  maxRetries: number;
-  retryDelayExpression: string | null;
-  timeoutMs: number | null;
-  failureCallback: string | null;
-  failureCallbackHeaders: Record<string, string> | null;
-  flowControl: { key: string; value: string } | null;
-}
+import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run, type RunConfig } from "./runs";
 
 /**
  * Binds the workflow messages among `messages` (setting `workflowRunPk`) and

@@ -9,7 +9,7 @@ import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
 import { badRequest } from "../errors";
 import { type TimeRange, withinRange } from "../message-filter";
-import type { RunConfig } from "./binding";
+import type { RunConfig } from "./runs";
 import type { WorkflowCallType } from "./protocol";
 import type { Invoker, Run } from "./runs";
 

@@ -8,7 +8,8 @@ import type { Tx } from "../../db/client";
 import type { StoredMessage } from "../delivery/attempt";
 import { AppError, badRequest } from "../errors";
 import { newMessageId } from "../ids";
-import { findMessages, insertMessages, type NewMessage } from "../messages";
+import { findMessages, insertMessages } from "../messages";
+import type { NewMessage } from "../new-message";
 import {
   findWorkflowDlqEntry,
   selectWorkflowDlq,

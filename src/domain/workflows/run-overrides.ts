@@ -6,7 +6,7 @@
 import { type Dialect, PREFIX } from "../dialect";
 import { badRequest } from "../errors";
 import { parsePublishOptions, type PublishLimits } from "../publish-options";
-import type { RunConfig } from "./binding";
+import type { RunConfig } from "./runs";
 import type { Run } from "./runs";
 import { failureCallbackHeaders } from "./trigger";
 

@@ -4,8 +4,17 @@
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
 import type { Dialect } from "../dialect";
-import type { RunConfig } from "./binding";
 import type { WorkflowCallType } from "./protocol";
+
+/** Configuration of a run, taken from its init message and applied to its later messages. */
+export interface RunConfig {
+  maxRetries: number;
+  retryDelayExpression: string | null;
+  timeoutMs: number | null;
+  failureCallback: string | null;
+  failureCallbackHeaders: Record<string, string> | null;
+  flowControl: { key: string; value: string } | null;
+}
 
 /** A run as the workflow code reads it. */
 export interface Run {

@@ -16,7 +16,7 @@ import {
   retryDlqEntry,
 } from "../../domain/dlq";
 import { badRequest } from "../../domain/errors";
-import type { PublishResult } from "../../domain/messages";
+import type { PublishResult } from "../../domain/new-message";
 import type { AppDeps } from "../deps";
 import {
   bulkParams,
