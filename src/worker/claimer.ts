@@ -12,7 +12,7 @@ import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/insert-messages";
-import { releaseClaimedMessages } from "../db/queries/sweep-claims";
+import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { StoredMessage } from "../domain/delivery/attempt";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { Recorder } from "./recorder";
@@ -34,6 +34,8 @@ export interface ClaimerDeps {
 /** Claims and delivers until stopped. */
 export class Claimer {
   private inFlight = 0;
+  /** Whether a claim failed since the last check: it may have committed unseen. */
+  private unsure = false;
   private stopping = false;
   private woken = false;
   private wakeUp: () => void = () => {};
@@ -80,12 +82,19 @@ export class Claimer {
     }
   }
 
-  /** Claims up to `limit` messages and starts their attempts; returns how many. */
+  /**
+   * Claims up to `limit` messages and starts their attempts; returns how
+   * many. A claim that failed may still have committed (the answer lost with
+   * the connection): before claiming again, the claims this worker does not
+   * know of are released.
+   */
   private async claim(limit: number): Promise<number> {
     let messages: StoredMessage[];
     try {
+      if (this.unsure) await this.releaseUnknown();
       messages = await claimMessages(this.deps.sql, this.deps.workerId, limit);
     } catch (error) {
+      this.unsure = true;
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: claim failed: ${(error as Error).message}`);
       await this.deps.availability.whenUp();
       return 0;
@@ -93,6 +102,12 @@ export class Claimer {
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
     for (const message of messages) this.track(this.deliver(message));
     return messages.length;
+  }
+
+  private async releaseUnknown(): Promise<void> {
+    const released = await releaseUnknownClaims(this.deps.sql, this.deps.workerId, this.deps.recorder.openClaims());
+    this.unsure = false;
+    if (released > 0) this.deps.log(`worker: ${released} messages of a claim whose answer was lost are due again`);
   }
 
   private async deliver(message: StoredMessage): Promise<void> {

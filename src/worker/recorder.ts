@@ -45,6 +45,11 @@ export class Recorder {
     this.open.set(claimId, (this.open.get(claimId) ?? 0) + attempts);
   }
 
+  /** The claims this worker took and has not finished recording. */
+  openClaims(): number[] {
+    return [...this.open.keys()];
+  }
+
   /** An attempt of `claimId` needs no record (handed back): only its claim's count changes. */
   skipped(claimId: number): void {
     this.closeAttempt(claimId);

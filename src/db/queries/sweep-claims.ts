@@ -26,6 +26,27 @@ export async function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<num
   return row!.count;
 }
 
+/**
+ * Drops this worker's claims other than `known` and makes their unfinished
+ * messages due again: a claim whose statement committed while its answer was
+ * lost (a connection dropped at that moment) is held by a live worker that
+ * never heard of it. Returns how many messages became due again.
+ */
+export async function releaseUnknownClaims(sql: Tx, workerId: string, known: number[]): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    with unknown as (
+      delete from dispatch.claims c where c.worker_id = ${workerId} and c.id <> all(${known}::bigint[])
+      returning c.id, c.message_ids),
+    orphans as (select u.id as claim_id, unnest(u.message_ids) as message_id from unknown u),
+    requeued as (
+      update dispatch.messages m set due_at = now()
+      from orphans o
+      where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}
+      returning m.id)
+    select count(*)::int as count from requeued`;
+  return row!.count;
+}
+
 /** Puts claimed, unfinished messages back on the work list after `delayMs` (a worker hands back what it will not attempt). */
 export async function releaseClaimedMessages(
   sql: Tx,
