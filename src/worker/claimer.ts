@@ -120,7 +120,8 @@ export class Claimer {
         if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
       }
     } catch (error) {
-      this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`);
+      // An outage is logged once by `availability`; anything else is logged as it comes.
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`);
       await this.handBack(message);
     } finally {
       const wasFull = this.deps.concurrency - this.inFlight < this.minClaim;

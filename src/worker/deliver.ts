@@ -28,7 +28,7 @@ export interface DeliverDeps {
 /** Attempts `message` once; null when shutdown interrupted the attempt (it is not the destination's fault). */
 export async function deliverClaimed(deps: DeliverDeps, message: StoredMessage): Promise<AttemptRecord | null> {
   const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
-  const keys = await deps.signingKeys();
+  const keys = await deps.retrying(() => deps.signingKeys());
   const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
   const credentials: Record<string, string> =
     message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};

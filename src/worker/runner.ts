@@ -87,7 +87,17 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
       concurrency: TIMED_JOB_CONCURRENCY,
       maxPoolSize: 2,
       noHandleSignals: true,
-      preset: { worker: { pollInterval: Math.max(config.pollIntervalMs, TIMED_JOB_POLL_MS) } },
+      preset: {
+        worker: {
+          pollInterval: Math.max(config.pollIntervalMs, TIMED_JOB_POLL_MS),
+          // Jobs come through a local queue: the path whose behaviour through database outages
+          // the supervisor is built and tested for (without it, a worker whose fetch fails
+          // during an outage exits and graphile-worker prints a stack trace to the console).
+          localQueue: { size: TIMED_JOB_CONCURRENCY * 2 },
+          completeJobBatchDelay: 5,
+          failJobBatchDelay: 5,
+        },
+      },
       taskList: {
         [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
         [WAIT_TIMEOUT_TASK]: async (payload) => {

@@ -3,27 +3,19 @@
  * for `deadAfterMs` are dropped, and their messages that are still pending
  * and unfinished under that claim become due again at once.
  */
+import type postgres from "postgres";
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
 
 /** Sweeps dead workers' claims; returns how many messages became due again. */
-export async function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`
-    with dead as (
-      delete from dispatch.claims c
-      where c.claimed_at < now() - ${deadAfterMs} * interval '1 millisecond'
-        and not exists (
-          select 1 from dispatch.workers w
-          where w.id = c.worker_id and w.heartbeat_at > now() - ${deadAfterMs} * interval '1 millisecond')
-      returning c.id, c.message_ids),
-    orphans as (select d.id as claim_id, unnest(d.message_ids) as message_id from dead d),
-    requeued as (
-      update dispatch.messages m set due_at = now()
-      from orphans o
-      where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}
-      returning m.id)
-    select count(*)::int as count from requeued`;
-  return row!.count;
+export function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
+  return dropClaims(
+    sql,
+    sql`c.claimed_at < now() - ${deadAfterMs} * interval '1 millisecond'
+      and not exists (
+        select 1 from dispatch.workers w
+        where w.id = c.worker_id and w.heartbeat_at > now() - ${deadAfterMs} * interval '1 millisecond')`,
+  );
 }
 
 /**
@@ -32,12 +24,15 @@ export async function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<num
  * lost (a connection dropped at that moment) is held by a live worker that
  * never heard of it. Returns how many messages became due again.
  */
-export async function releaseUnknownClaims(sql: Tx, workerId: string, known: number[]): Promise<number> {
+export function releaseUnknownClaims(sql: Tx, workerId: string, known: number[]): Promise<number> {
+  return dropClaims(sql, sql`c.worker_id = ${workerId} and c.id <> all(${known}::bigint[])`);
+}
+
+/** Drops the claims `c` that `which` selects; their messages still pending under them become due now. */
+async function dropClaims(sql: Tx, which: postgres.Fragment): Promise<number> {
   const [row] = await sql<{ count: number }[]>`
-    with unknown as (
-      delete from dispatch.claims c where c.worker_id = ${workerId} and c.id <> all(${known}::bigint[])
-      returning c.id, c.message_ids),
-    orphans as (select u.id as claim_id, unnest(u.message_ids) as message_id from unknown u),
+    with dropped as (delete from dispatch.claims c where ${which} returning c.id, c.message_ids),
+    orphans as (select d.id as claim_id, unnest(d.message_ids) as message_id from dropped d),
     requeued as (
       update dispatch.messages m set due_at = now()
       from orphans o
