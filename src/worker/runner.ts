@@ -14,7 +14,7 @@ import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { fireWaitTimeout } from "../domain/workflows/waits";
 import { SigningKeyCache } from "../domain/signing-key-cache";
 import { Claimer } from "./claimer";
-import { deliverClaimed } from "./deliver";
+import { type DeliverDeps, deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";
 import { Recorder } from "./recorder";
 import { superviseRunner } from "./supervisor";
@@ -57,24 +57,21 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const shutdown = new AbortController();
   // Every attempt in flight listens on this one signal.
   setMaxListeners(0, shutdown.signal);
+  const deliverDeps: DeliverDeps = {
+    sql,
+    http: deps.http,
+    signingKeys: () => keys.get(),
+    retrying: (operation) => availability.retrying(operation),
+    defaultTimeoutMs: config.defaultTimeoutMs,
+    retryDelayScale: config.retryDelayScale,
+    llmApiKey: config.llmApiKey,
+    shutdown: shutdown.signal,
+  };
   const claimer = new Claimer({
     sql,
     availability,
     recorder,
-    attempt: (message) =>
-      deliverClaimed(
-        {
-          sql,
-          http: deps.http,
-          signingKeys: () => keys.get(),
-          retrying: (operation) => availability.retrying(operation),
-          defaultTimeoutMs: config.defaultTimeoutMs,
-          retryDelayScale: config.retryDelayScale,
-          llmApiKey: config.llmApiKey,
-          shutdown: shutdown.signal,
-        },
-        message,
-      ),
+    attempt: (message) => deliverClaimed(deliverDeps, message),
     workerId: `${liveness.processId}:claims`,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.pollIntervalMs,
