@@ -16,6 +16,8 @@ export interface Config {
   dataDir: string;
   /** Access tokens from configuration; when empty one is generated and stored. */
   tokens: string[];
+  /** Read-only tokens: they read everything a full token reads but the signing keys, and change nothing. */
+  readonlyTokens: string[];
   currentSigningKey: string | null;
   nextSigningKey: string | null;
   allowPrivateNetworks: boolean;
@@ -47,6 +49,13 @@ const duration = (fallback: string) =>
     v.transform((text) => parseDuration(text)),
     v.number("must be a duration such as 30s, 5m, 2h or 1d"),
   );
+
+/** A comma-separated list of access tokens. */
+const tokenList = v.pipe(
+  v.optional(v.string(), ""),
+  v.transform((text) => text.split(",").map((token) => token.trim()).filter(Boolean)),
+  v.check((tokens) => tokens.every((token) => token.length >= 16), "each token must have at least 16 characters"),
+);
 
 const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
@@ -82,11 +91,8 @@ const EnvSchema = v.object({
     v.check((url) => url === null || /^postgres(ql)?:\/\//.test(url), "must be a postgres:// URL"),
   ),
   DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
-  DISPATCH_TOKEN: v.pipe(
-    v.optional(v.string(), ""),
-    v.transform((text) => text.split(",").map((token) => token.trim()).filter(Boolean)),
-    v.check((tokens) => tokens.every((token) => token.length >= 16), "each token must have at least 16 characters"),
-  ),
+  DISPATCH_TOKEN: tokenList,
+  DISPATCH_READONLY_TOKEN: tokenList,
   DISPATCH_CURRENT_SIGNING_KEY: optionalText,
   DISPATCH_NEXT_SIGNING_KEY: optionalText,
   DISPATCH_ALLOW_PRIVATE_NETWORKS: flag,
@@ -130,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DISPATCH_DATA_DIR,
     tokens: e.DISPATCH_TOKEN,
+    readonlyTokens: e.DISPATCH_READONLY_TOKEN,
     currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
     nextSigningKey: e.DISPATCH_NEXT_SIGNING_KEY,
     allowPrivateNetworks: e.DISPATCH_ALLOW_PRIVATE_NETWORKS,
@@ -158,6 +165,9 @@ function checkConsistency(config: Config): Config {
   if (config.defaultTimeoutMs > config.maxTimeoutMs) problems.push("DISPATCH_DEFAULT_TIMEOUT exceeds DISPATCH_MAX_TIMEOUT");
   if ((config.currentSigningKey === null) !== (config.nextSigningKey === null)) {
     problems.push("DISPATCH_CURRENT_SIGNING_KEY and DISPATCH_NEXT_SIGNING_KEY must be set together");
+  }
+  if (config.readonlyTokens.some((token) => config.tokens.includes(token))) {
+    problems.push("a token is in both DISPATCH_TOKEN and DISPATCH_READONLY_TOKEN");
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
   return config;

@@ -49,7 +49,7 @@ export async function startService(config: Config, role: Role, log: (message: st
   });
   const availability = new DatabaseAvailability(sql, log);
   const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log });
-  const server = role === "worker" ? null : await listen(createApp({ config, sql, tokens, availability, log }), config);
+  const server = role === "worker" ? null : await listen(createApp({ config, sql, tokens, readonlyTokens: config.readonlyTokens, availability, log }), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,
     databaseUrl,

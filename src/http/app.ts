@@ -1,6 +1,6 @@
 /**
  * `createApp(deps)`: the HTTP API as a Hono app, one sub-app per resource.
- * Every /v2 route needs a token; errors are `{"error": "..."}`; parameters
+ * Every /v2 route needs a token (a read-only one reads only); errors are `{"error": "..."}`; parameters
  * and headers that are not storable text are refused before any route runs.
  */
 import { Hono } from "hono";
@@ -27,7 +27,7 @@ import { workflowTriggerRoutes } from "./routes/workflow-trigger";
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
   const v2 = new Hono()
-    .use(requireToken(deps.tokens))
+    .use(requireToken(deps.tokens, deps.readonlyTokens))
     // The outer bound (a batch); publishing routes apply the message size limit themselves.
     .use(readBody(deps.config.maxMessageBytes * 10))
     .route("/", publishRoutes(deps))

@@ -8,6 +8,8 @@ export interface AppDeps {
   sql: Sql;
   /** Access tokens accepted on /v2. */
   tokens: string[];
+  /** Read-only tokens accepted on /v2 for reads (`isRead`). */
+  readonlyTokens?: string[];
   /** Outage tracking: a database outage answers 503 and is logged once. */
   availability: DatabaseAvailability;
   log: (message: string) => void;

@@ -1,0 +1,130 @@
+/**
+ * Read-only tokens (`DISPATCH_READONLY_TOKEN`): every route of the router is
+ * walked with one. Every read answers (2xx, or 404 for a resource that does
+ * not exist); every write, and reading the signing keys, answers 403 with a
+ * JSON error and changes no row. The route list comes from the router
+ * itself, so a new route cannot skip the check.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config";
+import { createApp } from "../src/http/app";
+import { type Receiver, startReceiver } from "./support/receiver";
+import { request, startTestService, TEST_TOKEN, type TestService } from "./support/service";
+
+const READONLY = "readonly-token-0123456789";
+
+/** Every /v2 route that needs a token, as "METHOD /path", from the router. */
+const ROUTES = [
+  ...new Set(
+    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, tokens: [TEST_TOKEN], log: () => {} })
+      .routes.filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"))
+      .map((route) => `${route.method} ${route.path}`),
+  ),
+];
+
+let dispatch: TestService;
+let receiver: Receiver;
+/** Values of path parameters that name things that exist. */
+const existing: Record<string, string> = {};
+
+beforeAll(async () => {
+  dispatch = await startTestService({ readonlyTokens: [READONLY] });
+  receiver = await startReceiver((req) => (req.path === "/fail" ? { status: 500 } : { status: 200, body: "ok" }));
+  const published = await dispatch.api(`/v2/publish/${receiver.url}/ok`, { method: "POST", body: "hello" });
+  existing.id = (await published.json()).messageId;
+  await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "ro-queue", parallelism: 1 }) });
+  await dispatch.api("/v2/topics/ro-group/endpoints", { method: "POST", body: JSON.stringify({ endpoints: [{ url: `${receiver.url}/g` }] }) });
+  await dispatch.api(`/v2/publish/${receiver.url}/fail`, { method: "POST", headers: { "Svc-Retries": "0" }, body: "x" });
+  for (let tries = 0; tries < 100 && existing.dlqId === undefined; tries++) {
+    const dlq = await (await dispatch.api("/v2/dlq")).json();
+    existing.dlqId = dlq.messages?.[0]?.dlqId;
+    if (existing.dlqId === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(existing.dlqId).toBeDefined();
+});
+afterAll(async () => {
+  await dispatch.stop();
+  await receiver.close();
+});
+
+/** `route`'s path with its parameters filled in (existing things where the test made them; no workflow runs). */
+function pathOf(route: string): string {
+  const path = route.split(" ")[1]!;
+  const workflow = path.startsWith("/v2/workflows/");
+  const filled = path
+    .replace(/\*$/, `${receiver.url}/readonly`)
+    .replace(/:name\b/, path.startsWith("/v2/topics") ? "ro-group" : "ro-queue")
+    .replace(/:queue\b/, "ro-queue")
+    .replace(/:(\w+)/g, (_, name: string) => (workflow ? undefined : existing[name]) ?? `probe-${name}`);
+  // The events view of the workflow logs is only grouped by run (workflow-protocol.md §10).
+  return filled === "/v2/workflows/events" ? `${filled}?groupBy=workflowRunId` : filled;
+}
+
+const asReadonly = (route: string) =>
+  request(`${dispatch.baseUrl}${pathOf(route)}`, {
+    method: route.split(" ")[0],
+    headers: { Authorization: `Bearer ${READONLY}`, "Content-Type": "application/json" },
+    body: route.startsWith("GET") ? undefined : "{}",
+  });
+
+/** Rows of every table of the dispatch schema. */
+async function rowCounts(): Promise<Record<string, number>> {
+  const sql = dispatch.service.sql;
+  const tables = await sql<{ name: string }[]>`
+    select format('%I.%I', table_schema, table_name) as name from information_schema.tables
+    where table_type = 'BASE TABLE' and table_schema = 'dispatch' order by 1`;
+  const counts: Record<string, number> = {};
+  for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
+  return counts;
+}
+
+describe("a read-only token", () => {
+  const writes = ROUTES.filter((route) => !route.startsWith("GET ") || route === "GET /v2/keys");
+  const reads = ROUTES.filter((route) => !writes.includes(route));
+
+  it("covers the router: writes and reads are both there", () => {
+    expect(writes).toContain("POST /v2/publish/*");
+    expect(writes).toContain("DELETE /v2/messages/:id");
+    expect(reads).toContain("GET /v2/logs");
+    expect(reads.length + writes.length).toBe(ROUTES.length);
+  });
+
+  it.each(writes)("%s answers 403 and changes nothing", async (route) => {
+    const before = await rowCounts();
+    const response = await asReadonly(route);
+    expect(response.status, await response.clone().text()).toBe(403);
+    expect((await response.json()).error).toMatch(/read-only/);
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it.each(reads)("%s reads", async (route) => {
+    const response = await asReadonly(route);
+    const text = await response.clone().text();
+    // A route may not know the probe value it was given (a run id, an event id): that is a read too.
+    expect([200, 404], `${route}: ${text}`).toContain(response.status);
+    if (response.status === 404) expect(pathOf(route), text).toMatch(/probe-/);
+  });
+
+  it("reads the message, the queue, the URL group and the DLQ entry the full token made", async () => {
+    for (const path of [`/v2/messages/${existing.id}`, "/v2/queues/ro-queue", "/v2/topics/ro-group", `/v2/dlq/${existing.dlqId}`]) {
+      const response = await asReadonly(`GET ${path}`);
+      expect(response.status, path).toBe(200);
+    }
+  });
+
+  it("is not a full token, and a full token still writes", async () => {
+    const before = await rowCounts();
+    const response = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "ro-full", parallelism: 2 }) });
+    expect(response.status).toBe(200);
+    expect((await rowCounts())["dispatch.queues"]).toBe(before["dispatch.queues"]! + 1);
+    const wrong = await request(`${dispatch.baseUrl}/v2/logs`, { headers: { Authorization: "Bearer not-a-token-at-all-0000" } });
+    expect(wrong.status).toBe(401);
+  });
+});
+
+describe("configuration", () => {
+  it("refuses a token that is both full and read-only", () => {
+    expect(() => loadConfig({ DISPATCH_TOKEN: READONLY, DISPATCH_READONLY_TOKEN: READONLY })).toThrow(ConfigError);
+    expect(loadConfig({ DISPATCH_READONLY_TOKEN: `${READONLY}, other-readonly-token-000` }).readonlyTokens).toHaveLength(2);
+  });
+});
