@@ -11,7 +11,7 @@ import type { Sql } from "../db/client";
 import type { HttpClient } from "../delivery/http-client";
 import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
-import { fireWaitTimeout } from "../domain/workflows/waits";
+import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
 import { SigningKeyCache } from "../domain/signing-key-cache";
 import { Claimer } from "./claimer";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
@@ -96,7 +96,10 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
         },
       },
       taskList: {
-        [MAINTENANCE_TASK]: async () => void (await purgeExpiredDeduplicationKeys(sql)),
+        [MAINTENANCE_TASK]: async () => {
+          await purgeExpiredDeduplicationKeys(sql);
+          await purgeStaleNotifications(sql);
+        },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
           const { waiterId } = payload as { waiterId: number };
           await sql.begin((tx) => fireWaitTimeout(tx, waiterId, outcomeSettings));

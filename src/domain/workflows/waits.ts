@@ -7,7 +7,7 @@ import type { Tx } from "../../db/client";
 import { type Dialect, PREFIX } from "../dialect";
 import { parseDuration } from "../duration";
 import { cancelWaitTimeout, scheduleWaitTimeout } from "../delivery/schedule";
-import { badRequest } from "../errors";
+import { AppError, badRequest } from "../errors";
 import { publishContinuation, type WorkflowSettings } from "./lifecycle";
 import { readWorkflowBinding } from "./protocol";
 import { findActiveRun, findRun } from "./runs";
@@ -97,9 +97,7 @@ export async function notify(
     where w.event_id = ${eventId}
       and ${runId === null ? tx`true` : tx`w.run_pk in (select pk from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED')`}
     order by w.id for update skip locked`;
-  if (waiters.length === 0 && runId !== null) {
-    await tx`insert into dispatch.workflow_notifications (run_id, event_id, body) values (${runId}, ${eventId}, ${body})`;
-  }
+  if (waiters.length === 0 && runId !== null) await storeLookback(tx, runId, eventId, body);
   const responses = [];
   for (const waiter of waiters) {
     const run = await findRun(tx, waiter.runPk);
@@ -112,6 +110,40 @@ export async function notify(
     });
   }
   return responses;
+}
+
+/** Pending lookback notifications one run may hold; more answer 429 until a wait consumes one. */
+export const MAX_PENDING_NOTIFICATIONS = 20;
+/** How long a lookback notification waits for its wait before it is removed. */
+export const NOTIFICATION_TTL_MS = 24 * 3600_000;
+
+/**
+ * Keeps a notification for a wait that has not come yet (§7.3), bounded:
+ * only for an active run (404 otherwise: nothing could ever consume it), at
+ * most `MAX_PENDING_NOTIFICATIONS` per run, removed after
+ * `NOTIFICATION_TTL_MS` or when the run ends (`purgeStaleNotifications`).
+ * The body's size is bounded by the route (the message size limit).
+ */
+async function storeLookback(tx: Tx, runId: string, eventId: string, body: Buffer): Promise<void> {
+  const run = await findActiveRun(tx, runId);
+  if (!run) throw new AppError(404, `workflow run ${runId} does not exist or has ended: nothing waits for event ${eventId}`);
+  // The run row's lock orders concurrent notifications of one run, so the cap holds.
+  await tx`select 1 from dispatch.workflow_runs where pk = ${run.pk} for update`;
+  const [pending] = await tx<{ count: number }[]>`
+    select count(*)::int as count from dispatch.workflow_notifications where run_id = ${runId}`;
+  if (pending!.count >= MAX_PENDING_NOTIFICATIONS) {
+    throw new AppError(429, `workflow run ${runId} already holds ${MAX_PENDING_NOTIFICATIONS} notifications that no wait has taken`);
+  }
+  await tx`insert into dispatch.workflow_notifications (run_id, event_id, body) values (${runId}, ${eventId}, ${body})`;
+}
+
+/** Removes lookback notifications that expired or whose run is no longer active; returns how many. */
+export async function purgeStaleNotifications(tx: Tx): Promise<number> {
+  const result = await tx`
+    delete from dispatch.workflow_notifications n
+    where n.created_at < now() - ${NOTIFICATION_TTL_MS} * interval '1 millisecond'
+      or not exists (select 1 from dispatch.workflow_runs r where r.run_id = n.run_id and r.state = 'RUN_STARTED')`;
+  return result.count;
 }
 
 /** Fires the timeout of waiter `id` if it still waits. */
