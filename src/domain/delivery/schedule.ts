@@ -8,15 +8,13 @@
  *   a claim (`claim-messages.ts`). One path serves immediate, delayed and
  *   retried attempts: the claim's index scan stops at the first message not
  *   yet due, so future messages cost nothing until then. Writers that make a
- *   message due now send one NOTIFY on `DUE_CHANNEL` per statement; delayed
+ *   message due now send one NOTIFY on `DUE_CHANNEL` (`insert-messages.ts`) per statement; delayed
  *   ones are found by the workers' poll (ARCHITECTURE.md, "Delivery engine").
  * - Timed jobs (workflow wait timeouts, maintenance): graphile-worker, as
  *   below. Jobs carry ids, never bodies, and are added in the caller's
  *   transaction, so a rollback leaves no job.
  */
 import type { Tx } from "../../db/client";
-
-export { DUE_CHANNEL } from "../../db/queries/insert-messages";
 
 /** Task that fires a workflow waiter's timeout. */
 export const WAIT_TIMEOUT_TASK = "wait_timeout";
