@@ -8,8 +8,9 @@
  *   a claim (`claim-messages.ts`). One path serves immediate, delayed and
  *   retried attempts: the claim's index scan stops at the first message not
  *   yet due, so future messages cost nothing until then. Writers that make a
- *   message due now send one NOTIFY on `DUE_CHANNEL` (`insert-messages.ts`) per statement; delayed
- *   ones are found by the workers' poll (ARCHITECTURE.md, "Delivery engine").
+ *   message due now send one NOTIFY on `DUE_CHANNEL` (`insert-messages.ts`)
+ *   per statement; delayed ones are found by the workers' poll (README,
+ *   "Architecture: the delivery engine").
  * - Timed jobs (workflow wait timeouts, maintenance): graphile-worker, as
  *   below. Jobs carry ids, never bodies, and are added in the caller's
  *   transaction, so a rollback leaves no job.
