@@ -10,7 +10,8 @@ import { createSql, type Sql } from "./db/client";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
 import { migrate } from "./db/migrate";
 import { HttpClient } from "./delivery/http-client";
-import { ensureAccessTokens, ensureSigningKeys } from "./domain/settings";
+import { Redactor } from "./domain/redaction";
+import { ensureAccessTokens, ensureRedactionKey, ensureSigningKeys } from "./domain/settings";
 import type { SigningKeys } from "./domain/signing";
 import { createApp } from "./http/app";
 import { startWorker, type WorkerHandle } from "./worker/runner";
@@ -49,7 +50,9 @@ export async function startService(config: Config, role: Role, log: (message: st
   });
   const availability = new DatabaseAvailability(sql, log);
   const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log });
-  const server = role === "worker" ? null : await listen(createApp({ config, sql, tokens, readonlyTokens: config.readonlyTokens, availability, log }), config);
+  const redactor = new Redactor(await ensureRedactionKey(sql));
+  const deps = { config, sql, tokens, readonlyTokens: config.readonlyTokens, redactor, availability, log };
+  const server = role === "worker" ? null : await listen(createApp(deps), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,
     databaseUrl,

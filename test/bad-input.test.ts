@@ -18,7 +18,7 @@ import { startTestService, TEST_TOKEN, type TestService } from "./support/servic
 /** The API's routes: the router is built only to list them (its database is never called). */
 const ROUTES = [
   ...new Set(
-    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, tokens: [TEST_TOKEN], log: () => {} }).routes.map(
+    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, tokens: [TEST_TOKEN], log: () => {} }).routes.map(
       (route) => `${route.method} ${route.path}`,
     ),
   ),

@@ -1,8 +1,9 @@
 /**
  * Read-only tokens (`DISPATCH_READONLY_TOKEN`): every route of the router is
  * walked with one. Every read answers (2xx, or 404 for a resource that does
- * not exist); every write, and reading the signing keys, answers 403 with a
- * JSON error and changes no row. The route list comes from the router
+ * not exist); every write, and the two reads kept from it (the signing keys,
+ * and a run's step list, which carries unredacted data for the executing
+ * SDK), answer 403 with a JSON error and change no row. The route list comes from the router
  * itself, so a new route cannot skip the check.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ const READONLY = "readonly-token-0123456789";
 /** Every /v2 route that needs a token, as "METHOD /path", from the router. */
 const ROUTES = [
   ...new Set(
-    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, tokens: [TEST_TOKEN], log: () => {} })
+    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, tokens: [TEST_TOKEN], log: () => {} })
       .routes.filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"))
       .map((route) => `${route.method} ${route.path}`),
   ),
@@ -79,12 +80,14 @@ async function rowCounts(): Promise<Record<string, number>> {
 }
 
 describe("a read-only token", () => {
-  const writes = ROUTES.filter((route) => !route.startsWith("GET ") || route === "GET /v2/keys");
+  const denied = ["GET /v2/keys", "GET /v2/workflows/runs/:id"];
+  const writes = ROUTES.filter((route) => !route.startsWith("GET ") || denied.includes(route));
   const reads = ROUTES.filter((route) => !writes.includes(route));
 
   it("covers the router: writes and reads are both there", () => {
     expect(writes).toContain("POST /v2/publish/*");
     expect(writes).toContain("DELETE /v2/messages/:id");
+    expect(writes).toEqual(expect.arrayContaining(denied));
     expect(reads).toContain("GET /v2/logs");
     expect(reads.length + writes.length).toBe(ROUTES.length);
   });

@@ -97,6 +97,12 @@ export const messages = dispatch.table(
     failureCallbackHeaders: jsonb("failure_callback_headers").$type<Record<string, string>>(),
     deduplicationId: text("deduplication_id"),
     labels: text("labels").array(),
+    /**
+     * What the API shows as `REDACTED:<hash>` (domain/redaction.ts): `body`,
+     * `header`, `header[<name>]`, and `source:…` on callbacks. The row keeps
+     * the originals; they are delivered.
+     */
+    redactFields: text("redact_fields").array(),
     scheduleId: text("schedule_id"),
     callerIp: text("caller_ip"),
     notBefore: timestamptz("not_before").notNull(),

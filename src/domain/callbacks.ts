@@ -8,6 +8,7 @@ import { withoutHopHeaders } from "./hop-headers";
 import type { NewMessage } from "./new-message";
 import { buildMessage } from "./publish";
 import { parsePublishOptions, type PublishLimits } from "./publish-options";
+import { callbackFields } from "./redaction";
 
 /** The JSON body of a callback or failure callback. */
 export function callbackBody(message: StoredMessage, attempt: Attempt, dlqId: string | null): Record<string, unknown> {
@@ -61,11 +62,14 @@ export function buildCallbackMessage(
   const lower = Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
   lower["content-type"] = "application/json";
   const options = parsePublishOptions(lower, message.dialect, limits);
-  return buildMessage(options, { url }, Buffer.from(JSON.stringify(body)), {
+  const callback = buildMessage(options, { url }, Buffer.from(JSON.stringify(body)), {
     origin: kind,
     sourceMessageId: message.id,
     callerIp: message.callerIp,
   });
+  // The envelope carries the source's body and headers as delivered; the API hides what the source hides.
+  callback.redactFields = callbackFields(message.redactFields, callback.redactFields);
+  return callback;
 }
 
 /**

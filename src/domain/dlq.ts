@@ -14,6 +14,7 @@ import { findMessages, insertMessages } from "./messages";
 import type { NewMessage, PublishResult } from "./new-message";
 import { buildMessage } from "./publish";
 import { parsePublishOptions, type PublishLimits } from "./publish-options";
+import { unionFields } from "./redaction";
 
 /** A DLQ entry: the failed message and the last response it got. */
 export interface DlqEntry {
@@ -167,7 +168,8 @@ function afterCursor(tx: Tx, page: DlqPage): postgres.Fragment {
  * The message a retry publishes: the original's destination, method, headers,
  * body, callbacks, queue, labels and retry policy — as publish headers in the
  * original's dialect, so that `overrides` (in either dialect) replace single
- * settings and everything is validated as a publish is. The original's delay
+ * settings and everything is validated as a publish is; its redaction fields
+ * are the original's and any the overrides add. The original's delay
  * and deduplication id are not carried over: the retry is due now and is not
  * a duplicate of the message it retries.
  */
@@ -196,12 +198,15 @@ export function retryMessage(original: StoredMessage, overrides: RetryOverrides,
     queueName: original.queueName,
     api: original.api,
   };
-  return buildMessage(options, destination, original.body, {
+  const retry = buildMessage(options, destination, original.body, {
     origin: "publish",
     sourceMessageId: null,
     callerIp: original.callerIp,
     scheduleId: original.scheduleId,
   });
+  // The retry delivers the originals and hides what the original hid; an override can only add fields.
+  retry.redactFields = unionFields(original.redactFields, retry.redactFields);
+  return retry;
 }
 
 /** `<p><kind>` and its `<p><kind>-X` settings, from the callback's stored publish headers (`<P>X`). */

@@ -7,6 +7,7 @@ import { canonicalHeaderName, type Dialect, PREFIX } from "./dialect";
 import { parseDuration } from "./duration";
 import { badRequest } from "./errors";
 import { withoutHopHeaders } from "./hop-headers";
+import { parseRedactFields, type RedactFields } from "./redaction";
 import { compileRetryDelay } from "./retry-delay-expression";
 import { readWorkflowBinding, type WorkflowBinding } from "./workflows/protocol";
 
@@ -43,6 +44,8 @@ export interface PublishOptions {
   deduplicationId: string | null;
   contentBasedDeduplication: boolean;
   labels: string[];
+  /** What the API hides (`Redact-Fields`, redaction.ts); the originals are still delivered. */
+  redactFields: RedactFields;
   /** Flow control as given (`Flow-Control-Key` / `-Value`); kept on workflow runs. */
   flowControl: { key: string; value: string } | null;
   /** The workflow run the message belongs to, if any (workflow-protocol.md §2.1). */
@@ -88,6 +91,7 @@ export function parsePublishOptions(
     deduplicationId: parseDeduplicationId(get("deduplication-id"), label),
     contentBasedDeduplication: parseBoolean(get("content-based-deduplication"), `${label}content-based-deduplication`),
     labels: parseLabels(get("label"), label),
+    redactFields: parseRedactFields(get("redact-fields"), `${label}redact-fields`),
     flowControl: parseFlowControl(get("flow-control-key"), get("flow-control-value"), label),
     workflow: readWorkflowBinding(headers, dialect),
   };

@@ -162,6 +162,7 @@ export function buildMessage(
     deduplicationId: options.deduplicationId,
     deduplicationKey: key,
     labels: options.labels,
+    redactFields: options.redactFields,
     scheduleId: provenance.scheduleId ?? null,
     callerIp: provenance.callerIp,
     notBefore: options.notBefore,

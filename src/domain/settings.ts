@@ -1,6 +1,6 @@
 /**
  * Settings made on first start and kept in Postgres: the generated access
- * token and the signing key pair. A second start on the same database reads
+ * token, the signing key pair and the key redacted values are hashed with. A second start on the same database reads
  * them back; replicas starting together agree through `on conflict do nothing`.
  * Generated signing keys can be rotated through the API.
  */
@@ -47,6 +47,14 @@ export async function ensureSigningKeys(sql: Sql, configured: SigningKeys | null
     return configured;
   }
   return readOrCreate(sql, "signing_keys", () => ({ current: newSigningKey(), next: newSigningKey() }));
+}
+
+/**
+ * The key redacted values are hashed with (redaction.ts), made once per
+ * database so that every replica shows the same hash for the same value.
+ */
+export async function ensureRedactionKey(sql: Sql): Promise<Buffer> {
+  return Buffer.from(await readOrCreate(sql, "redaction_key", () => randomBytes(32).toString("hex")), "hex");
 }
 
 /** Channel notified when the signing keys change (workers cache them). */

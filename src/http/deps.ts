@@ -2,6 +2,7 @@
 import type { Config } from "../config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
+import type { Redactor } from "../domain/redaction";
 
 export interface AppDeps {
   config: Config;
@@ -10,6 +11,8 @@ export interface AppDeps {
   tokens: string[];
   /** Read-only tokens accepted on /v2 for reads (`isRead`). */
   readonlyTokens?: string[];
+  /** Hides what messages ask to hide (`Redact-Fields`) wherever the API shows them. */
+  redactor: Redactor;
   /** Outage tracking: a database outage answers 503 and is logged once. */
   availability: DatabaseAvailability;
   log: (message: string) => void;

@@ -38,10 +38,13 @@ function matchesAny(candidate: Buffer, tokens: Buffer[]): boolean {
 }
 
 /**
- * What a read-only token may do: every GET (and HEAD) but the signing keys,
- * whose holder can sign requests that receivers take for Dispatch's.
+ * What a read-only token may do: every GET (and HEAD) but two. The signing
+ * keys: their holder can sign requests that receivers take for Dispatch's.
+ * A run's step list (`GET /v2/workflows/runs/{id}`): it is served to the
+ * workflow SDK executing the run, so it carries the originals of what the run
+ * asks to hide (redaction.ts); readers see the run in the logs instead.
  */
 export function isRead(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  return !/^\/v2\/keys\/?$/.test(path);
+  return !/^\/v2\/keys\/?$/.test(path) && !/^\/v2\/workflows\/runs\/[^/]+\/?$/.test(path);
 }

@@ -18,7 +18,7 @@ export type MessageInsert = Pick<
   | "id" | "dialect" | "origin" | "sourceMessageId" | "url" | "topicName" | "endpointName" | "queueName" | "api"
   | "method" | "headers" | "contentType" | "body" | "timeoutMs" | "maxRetries" | "retryDelayExpression"
   | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "deduplicationId" | "labels"
-  | "scheduleId" | "callerIp" | "workflowRunPk" | "workflowCallType"
+  | "redactFields" | "scheduleId" | "callerIp" | "workflowRunPk" | "workflowCallType"
 > & {
   /** Unix seconds of the first attempt; wins over `delayMs`. */
   notBefore: number | null;
@@ -43,13 +43,14 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<
         ${column((r) => r.callback)}::text[], ${column((r) => json(r.callbackHeaders))}::text[],
         ${column((r) => r.failureCallback)}::text[], ${column((r) => json(r.failureCallbackHeaders))}::text[],
         ${column((r) => r.deduplicationId)}::text[], ${column((r) => json(r.labels))}::text[],
-        ${column((r) => r.scheduleId)}::text[], ${column((r) => r.callerIp)}::text[],
+        ${column((r) => json(r.redactFields))}::text[], ${column((r) => r.scheduleId)}::text[],
+        ${column((r) => r.callerIp)}::text[],
         ${column((r) => r.notBefore)}::bigint[], ${column((r) => r.delayMs)}::bigint[],
         ${column((r) => r.workflowRunPk)}::bigint[], ${column((r) => r.workflowCallType)}::text[]
       ) with ordinality as r(id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api,
         method, headers, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
-        callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels, schedule_id,
-        caller_ip, not_before, delay_ms, workflow_run_pk, workflow_call_type, n)),
+        callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels, redact_fields,
+        schedule_id, caller_ip, not_before, delay_ms, workflow_run_pk, workflow_call_type, n)),
     timed as (
       select r.*, t.due, greatest(t.due, now()) as next
       from r, lateral (select coalesce(to_timestamp(r.not_before), now() + r.delay_ms * interval '1 millisecond') as due) t),
@@ -57,12 +58,14 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<
       insert into dispatch.messages (
         id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method, headers,
         content_type, body, timeout_ms, max_retries, retry_delay_expression, callback, callback_headers,
-        failure_callback, failure_callback_headers, deduplication_id, labels, schedule_id, caller_ip,
-        not_before, next_delivery_at, due_at, pending_queue, workflow_run_pk, workflow_call_type)
+        failure_callback, failure_callback_headers, deduplication_id, labels, redact_fields, schedule_id,
+        caller_ip, not_before, next_delivery_at, due_at, pending_queue, workflow_run_pk, workflow_call_type)
       select id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method,
         headers::jsonb, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
         callback_headers::jsonb, failure_callback, failure_callback_headers::jsonb, deduplication_id,
-        array(select jsonb_array_elements_text(labels::jsonb)), schedule_id, caller_ip, due, next,
+        array(select jsonb_array_elements_text(labels::jsonb)),
+        case when redact_fields is not null then array(select jsonb_array_elements_text(redact_fields::jsonb)) end,
+        schedule_id, caller_ip, due, next,
         case when queue_name is null then next end, queue_name, workflow_run_pk, workflow_call_type
       from timed order by n
       returning due_at)

@@ -6,6 +6,7 @@
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
+import { unionFields } from "../redaction";
 import { checkJsonText } from "../storable-text";
 import type { NewMessage } from "../new-message";
 import { runUserHeaders } from "./protocol";
@@ -77,6 +78,8 @@ async function bindStep(tx: Tx, message: NewMessage): Promise<Run | null> {
   }
   message.workflowRunPk = run.pk;
   if (binding.callType === "step" || binding.callType === "fromCallback") applyRunConfig(message, run.config);
+  // What the run's trigger asked to hide is hidden in every message of the run, calls and failure calls too.
+  message.redactFields = unionFields(message.redactFields, run.config.redactFields ?? null);
   return run;
 }
 
@@ -89,6 +92,7 @@ export function runConfigOf(message: NewMessage): RunConfig {
     failureCallback: message.failureCallback,
     failureCallbackHeaders: message.failureCallbackHeaders,
     flowControl: message.flowControl,
+    redactFields: message.redactFields,
   };
 }
 

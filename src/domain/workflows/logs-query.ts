@@ -84,6 +84,8 @@ export interface EntryRow {
   maxRetries: number | null;
   retryDelayExpression: string | null;
   nextDeliveryAt: Date | null;
+  /** What the message asks the API to hide (redaction.ts). */
+  redactFields: string[] | null;
   /** ERROR events, oldest first; only read for retrying and failed messages and failure callbacks. */
   errors: ErrorEvent[] | null;
 }
@@ -130,7 +132,7 @@ export function selectEntries(tx: Tx, runPks: number[]): Promise<EntryRow[]> {
       s.created_at as "createdAt", m.url, m.method, m.headers, m.content_type as "contentType",
       m.callback_headers as "callbackHeaders", m.source_message_id as "sourceMessageId", m.state, m.retried,
       m.max_retries as "maxRetries", m.retry_delay_expression as "retryDelayExpression",
-      m.next_delivery_at as "nextDeliveryAt",
+      m.next_delivery_at as "nextDeliveryAt", m.redact_fields as "redactFields",
       case when m.state in ('RETRY', 'FAILED') or s.call_type = 'failureCall' then (
         select coalesce(json_agg(json_build_object(
           'error', e.error, 'status', e.response_status, 'headers', e.response_headers,

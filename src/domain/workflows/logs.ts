@@ -2,11 +2,14 @@
  * Workflow run logs (interface.md "Workflow run log entry", "GET
  * /v2/workflows/logs"; workflow-protocol.md §12): a page of runs, newest
  * first, each with its state, its steps, what is still under way and, once it
- * failed, its failure function. A page takes two queries (three when a run of
+ * failed, its failure function, with what the run asks to hide hidden
+ * (logs-redaction.ts). A page takes two queries (three when a run of
  * it invoked others), whatever its number of runs and steps.
  */
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
+import type { Redactor } from "../redaction";
+import { redactRunResponse, redactStepGroups } from "./logs-redaction";
 import {
   type EntryRow,
   type RunLogQuery,
@@ -82,7 +85,11 @@ export interface RunLog {
 }
 
 /** A page of run logs and, while more runs match, the cursor of the next page. */
-export async function listRunLogs(tx: Tx, query: RunLogQuery): Promise<{ runs: RunLog[]; cursor: string | null }> {
+export async function listRunLogs(
+  tx: Tx,
+  query: RunLogQuery,
+  redactor: Redactor,
+): Promise<{ runs: RunLog[]; cursor: string | null }> {
   const page = await selectRunPage(tx, query);
   if (page.runs.length === 0) return { runs: [], cursor: null };
   const entries = new Map<number, EntryRow[]>(page.runs.map((run) => [run.pk, []]));
@@ -92,15 +99,16 @@ export async function listRunLogs(tx: Tx, query: RunLogQuery): Promise<{ runs: R
   const invoked = invoking.length > 0 ? await selectInvokedRuns(tx, invoking) : [];
   const runs = page.runs.map((run) => {
     const list = entries.get(run.pk)!;
-    const steps: RunLog["steps"] = stepGroups(run, list, results.get(run.pk)!, invoked);
+    const groups = stepGroups(run, list, results.get(run.pk)!, invoked);
+    const steps: RunLog["steps"] = redactStepGroups(groups, run, list, redactor);
     const next = nextSteps(run, list);
     if (next.length > 0) steps.push({ type: "next", steps: next });
-    return runLog(run, list, steps);
+    return runLog(run, list, steps, redactor);
   });
   return { runs, cursor: page.cursor };
 }
 
-function runLog(run: RunRow, entries: EntryRow[], steps: RunLog["steps"]): RunLog {
+function runLog(run: RunRow, entries: EntryRow[], steps: RunLog["steps"], redactor: Redactor): RunLog {
   const failureFunction = failureFunctionLog(run, entries);
   const flowControlKey = run.config.flowControl?.key;
   return {
@@ -109,7 +117,7 @@ function runLog(run: RunRow, entries: EntryRow[], steps: RunLog["steps"]): RunLo
     workflowState: run.state,
     workflowRunCreatedAt: run.createdAt.getTime(),
     ...(run.completedAt !== null && { workflowRunCompletedAt: run.completedAt.getTime() }),
-    ...(run.response !== null && { workflowRunResponse: run.response }),
+    ...(run.response !== null && { workflowRunResponse: redactRunResponse(run.response, run, redactor) }),
     ...(run.callerIp !== null && { workflowRunCallerIp: run.callerIp }),
     ...(run.invoker !== null && {
       invoker: {

@@ -14,6 +14,8 @@ export interface RunConfig {
   failureCallback: string | null;
   failureCallbackHeaders: Record<string, string> | null;
   flowControl: { key: string; value: string } | null;
+  /** What the API hides of every message of the run (redaction.ts); absent on runs stored before it was kept. */
+  redactFields?: string[] | null;
 }
 
 /** A run as the workflow code reads it. */

@@ -18,7 +18,10 @@ export const SDK_FEATURE_SET = "LazyFetch,InitialBody,WF_DetectTrigger,WF_Trigge
 export const newRunId = () => `wfr_${randomBase58(21)}`;
 
 /** Run configuration headers a trigger request may carry (after the dialect prefix). */
-const CONFIG_HEADERS = ["retries", "retry-delay", "delay", "not-before", "label", "flow-control-key", "flow-control-value", "timeout"];
+const CONFIG_HEADERS = [
+  "retries", "retry-delay", "delay", "not-before", "label", "flow-control-key", "flow-control-value", "timeout",
+  "redact-fields",
+];
 
 /** Config headers the failure callback mirrors from the run (§3.1 table). */
 const MIRRORED = ["retries", "retry-delay", "flow-control-key", "flow-control-value"];

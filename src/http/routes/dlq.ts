@@ -17,6 +17,7 @@ import {
 } from "../../domain/dlq";
 import { badRequest } from "../../domain/errors";
 import type { PublishResult } from "../../domain/new-message";
+import type { Redactor } from "../../domain/redaction";
 import type { AppDeps } from "../deps";
 import {
   bulkParams,
@@ -50,7 +51,7 @@ export function dlqRoutes(deps: AppDeps) {
     .get("/", async (c) => {
       const params = queryParams(c, PARAMETERS);
       const { items, cursor } = await listDlq(sql, selection(params), page(params));
-      return c.json({ messages: items.map(dlqMessageJson), ...(cursor !== null && { cursor }) });
+      return c.json({ messages: items.map((entry) => dlqMessageJson(entry, deps.redactor)), ...(cursor !== null && { cursor }) });
     })
     .delete("/", async (c) => {
       const params = await bulkParams(c, PARAMETERS);
@@ -70,7 +71,7 @@ export function dlqRoutes(deps: AppDeps) {
       const result = await sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), overrides, settings));
       return c.json(retryJson(result), 201);
     })
-    .get("/:dlqId", async (c) => c.json(dlqMessageJson(await findDlqEntry(sql, c.req.param("dlqId")))))
+    .get("/:dlqId", async (c) => c.json(dlqMessageJson(await findDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
     .delete("/:dlqId", async (c) => {
       await sql.begin((tx) => deleteDlqEntry(tx, c.req.param("dlqId")));
       return c.json({ deleted: 1 });
@@ -102,10 +103,10 @@ function page(params: Params): DlqPage {
 }
 
 /** A DLQ entry as the API shows it: the Message object plus the last response. */
-function dlqMessageJson(entry: DlqEntry) {
+function dlqMessageJson(entry: DlqEntry, redactor: Redactor) {
   const response = entry.responseBody === null ? null : bodyFields(entry.responseBody);
   return {
-    ...messageJson(entry.message),
+    ...messageJson(entry.message, redactor),
     dlqId: entry.dlqId,
     // 0 when the last attempt got no response; the Python SDK requires the field.
     responseStatus: entry.responseStatus ?? 0,

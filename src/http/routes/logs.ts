@@ -5,6 +5,7 @@
  */
 import { type Context, Hono } from "hono";
 import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/logs";
+import type { Redactor } from "../../domain/redaction";
 import type { AppDeps } from "../deps";
 import {
   integerParam,
@@ -30,7 +31,7 @@ const MAX_COUNT = 1000;
 export function logRoutes(deps: AppDeps) {
   const page = async (c: Context, key: "events" | "logs") => {
     const { events, cursor } = await listLogs(deps.sql, logQuery(c));
-    return c.json({ [key]: events.map(logJson), ...(cursor !== null && { cursor }) });
+    return c.json({ [key]: events.map((event) => logJson(event, deps.redactor)), ...(cursor !== null && { cursor }) });
   };
   return new Hono().get("/events", (c) => page(c, "events")).get("/logs", (c) => page(c, "logs"));
 }
@@ -49,9 +50,12 @@ function logQuery(c: Context): LogQuery {
   };
 }
 
-/** A log entry; bodies are always base64 here (compat-api.md §1.5). */
-function logJson(e: LogEvent) {
-  const m = e.message;
+/**
+ * A log entry; bodies are always base64 here (compat-api.md §1.5), a hidden
+ * body too: the base64 of its `REDACTED:<hash>` form (redaction.ts).
+ */
+function logJson(e: LogEvent, redactor: Redactor) {
+  const m = redactor.message(e.message);
   const header = { ...m.headers, ...(m.contentType !== null && { "Content-Type": m.contentType }) };
   const responseHeader = e.responseHeaders === null ? null : responseHeaderArrays(e.responseHeaders);
   return {

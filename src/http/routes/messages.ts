@@ -7,6 +7,7 @@ import type { StoredMessage } from "../../domain/delivery/attempt";
 import { AppError } from "../../domain/errors";
 import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/cancel";
 import { findMessage } from "../../domain/messages";
+import type { Redactor } from "../../domain/redaction";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
 import { bodyFields, headerArrays } from "../serialize";
@@ -22,7 +23,7 @@ export function messageRoutes(deps: AppDeps) {
     .get("/:id", async (c) => {
       const message = await findMessage(deps.sql, c.req.param("id"));
       if (!message) throw new AppError(404, `message ${c.req.param("id")} not found`);
-      return c.json(messageJson(message));
+      return c.json(messageJson(message, deps.redactor));
     })
     .delete("/:id", async (c) => {
       const id = c.req.param("id");
@@ -49,8 +50,9 @@ function cancelSelection(params: Params): CancelSelection {
   };
 }
 
-/** The Message object of the API. */
-export function messageJson(m: StoredMessage) {
+/** The Message object of the API, with what the message asks to hide hidden (redaction.ts). */
+export function messageJson(stored: StoredMessage, redactor: Redactor) {
+  const m = redactor.message(stored);
   const header = { ...m.headers, ...(m.contentType !== null && { "Content-Type": m.contentType }) };
   return {
     messageId: m.id,

@@ -7,6 +7,7 @@
  */
 import { type Context, Hono } from "hono";
 import { badRequest } from "../../domain/errors";
+import type { Redactor } from "../../domain/redaction";
 import {
   deleteWorkflowDlq,
   findWorkflowDlqEntry,
@@ -79,7 +80,7 @@ export function workflowDlqRoutes(deps: AppDeps) {
     .post("/callback/:dlqId", async (c) =>
       c.json(await sql.begin((tx) => retryFailureFunction(tx, c.req.param("dlqId"), settings))),
     )
-    .get("/:dlqId", async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")))))
+    .get("/:dlqId", async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
     .delete("/:dlqId", async (c) => {
       const dlqId = c.req.param("dlqId");
       const deleted = await sql.begin(async (tx) => {
@@ -105,7 +106,7 @@ async function listRoute(c: Context, deps: AppDeps, allowed: string[]) {
   const params = queryParams(c, allowed);
   const page = { cursor: singleParam(params, "cursor"), count: integerParam(params, "count", 1, MAX_COUNT, MAX_COUNT) };
   const { items, cursor } = await listWorkflowDlq(deps.sql, selection(params, false), page);
-  return c.json({ messages: items.map(workflowDlqMessageJson), ...(cursor !== null && { cursor }) });
+  return c.json({ messages: items.map((entry) => workflowDlqMessageJson(entry, deps.redactor)), ...(cursor !== null && { cursor }) });
 }
 
 /**
@@ -140,12 +141,12 @@ function integer(text: string, name: string): number {
 }
 
 /** A workflow DLQ entry as the API shows it (`DLQMessage` of the SDK, workflow-protocol.md §13). */
-export function workflowDlqMessageJson(entry: WorkflowDlqEntry) {
+export function workflowDlqMessageJson(entry: WorkflowDlqEntry, redactor: Redactor) {
   const { run } = entry;
   const response = entry.responseBody === null ? { body: "" } : bodyFields(entry.responseBody);
   const failure = run.failureResponse;
   return {
-    ...messageJson(entry.message),
+    ...messageJson(entry.message, redactor),
     dlqId: entry.dlqId,
     workflowRunId: run.runId,
     workflowCreatedAt: run.createdAt.getTime(),

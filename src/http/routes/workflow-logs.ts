@@ -24,7 +24,7 @@ export function workflowLogRoutes(deps: AppDeps) {
   const page = async (c: Context, path: "logs" | "events") => {
     const query = runLogQuery(c, path);
     const { runs, cursor } = await deps.sql.begin("isolation level repeatable read read only", (tx) =>
-      listRunLogs(tx, query),
+      listRunLogs(tx, query, deps.redactor),
     );
     // No cursor at the end: the SDK's live test expects it undefined.
     return c.json({ ...(cursor !== null && { cursor }), runs });

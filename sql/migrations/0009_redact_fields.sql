@@ -1,0 +1,1 @@
+ALTER TABLE "dispatch"."messages" ADD COLUMN "redact_fields" text[];
