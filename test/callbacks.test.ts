@@ -52,7 +52,7 @@ describe("callback", () => {
     expect(Buffer.from(body.body, "base64").equals(binary)).toBe(true);
     expect(body).toMatchObject({
       status: 201,
-      header: { "x-result": ["made"], "content-type": ["application/octet-stream"] },
+      header: { "X-Result": ["made"], "Content-Type": ["application/octet-stream"] },
       retried: 0,
       maxRetries: 2,
       sourceMessageId: messageId,

@@ -82,7 +82,7 @@ describe("api/llm", () => {
     expect(payload).toMatchObject({ status: 200, sourceMessageId: messageId, retried: 0 });
     expect(JSON.parse(Buffer.from(payload.body, "base64").toString())).toEqual(COMPLETION);
     expect(JSON.parse(Buffer.from(payload.sourceBody, "base64").toString())).toEqual(REQUEST);
-    expect(payload.header["content-type"]).toEqual(["application/json"]);
+    expect(payload.header["Content-Type"]).toEqual(["application/json"]);
 
     const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
     expect(message.api).toBe("llm");

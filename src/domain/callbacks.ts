@@ -4,6 +4,7 @@
  * publish headers, whose body describes the source message and the response.
  */
 import type { Attempt, StoredMessage } from "./delivery/attempt";
+import { canonicalHeaders, canonicalHeaderStrings } from "./header-names";
 import { withoutHopHeaders } from "./hop-headers";
 import type { NewMessage } from "./new-message";
 import { buildMessage } from "./publish";
@@ -15,7 +16,7 @@ export function callbackBody(message: StoredMessage, attempt: Attempt, dlqId: st
   const response = attempt.kind === "response" ? attempt : null;
   const body: Record<string, unknown> = {
     status: response?.status ?? 0,
-    header: response?.headers ?? {},
+    header: canonicalHeaders(response?.headers ?? {}),
     body: (response?.body ?? Buffer.alloc(0)).toString("base64"),
     retried: message.retried,
     maxRetries: message.maxRetries,
@@ -39,7 +40,7 @@ export function callbackBody(message: StoredMessage, attempt: Attempt, dlqId: st
 function sourceHeader(message: StoredMessage): Record<string, string> {
   const headers = withoutHopHeaders(message.headers);
   if (message.contentType !== null) headers["Content-Type"] = message.contentType;
-  return headers;
+  return canonicalHeaderStrings(headers);
 }
 
 /** Which callback a finished attempt calls. */

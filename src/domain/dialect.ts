@@ -30,12 +30,3 @@ export function detectDialect(headerNames: Iterable<string>): Dialect {
   }
   return compat ? "upstash" : "svc";
 }
-
-/** `content-type` → `Content-Type`: the Go-style canonical form shown in API responses. */
-export function canonicalHeaderName(name: string): string {
-  return name
-    .toLowerCase()
-    .split("-")
-    .map((part) => (part ? part[0]!.toUpperCase() + part.slice(1) : part))
-    .join("-");
-}

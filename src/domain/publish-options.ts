@@ -3,9 +3,10 @@
  * compat-api.md §2.2). Both dialects read the same names after their prefix;
  * every invalid value is a 400 naming the header, and nothing is stored.
  */
-import { canonicalHeaderName, type Dialect, PREFIX } from "./dialect";
+import { type Dialect, PREFIX } from "./dialect";
 import { parseDuration } from "./duration";
 import { badRequest } from "./errors";
+import { canonicalHeaderName } from "./header-names";
 import { withoutHopHeaders } from "./hop-headers";
 import { parseRedactFields, type RedactFields } from "./redaction";
 import { compileRetryDelay } from "./retry-delay-expression";

@@ -4,8 +4,8 @@
  * Initial step, a group per sequential result and one per parallel set, each
  * result with the details of its type (sleep, wait, call, invoke).
  */
-import { canonicalHeaderName } from "../dialect";
 import { parseDuration } from "../duration";
+import { canonicalHeaders } from "../header-names";
 import type { EntryRow, InvokedRunRow, RunRow } from "./logs-query";
 import type { WorkflowCallType } from "./protocol";
 
@@ -132,11 +132,6 @@ export function stepGroups(
   return groups;
 }
 
-/** Headers as received (any case, several values) with canonical names. */
-export function canonicalHeaders(headers: Record<string, string[]>): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(headers).map(([name, values]) => [canonicalHeaderName(name), values]));
-}
-
 /** The run's first entry: its initial payload, as the SDK shows it (`stepName: "init"`). */
 function initialStep(entry: EntryRow): StepLog {
   return {
@@ -259,13 +254,13 @@ function invokeDetails(step: StepJson, { run, invoked }: RunContext): Partial<In
     invokedWorkflowUrl: child.workflowUrl,
     invokedWorkflowCreatedAt: child.createdAt.getTime(),
     invokedWorkflowRunBody: child.payload?.toString("utf8") ?? "",
-    invokedWorkflowRunHeaders: arrays(child.userHeaders),
+    invokedWorkflowRunHeaders: canonicalHeaders(child.userHeaders),
   };
 }
 
 /** The headers a message was sent with (its forwarded headers and content type). */
 export function messageHeaders(entry: EntryRow): Record<string, string[]> {
-  return arrays({ ...entry.headers, ...(entry.contentType !== null && { "Content-Type": entry.contentType }) });
+  return canonicalHeaders({ ...entry.headers, ...(entry.contentType !== null && { "Content-Type": entry.contentType }) });
 }
 
 function retriesOf(entry: EntryRow): { retries?: number; retryDelay?: string } {
@@ -275,9 +270,6 @@ function retriesOf(entry: EntryRow): { retries?: number; retryDelay?: string } {
   };
 }
 
-function arrays(headers: Record<string, string>): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
-}
 
 /** The value of the header whose name ends with `suffix` (either dialect, any case). */
 export function headerValue(headers: Record<string, string> | null, suffix: string): string | undefined {

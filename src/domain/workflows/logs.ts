@@ -18,8 +18,8 @@ import {
   selectInvokedRuns,
   selectRunPage,
 } from "./logs-query";
+import { canonicalHeaders } from "../header-names";
 import {
-  canonicalHeaders,
   headerValue,
   parseStep,
   readResults,

@@ -8,6 +8,7 @@ import { type Dialect, PREFIX } from "../dialect";
 import { parseDuration } from "../duration";
 import { cancelWaitTimeout, scheduleWaitTimeout } from "../delivery/schedule";
 import { AppError, badRequest } from "../errors";
+import { canonicalHeaders } from "../header-names";
 import { publishContinuation, type WorkflowSettings } from "./lifecycle";
 import { readWorkflowBinding } from "./protocol";
 import { findActiveRun, findRun } from "./runs";
@@ -193,13 +194,11 @@ const waiterColumns = (tx: Tx) => tx`
   timeout_headers as "timeoutHeaders", timeout, step, deadline`;
 
 function waiterView(waiter: WaiterRow): WaiterView {
-  const arrays = (headers: Record<string, string>) =>
-    Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]));
   return {
     url: waiter.url,
     deadline: Math.floor(waiter.deadline.getTime() / 1000),
-    headers: arrays(waiter.headers),
+    headers: canonicalHeaders(waiter.headers),
     timeoutUrl: waiter.timeoutUrl,
-    timeoutHeaders: arrays(waiter.timeoutHeaders),
+    timeoutHeaders: canonicalHeaders(waiter.timeoutHeaders),
   };
 }

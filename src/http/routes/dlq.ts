@@ -16,6 +16,7 @@ import {
   retryDlqEntry,
 } from "../../domain/dlq";
 import { badRequest } from "../../domain/errors";
+import { canonicalHeaders } from "../../domain/header-names";
 import type { PublishResult } from "../../domain/new-message";
 import type { Redactor } from "../../domain/redaction";
 import type { AppDeps } from "../deps";
@@ -31,7 +32,7 @@ import {
   timeRangeParams,
 } from "../query";
 import { requestHeaders } from "../request";
-import { bodyFields, responseHeaderArrays } from "../serialize";
+import { bodyFields } from "../serialize";
 import { messageJson } from "./messages";
 
 // host and path are not DLQ filters (compat-api.md §8), so they are refused like any unknown parameter.
@@ -110,7 +111,7 @@ function dlqMessageJson(entry: DlqEntry, redactor: Redactor) {
     dlqId: entry.dlqId,
     // 0 when the last attempt got no response; the Python SDK requires the field.
     responseStatus: entry.responseStatus ?? 0,
-    ...(entry.responseHeaders !== null && { responseHeader: responseHeaderArrays(entry.responseHeaders) }),
+    ...(entry.responseHeaders !== null && { responseHeader: canonicalHeaders(entry.responseHeaders) }),
     ...(response !== null && ("body" in response ? { responseBody: response.body } : { responseBodyBase64: response.bodyBase64 })),
     ...(entry.error !== null && { error: entry.error }),
   };

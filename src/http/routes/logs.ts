@@ -4,6 +4,7 @@
  * §16 #3).
  */
 import { type Context, Hono } from "hono";
+import { canonicalHeaders } from "../../domain/header-names";
 import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/logs";
 import type { Redactor } from "../../domain/redaction";
 import type { AppDeps } from "../deps";
@@ -16,7 +17,6 @@ import {
   singleParam,
   timeRangeParams,
 } from "../query";
-import { headerArrays, responseHeaderArrays } from "../serialize";
 
 const PARAMETERS = [
   "cursor", "count", "order", "messageIds", "messageId", "state", "url", "topicName", "scheduleId", "queueName",
@@ -57,7 +57,7 @@ function logQuery(c: Context): LogQuery {
 function logJson(e: LogEvent, redactor: Redactor) {
   const m = redactor.message(e.message);
   const header = { ...m.headers, ...(m.contentType !== null && { "Content-Type": m.contentType }) };
-  const responseHeader = e.responseHeaders === null ? null : responseHeaderArrays(e.responseHeaders);
+  const responseHeader = e.responseHeaders === null ? null : canonicalHeaders(e.responseHeaders);
   return {
     time: e.at.getTime(),
     state: e.state,
@@ -68,7 +68,7 @@ function logJson(e: LogEvent, redactor: Redactor) {
     ...(m.queueName !== null && { queueName: m.queueName }),
     ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
     ...(m.api !== null && { api: m.api }),
-    header: headerArrays(header),
+    header: canonicalHeaders(header),
     body: m.body.toString("base64"),
     ...(e.error !== null && { error: e.error }),
     ...(e.nextDeliveryAt !== null && { nextDeliveryTime: e.nextDeliveryAt.getTime() }),
@@ -78,10 +78,10 @@ function logJson(e: LogEvent, redactor: Redactor) {
     ...(responseHeader !== null && { responseHeaders: responseHeader, responseHeader }),
     ...(m.timeoutMs !== null && { timeout: m.timeoutMs }),
     method: m.method,
-    ...(m.callback !== null && { callback: m.callback, callbackHeaders: headerArrays(m.callbackHeaders ?? {}) }),
+    ...(m.callback !== null && { callback: m.callback, callbackHeaders: canonicalHeaders(m.callbackHeaders ?? {}) }),
     ...(m.failureCallback !== null && {
       failureCallback: m.failureCallback,
-      failureCallbackHeaders: headerArrays(m.failureCallbackHeaders ?? {}),
+      failureCallbackHeaders: canonicalHeaders(m.failureCallbackHeaders ?? {}),
     }),
     maxRetries: m.maxRetries,
     // Docs say retryDelayExpression, the Python SDK reads retryDelayExpr (compat-api.md §16 #13).

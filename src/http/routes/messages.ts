@@ -6,11 +6,12 @@ import { Hono } from "hono";
 import type { StoredMessage } from "../../domain/delivery/attempt";
 import { AppError } from "../../domain/errors";
 import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/cancel";
+import { canonicalHeaders } from "../../domain/header-names";
 import { findMessage } from "../../domain/messages";
 import type { Redactor } from "../../domain/redaction";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
-import { bodyFields, headerArrays } from "../serialize";
+import { bodyFields } from "../serialize";
 
 const CANCEL_PARAMETERS = [
   "messageIds", "count", "fromDate", "toDate", "url", "topicName", "scheduleId", "queueName", "label",
@@ -63,7 +64,7 @@ export function messageJson(stored: StoredMessage, redactor: Redactor) {
     ...(m.api !== null && { api: m.api }),
     ...(m.queueName !== null && { queueName: m.queueName }),
     method: m.method,
-    header: headerArrays(header),
+    header: canonicalHeaders(header),
     ...bodyFields(m.body),
     maxRetries: m.maxRetries,
     retried: m.retried,
@@ -72,10 +73,10 @@ export function messageJson(stored: StoredMessage, redactor: Redactor) {
     nextDeliveryTime: m.nextDeliveryAt.getTime(),
     createdAt: m.createdAt.getTime(),
     ...(m.timeoutMs !== null && { timeout: m.timeoutMs }),
-    ...(m.callback !== null && { callback: m.callback, callbackHeader: headerArrays(m.callbackHeaders ?? {}) }),
+    ...(m.callback !== null && { callback: m.callback, callbackHeader: canonicalHeaders(m.callbackHeaders ?? {}) }),
     ...(m.failureCallback !== null && {
       failureCallback: m.failureCallback,
-      failureCallbackHeader: headerArrays(m.failureCallbackHeaders ?? {}),
+      failureCallbackHeader: canonicalHeaders(m.failureCallbackHeaders ?? {}),
     }),
     ...(m.deduplicationId !== null && { deduplicationId: m.deduplicationId }),
     ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),

@@ -7,6 +7,7 @@
  */
 import { type Context, Hono } from "hono";
 import { badRequest } from "../../domain/errors";
+import { canonicalHeaders } from "../../domain/header-names";
 import type { Redactor } from "../../domain/redaction";
 import {
   deleteWorkflowDlq,
@@ -26,7 +27,7 @@ import { readRunOverrides } from "../../domain/workflows/run-overrides";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, type Params, queryParams, singleParam, timeRangeParams } from "../query";
 import { requestHeaders } from "../request";
-import { bodyFields, responseHeaderArrays } from "../serialize";
+import { bodyFields } from "../serialize";
 import { messageJson } from "./messages";
 
 const FILTERS = [
@@ -153,7 +154,7 @@ export function workflowDlqMessageJson(entry: WorkflowDlqEntry, redactor: Redact
     workflowUrl: run.workflowUrl,
     // 0 when the last attempt got no response.
     responseStatus: entry.responseStatus ?? 0,
-    responseHeader: responseHeaderArrays(entry.responseHeaders ?? {}),
+    responseHeader: canonicalHeaders(entry.responseHeaders ?? {}),
     ...("body" in response ? { responseBody: response.body } : { responseBodyBase64: response.bodyBase64 }),
     ...(run.failureCallback !== null && {
       failureCallback: run.failureCallback,
@@ -162,7 +163,7 @@ export function workflowDlqMessageJson(entry: WorkflowDlqEntry, redactor: Redact
         ...(failure !== null && {
           responseStatus: failure.status,
           responseBody: failure.body,
-          responseHeaders: responseHeaderArrays(failure.headers),
+          responseHeaders: canonicalHeaders(failure.headers),
         }),
       },
     }),

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { AppError, badRequest } from "../../domain/errors";
+import { canonicalHeaders } from "../../domain/header-names";
 import type { WorkflowSettings } from "../../domain/workflows/lifecycle";
 import { listWaiters, notify, registerWait } from "../../domain/workflows/waits";
 import { bodyOf, jsonOf } from "../body";
@@ -60,7 +61,7 @@ export function workflowHookRoutes(deps: AppDeps) {
     const body = bodyOf(c);
     const event = {
       method: c.req.method,
-      header: Object.fromEntries(Object.entries(c.req.header()).map(([name, value]) => [name, [value]])),
+      header: canonicalHeaders(c.req.header()),
       body: body.toString("base64"),
       proto: c.req.header("x-forwarded-proto") ?? url.protocol.replace(":", ""),
       host: c.req.header("x-forwarded-host") ?? c.req.header("host") ?? url.host,
