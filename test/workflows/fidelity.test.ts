@@ -42,7 +42,7 @@ beforeAll(async () => {
   app = await startWorkflowApp(dispatch, {
     "/call": { route: callRoute("call") },
     "/call-failure-function": { route: callRoute("call-ff"), options: { failureFunction: async () => "handled" } },
-    "/call-failure-url": { route: callRoute("call-fu"), options: { failureUrl: "http://127.0.0.1:9/unused" } },
+    "/call-failure-url": { route: callRoute("call-fu") },
     "/webhook": {
       route: async (context) => {
         const webhook = await context.createWebhook("hook");
@@ -61,11 +61,11 @@ afterAll(async () => {
 
 describe("header names", () => {
   it.each([
-    ["/call", "call"],
-    ["/call-failure-function", "call-ff"],
-    ["/call-failure-url", "call-fu"],
-  ])("a call result's headers are read by canonical name (%s)", async (path, key) => {
-    const { workflowRunId } = await app.client.trigger({ url: app.url(path) });
+    ["/call", "call", {}],
+    ["/call-failure-function", "call-ff", {}],
+    ["/call-failure-url", "call-fu", { failureUrl: "http://127.0.0.1:9/unused" }],
+  ])("a call result's headers are read by canonical name (%s)", async (path, key, options) => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url(path), ...options });
     expect(await waitFor(`${key}:${workflowRunId}`)).toEqual({ getHeader: "got it", contentType: "text/plain", body: "called" });
     const run = await finishedRun(workflowRunId);
     expect(run.workflowState).toBe("RUN_SUCCESS");
