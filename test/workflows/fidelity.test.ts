@@ -5,6 +5,7 @@
  * show it, a REST trigger to an endpoint that is not a v1 workflow SDK, a
  * limit the SDK gets as 412 and a large step with the size limit raised.
  */
+import type { InvokableWorkflow } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
 import { startTestService, type TestService } from "../support/service";
@@ -31,6 +32,9 @@ async function finishedRun(workflowRunId: string): Promise<Record<string, any>> 
   throw new Error(`run ${workflowRunId} did not finish`);
 }
 
+/** What `context.invoke` needs of a workflow: its id, which names the sibling route (`/child`). */
+const child = { routeFunction: async () => undefined, options: {}, workflowId: "child" } as unknown as InvokableWorkflow<unknown, unknown>;
+
 beforeAll(async () => {
   dispatch = await startTestService();
   // A third party answering with lower-case names on the wire, as most servers do.
@@ -43,6 +47,17 @@ beforeAll(async () => {
     "/call": { route: callRoute("call") },
     "/call-failure-function": { route: callRoute("call-ff"), options: { failureFunction: async () => "handled" } },
     "/call-failure-url": { route: callRoute("call-fu") },
+    "/parallel-failing": {
+      route: async (context) => {
+        await Promise.all([
+          context.invoke("delegate", { workflow: child, body: { n: 2 } }),
+          context.run("explode", () => {
+            throw new Error("exploded on purpose");
+          }),
+        ]);
+      },
+    },
+    "/child": { route: async (context) => context.run("double", () => (context.requestPayload as { n: number }).n * 2) },
     "/webhook": {
       route: async (context) => {
         const webhook = await context.createWebhook("hook");
@@ -93,5 +108,23 @@ describe("header names", () => {
     const waits = steps.filter((step) => step?.waitEventId);
     const event = JSON.parse(Buffer.from(waits.at(-1).out, "base64").toString());
     expect(event.header["X-Hook-Sender"]).toEqual(["me"]);
+  });
+});
+
+describe("the run logs", () => {
+  it("show a parallel group with its failed member: the child succeeded, the other failed, in planned order", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/parallel-failing"), retries: 0 });
+    const run = await finishedRun(workflowRunId);
+    expect(run.workflowState).toBe("RUN_FAILED");
+    const parallel = run.steps.filter((group: { type: string }) => group.type === "parallel");
+    expect(parallel, JSON.stringify(run.steps)).toHaveLength(1);
+    expect(parallel[0].steps).toEqual([
+      expect.objectContaining({ stepName: "delegate", stepType: "Invoke", state: "STEP_SUCCESS", concurrent: 2 }),
+      expect.objectContaining({ stepName: "explode", stepType: "Run", state: "STEP_FAILED", concurrent: 2 }),
+    ]);
+    expect(parallel[0].steps[1].errors?.[0]?.error ?? "").toBeTruthy();
+    const next = run.steps.find((group: { type: string }) => group.type === "next");
+    const failedElsewhere = (next?.steps ?? []).filter((step: { messageId: string }) => step.messageId === parallel[0].steps[1].messageId);
+    expect(failedElsewhere).toEqual([]);
   });
 });

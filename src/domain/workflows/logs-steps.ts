@@ -9,7 +9,10 @@ import { canonicalHeaders } from "../header-names";
 import type { EntryRow, InvokedRunRow, RunRow } from "./logs-query";
 import type { WorkflowCallType } from "./protocol";
 
-/** A logged step: the Initial step (no stepId) or a result step. */
+/**
+ * A logged step: the Initial step (no stepId), a result step, or a failed
+ * branch of a parallel group (which has no result, only its errors).
+ */
 export type StepLog = {
   stepId?: number;
   stepName: string;
@@ -18,12 +21,22 @@ export type StepLog = {
   messageId: string;
   out?: unknown;
   concurrent: number;
-  state: "STEP_SUCCESS";
+  state: "STEP_SUCCESS" | "STEP_FAILED";
   createdAt: number;
   headers: Record<string, string[]>;
   retries?: number;
   retryDelay?: string;
+  errors?: StepError[];
 } & Partial<CallDetails & InvokeDetails & SleepDetails & WaitDetails>;
+
+/** One failed attempt of a message. */
+export interface StepError {
+  error: string;
+  body: string;
+  headers: Record<string, string[]>;
+  status: number;
+  time: number;
+}
 
 interface CallDetails {
   callUrl: string;
@@ -104,7 +117,10 @@ export function readResults(entries: EntryRow[]): ResultStep[] {
   return results;
 }
 
-/** The Initial step and the result steps of `run` (step list `entries`), grouped. */
+/**
+ * The Initial step and the result steps of `run` (step list `entries`),
+ * grouped; a parallel branch that failed is shown failed in its group.
+ */
 export function stepGroups(
   run: RunRow,
   entries: EntryRow[],
@@ -129,7 +145,65 @@ export function stepGroups(
     parallel.push(log);
     parallel.sort((a, b) => a.stepId! - b.stepId!);
   }
+  for (const branch of failedBranches(entries)) placeBranch(groups, branch);
   return groups;
+}
+
+/**
+ * Parallel branches whose plan message (stepId 0, §4.4) failed: they never
+ * produced a result, so they are logged from the plan, as failed, under the
+ * step id they were planned for.
+ */
+function failedBranches(entries: EntryRow[]): StepLog[] {
+  return entries.flatMap((entry): StepLog[] => {
+    const plan = entry.callType === "step" && entry.state === "FAILED" ? parseStep(entry.body) : null;
+    if (plan === null || plan.stepId !== 0 || !plan.targetStep || (plan.concurrent ?? 1) <= 1) return [];
+    return [
+      {
+        stepId: plan.targetStep,
+        stepName: plan.stepName,
+        stepType: plan.stepType,
+        callType: entry.callType,
+        messageId: entry.messageId,
+        concurrent: plan.concurrent!,
+        state: "STEP_FAILED",
+        createdAt: entry.createdAt.getTime(),
+        headers: messageHeaders(entry),
+        ...retriesOf(entry),
+        errors: stepErrors(entry),
+      },
+    ];
+  });
+}
+
+/**
+ * Puts a failed branch into the parallel group of its `Promise.all` — one of
+ * the same size whose step ids are within reach (a group's branches have
+ * consecutive ids) and that is not full — else into a group of its own,
+ * placed by step id.
+ */
+function placeBranch(groups: StepGroup[], branch: StepLog): void {
+  const sibling = (step: StepLog) =>
+    step.concurrent === branch.concurrent && Math.abs(step.stepId! - branch.stepId!) < branch.concurrent;
+  const group = groups.find((g) => g.type === "parallel" && g.steps.length < branch.concurrent && g.steps.every(sibling));
+  if (group) {
+    group.steps.push(branch);
+    group.steps.sort((a, b) => a.stepId! - b.stepId!);
+    return;
+  }
+  const after = groups.findIndex((g) => g.steps[0]!.stepId !== undefined && g.steps[0]!.stepId > branch.stepId!);
+  groups.splice(after === -1 ? groups.length : after, 0, { type: "parallel", steps: [branch] });
+}
+
+/** The errors of a message's failed attempts, oldest first. */
+export function stepErrors(entry: EntryRow): StepError[] {
+  return (entry.errors ?? []).map((event) => ({
+    error: event.error ?? "",
+    body: event.body === null ? "" : Buffer.from(event.body, "base64").toString("utf8"),
+    headers: canonicalHeaders(event.headers ?? {}),
+    status: event.status ?? 0,
+    time: Number(event.time),
+  }));
 }
 
 /** The run's first entry: its initial payload, as the SDK shows it (`stepName: "init"`). */

@@ -8,6 +8,7 @@
  */
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
+import { canonicalHeaders } from "../header-names";
 import type { Redactor } from "../redaction";
 import { redactRunResponse, redactStepGroups } from "./logs-redaction";
 import {
@@ -18,25 +19,9 @@ import {
   selectInvokedRuns,
   selectRunPage,
 } from "./logs-query";
-import { canonicalHeaders } from "../header-names";
-import {
-  headerValue,
-  parseStep,
-  readResults,
-  type StepGroup,
-  stepGroups,
-} from "./logs-steps";
+import { headerValue, parseStep, readResults, type StepError, type StepGroup, stepErrors, stepGroups } from "./logs-steps";
 
 export type { RunLogFilter, RunLogQuery } from "./logs-query";
-
-/** One failed attempt of a message. */
-export interface StepError {
-  error: string;
-  body: string;
-  headers: Record<string, string[]>;
-  status: number;
-  time: number;
-}
 
 /** A message of the run that has not finished well: under way, failed or cancelled. */
 export interface NextStep {
@@ -101,7 +86,10 @@ export async function listRunLogs(
     const list = entries.get(run.pk)!;
     const groups = stepGroups(run, list, results.get(run.pk)!, invoked);
     const steps: RunLog["steps"] = redactStepGroups(groups, run, list, redactor);
-    const next = nextSteps(run, list);
+    // A failed parallel branch is shown in its group, not again among the next steps.
+    const failed = groups.flatMap((group) => group.steps.filter((step) => step.state === "STEP_FAILED"));
+    const placed = new Set(failed.map((step) => step.messageId));
+    const next = nextSteps(run, list).filter((step) => !placed.has(step.messageId));
     if (next.length > 0) steps.push({ type: "next", steps: next });
     return runLog(run, list, steps, redactor);
   });
@@ -224,15 +212,4 @@ function nextStepName(entry: EntryRow, errors: StepError[]): string | undefined 
   if (entry.callType === "fromCallback") return headerValue(entry.headers, "workflow-stepname");
   const step = parseStep(entry.body);
   return step?.stepId === 0 ? step.stepName : undefined;
-}
-
-/** The errors of a message's failed attempts, oldest first. */
-function stepErrors(entry: EntryRow): StepError[] {
-  return (entry.errors ?? []).map((event) => ({
-    error: event.error ?? "",
-    body: event.body === null ? "" : Buffer.from(event.body, "base64").toString("utf8"),
-    headers: canonicalHeaders(event.headers ?? {}),
-    status: event.status ?? 0,
-    time: Number(event.time),
-  }));
 }
