@@ -346,6 +346,8 @@ export const workflowRuns = dispatch.table(
     failure: jsonb("failure"),
     /** The failure function's own final response (status, headers, body). */
     failureResponse: jsonb("failure_response"),
+    /** When the maintenance sweep found the run started with nothing scheduled (domain/workflows/stalled.ts). */
+    stalledAt: timestamptz("stalled_at"),
   },
   (t) => [
     check("workflow_runs_state_check", oneOf(t.state, RUN_STATES)),

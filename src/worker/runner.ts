@@ -11,6 +11,7 @@ import type { Sql } from "../db/client";
 import type { HttpClient } from "../delivery/http-client";
 import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
+import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
 import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
 import { SigningKeyCache } from "../domain/signing-key-cache";
 import { Claimer } from "./claimer";
@@ -99,6 +100,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
         [MAINTENANCE_TASK]: async () => {
           await purgeExpiredDeduplicationKeys(sql);
           await purgeStaleNotifications(sql);
+          for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run));
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
           const { waiterId } = payload as { waiterId: number };

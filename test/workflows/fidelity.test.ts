@@ -7,13 +7,17 @@
  */
 import type { InvokableWorkflow } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "../support/receiver";
+import { markStalledRuns } from "../../src/domain/workflows/stalled";
+import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/workflows/protocol";
+import { type Receiver, type Reply, sleep, startReceiver } from "../support/receiver";
 import { startTestService, type TestService } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
 let dispatch: TestService;
 let app: WorkflowApp;
 let thirdParty: Receiver;
+/** Answers 200 as the test says: like an SDK older than v1, like a v1 SDK that never goes on, or like no SDK. */
+let endpoints: Receiver;
 const seen = new Map<string, unknown>();
 
 async function waitFor<T>(key: string, timeoutMs = 20_000): Promise<T> {
@@ -43,6 +47,11 @@ beforeAll(async () => {
     const { header, body } = await context.call("call", { url: `${thirdParty.url}/call`, method: "GET" });
     seen.set(`${key}:${context.workflowRunId}`, { getHeader: header["Get-Header"]?.[0], contentType: header["Content-Type"]?.[0], body });
   };
+  endpoints = await startReceiver((request): Reply => {
+    if (request.path.startsWith("/old-sdk")) return { status: 200, headers: { [SDK_VERSION_HEADER]: "1" }, body: "{}" };
+    if (request.path.startsWith("/silent-sdk")) return { status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" } };
+    return { status: 200, body: "a plain web page" };
+  });
   app = await startWorkflowApp(dispatch, {
     "/call": { route: callRoute("call") },
     "/call-failure-function": { route: callRoute("call-ff"), options: { failureFunction: async () => "handled" } },
@@ -57,6 +66,8 @@ beforeAll(async () => {
         ]);
       },
     },
+    "/sleeping": { route: async (context) => context.sleep("long", 3600) },
+    "/waiting": { route: async (context) => void (await context.waitForEvent("wait", `never-${context.workflowRunId}`, { timeout: "1h" })) },
     "/child": { route: async (context) => context.run("double", () => (context.requestPayload as { n: number }).n * 2) },
     "/webhook": {
       route: async (context) => {
@@ -71,6 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await thirdParty.close();
+  await endpoints.close();
   await dispatch.stop();
 });
 
@@ -126,5 +138,61 @@ describe("the run logs", () => {
     const next = run.steps.find((group: { type: string }) => group.type === "next");
     const failedElsewhere = (next?.steps ?? []).filter((step: { messageId: string }) => step.messageId === parallel[0].steps[1].messageId);
     expect(failedElsewhere).toEqual([]);
+  });
+});
+
+/** The run's state and the error its failed message was logged with, once it has left RUN_STARTED. */
+async function failure(workflowRunId: string): Promise<{ state: string; error: string | undefined }> {
+  for (let i = 0; i < 200; i++) {
+    const [run] = await dispatch.service.sql<{ state: string; pk: number }[]>`
+      select state, pk from dispatch.workflow_runs where run_id = ${workflowRunId} order by pk desc limit 1`;
+    if (run && run.state !== "RUN_STARTED") {
+      const [message] = await dispatch.service.sql<{ id: string }[]>`
+        select id from dispatch.messages where workflow_run_pk = ${run.pk} order by seq limit 1`;
+      const { logs } = await (await dispatch.api(`/v2/logs?messageId=${message!.id}`)).json();
+      return { state: run.state, error: logs.find((log: { state: string }) => log.state === "FAILED")?.error };
+    }
+    await sleep(100);
+  }
+  throw new Error(`run ${workflowRunId} stayed started`);
+}
+
+describe("starting a run on an endpoint that cannot run it", () => {
+  it("a REST trigger answered by an SDK older than v1 fails the run", async () => {
+    const response = await dispatch.api(`/v2/trigger/${endpoints.url}/old-sdk`, { method: "POST", body: "{}" });
+    expect(response.status).toBe(200);
+    expect(await failure((await response.json()).workflowRunId)).toEqual({ state: "RUN_FAILED", error: REST_TRIGGER_NEEDS_V1 });
+  });
+
+  it("a trigger answered by something that is no workflow SDK at all fails the run (REST and SDK)", async () => {
+    const rest = await dispatch.api(`/v2/trigger/${endpoints.url}/plain`, { method: "POST", body: "{}" });
+    expect(await failure((await rest.json()).workflowRunId)).toEqual({ state: "RUN_FAILED", error: NON_WORKFLOW_DESTINATION });
+    const { workflowRunId } = await app.client.trigger({ url: `${endpoints.url}/plain-sdk` });
+    expect(await failure(workflowRunId)).toEqual({ state: "RUN_FAILED", error: NON_WORKFLOW_DESTINATION });
+  });
+
+  it("a run left started with nothing scheduled is found and reported once; sleeping and waiting runs are not", async () => {
+    const silent = await dispatch.api(`/v2/trigger/${endpoints.url}/silent-sdk`, { method: "POST", body: "{}" });
+    const stalledId = (await silent.json()).workflowRunId;
+    const { workflowRunId: sleepingId } = await app.client.trigger({ url: app.url("/sleeping") });
+    const { workflowRunId: waitingId } = await app.client.trigger({ url: app.url("/waiting") });
+    const sql = dispatch.service.sql;
+    // Until each has done its first step: the silent one's init delivered, the others sleeping or waiting.
+    for (let i = 0; i < 200; i++) {
+      const [{ n } = { n: 0 }] = await sql<{ n: number }[]>`
+        select (select count(*) from dispatch.workflow_waiters)::int
+          + (select count(*) from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+             where r.run_id in (${stalledId}, ${sleepingId}) and m.state = 'DELIVERED')::int as n`;
+      if (n >= 3) break;
+      await sleep(100);
+    }
+    const found = await markStalledRuns(sql, 0);
+    expect(found.map((run) => run.runId)).toContain(stalledId);
+    expect(found.map((run) => run.runId)).not.toContain(sleepingId);
+    expect(found.map((run) => run.runId)).not.toContain(waitingId);
+    expect((await markStalledRuns(sql, 0)).map((run) => run.runId)).not.toContain(stalledId);
+    const [row] = await sql<{ stalledAt: Date | null }[]>`
+      select stalled_at as "stalledAt" from dispatch.workflow_runs where run_id = ${stalledId}`;
+    expect(row!.stalledAt).toBeInstanceOf(Date);
   });
 });

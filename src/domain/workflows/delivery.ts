@@ -7,13 +7,17 @@
 import type { Tx } from "../../db/client";
 import type { Attempt, Outcome, StoredMessage } from "../delivery/attempt";
 import { PREFIX } from "../dialect";
-import { NON_WORKFLOW_DESTINATION, SDK_VERSION_HEADER } from "./protocol";
+import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "./protocol";
 import { findRun, stepList } from "./runs";
 
-/** A message ready to send, and whether its response must prove a workflow SDK answered. */
+/**
+ * A message ready to send, and what its response must prove: that a workflow
+ * SDK answered (`detectTrigger`), and a v1 SDK at that (`restTrigger`).
+ */
 export interface WorkflowDelivery {
   message: StoredMessage;
   detectTrigger: boolean;
+  restTrigger?: boolean;
 }
 
 /** The message as it is sent: envelope body and run headers for workflow messages, unchanged otherwise. */
@@ -36,14 +40,19 @@ export async function prepareDelivery(tx: Tx, message: StoredMessage): Promise<W
   return {
     message: { ...message, headers, body: Buffer.from(JSON.stringify(steps)) },
     detectTrigger: isInit && (run.featureSet ?? "").split(",").includes("WF_DetectTrigger"),
+    restTrigger: isInit && run.config.restTrigger === true,
   };
 }
 
 /**
  * WF_DetectTrigger (§2.4): a trigger answered 2xx by something that is not a
- * workflow SDK (no version header in the response) fails the run at once.
+ * workflow SDK (no version header in the response) fails the run at once; so
+ * does a REST trigger answered by an SDK older than v1, which cannot start a
+ * run it did not publish (no `Upstash-Workflow-Sdk` header, §3.4).
  */
 export function detectNonWorkflowDestination(delivery: WorkflowDelivery, attempt: Attempt, outcome: Outcome): Outcome {
-  if (!delivery.detectTrigger || outcome.kind !== "delivered" || attempt.kind !== "response") return outcome;
-  return attempt.headers[SDK_VERSION_HEADER] ? outcome : { kind: "failed", error: NON_WORKFLOW_DESTINATION };
+  if (outcome.kind !== "delivered" || attempt.kind !== "response") return outcome;
+  if (delivery.detectTrigger && !attempt.headers[SDK_VERSION_HEADER]) return { kind: "failed", error: NON_WORKFLOW_DESTINATION };
+  if (delivery.restTrigger && !attempt.headers[SDK_HEADER]) return { kind: "failed", error: REST_TRIGGER_NEEDS_V1 };
+  return outcome;
 }

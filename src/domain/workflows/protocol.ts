@@ -71,6 +71,15 @@ export function runUserHeaders(forwarded: Record<string, string>): Record<string
 /** The headers a response from a workflow SDK always carries (§10). */
 export const SDK_VERSION_HEADER = "upstash-workflow-sdk-version";
 
+/**
+ * Response header of a v1 workflow SDK naming its version; a REST trigger
+ * needs it (§3.4: older SDKs cannot start a run they did not publish).
+ */
+export const SDK_HEADER = "upstash-workflow-sdk";
+
+/** Error of a REST trigger answered by a workflow SDK older than v1 (§3.4). */
+export const REST_TRIGGER_NEEDS_V1 = "trigger rest api is only usable with sdk versions after v1.0.0 major version";
+
 /** Error of a trigger whose destination is not a workflow endpoint (§2.4 WF_DetectTrigger). */
 export const NON_WORKFLOW_DESTINATION =
   "detected a non-workflow destination for trigger/invoke. make sure you are sending the request to the correct endpoint";

@@ -16,6 +16,8 @@ export interface RunConfig {
   flowControl: { key: string; value: string } | null;
   /** What the API hides of every message of the run (redaction.ts); absent on runs stored before it was kept. */
   redactFields?: string[] | null;
+  /** Started by `POST /v2/trigger` (§3.4): its first delivery must be answered by a v1 SDK. */
+  restTrigger?: boolean;
 }
 
 /** A run as the workflow code reads it. */

@@ -124,7 +124,8 @@ export interface TriggeredRun {
 
 /**
  * Publishes the init message of a REST trigger. The unknown-SDK probe (§3.4)
- * is not made: the init is delivered as the v1 SDK expects it.
+ * is not made: the init is delivered as the v1 SDK expects it, and the run
+ * fails if something else answers it.
  */
 export async function triggerRun(tx: Tx, request: TriggerRequest, settings: PublishSettings): Promise<TriggeredRun> {
   if (!/^https?:\/\//i.test(request.workflowUrl)) {
@@ -138,6 +139,8 @@ export async function triggerRun(tx: Tx, request: TriggerRequest, settings: Publ
   );
   const [result] = await insertMessages(tx, messages, settings.deduplicationWindowMs);
   const pk = messages[0]!.workflowRunPk;
+  // Its first delivery must be answered by a v1 SDK (detectNonWorkflowDestination).
+  if (pk !== undefined) await tx`update dispatch.workflow_runs set config = config || '{"restTrigger": true}' where pk = ${pk}`;
   const [run] = await tx<{ createdAt: Date }[]>`
     select created_at as "createdAt" from dispatch.workflow_runs
     where ${pk === undefined ? tx`run_id = ${runId} and state = 'RUN_STARTED'` : tx`pk = ${pk}`}`;
