@@ -28,6 +28,8 @@ export interface Config {
   defaultTimeoutMs: number;
   maxTimeoutMs: number;
   maxDelayMs: number;
+  /** Highest parallelism a queue may be given. */
+  maxQueueParallelism: number;
   /** Multiplies every retry backoff; tests use a small value instead of sleeping. */
   retryDelayScale: number;
   workerConcurrency: number;
@@ -103,6 +105,7 @@ const EnvSchema = v.object({
   DISPATCH_DEFAULT_TIMEOUT: duration("15m"),
   DISPATCH_MAX_TIMEOUT: duration("15m"),
   DISPATCH_MAX_DELAY: duration("365d"),
+  DISPATCH_MAX_QUEUE_PARALLELISM: integer(1000, 1, 1_000_000),
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
   DISPATCH_POLL_INTERVAL_MS: integer(50, 10, 60_000),
@@ -147,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultTimeoutMs: e.DISPATCH_DEFAULT_TIMEOUT,
     maxTimeoutMs: e.DISPATCH_MAX_TIMEOUT,
     maxDelayMs: e.DISPATCH_MAX_DELAY,
+    maxQueueParallelism: e.DISPATCH_MAX_QUEUE_PARALLELISM,
     retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
     workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,
     pollIntervalMs: e.DISPATCH_POLL_INTERVAL_MS,

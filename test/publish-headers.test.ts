@@ -104,10 +104,8 @@ describe.each([
 
   it.each([
     ["Timeout", "soon"],
-    ["Timeout", "1h"],
     ["Retries", "-1"],
     ["Retries", "three"],
-    ["Retries", "21"],
     ["Delay", "10 minutes"],
     ["Not-Before", "tomorrow"],
     ["Method", "FETCH"],
@@ -128,6 +126,19 @@ describe.each([
     const body = await response.json();
     expect(body.error).toEqual(expect.any(String));
     expect(body.error.toLowerCase()).toContain(`${lower}${header.toLowerCase()}`);
+    expect(await messageCount()).toBe(before);
+  });
+
+  it.each([
+    ["Timeout", "1h", "DISPATCH_MAX_TIMEOUT"],
+    ["Retries", "21", "DISPATCH_MAX_RETRIES"],
+  ])("refuses %s: %s over its limit with a 412 naming %s, and stores nothing", async (header, value, setting) => {
+    const before = await messageCount();
+    const response = await publish("/over", { [`${p}${header}`]: value });
+    expect(response.status).toBe(412);
+    const { error } = await response.json();
+    expect(error.toLowerCase()).toContain(`${lower}${header.toLowerCase()}`);
+    expect(error).toContain(setting);
     expect(await messageCount()).toBe(before);
   });
 });

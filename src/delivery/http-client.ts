@@ -113,6 +113,11 @@ export class HttpClient {
     });
   }
 
+  /** Where response bodies are cut off. */
+  get maxResponseBytes(): number {
+    return this.options.maxResponseBytes;
+  }
+
   /**
    * Performs one attempt. Resolves with any HTTP status (3xx included); rejects
    * with RefusedDestinationError, a "timed out after N ms" Error, or the network error.

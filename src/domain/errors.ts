@@ -14,3 +14,19 @@ export class AppError extends Error {
 
 /** Shorthand for a 400 with a clear message. */
 export const badRequest = (message: string) => new AppError(400, message);
+
+/**
+ * A value over a limit: 412, as the hosted service answers limit and quota
+ * violations (compat-api.md §1), which the workflow SDK turns into a failed
+ * run instead of retrying a request that can never succeed. The message
+ * names the configuration variable that raises the limit, or says it is fixed.
+ */
+export const overLimit = (message: string, setting: string | null) =>
+  new AppError(412, `${message} (${setting === null ? "a fixed limit" : `raise it with ${setting}`})`);
+
+/** Why `what` (a body, a response) is refused or cut off: over the maximum message size. */
+export const tooLargeText = (what: string, maxBytes: number) =>
+  `${what} exceeds the maximum message size of ${maxBytes} bytes (raise it with DISPATCH_MAX_MESSAGE_SIZE)`;
+
+/** A 413 for a body over the maximum message size. */
+export const tooLarge = (what: string, maxBytes: number) => new AppError(413, tooLargeText(what, maxBytes));

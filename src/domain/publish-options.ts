@@ -5,7 +5,7 @@
  */
 import { type Dialect, PREFIX } from "./dialect";
 import { parseDuration } from "./duration";
-import { badRequest } from "./errors";
+import { badRequest, overLimit } from "./errors";
 import { canonicalHeaderName } from "./header-names";
 import { withoutHopHeaders } from "./hop-headers";
 import { parseRedactFields, type RedactFields } from "./redaction";
@@ -112,7 +112,9 @@ function parseRetries(value: string | undefined, p: string, limits: PublishLimit
   if (value === undefined || value.trim() === "") return limits.defaultRetries;
   if (!/^\d+$/.test(value.trim())) throw badRequest(`${p}retries must be a non-negative integer, got "${value}"`);
   const retries = Number(value.trim());
-  if (retries > limits.maxRetries) throw badRequest(`${p}retries must be at most ${limits.maxRetries}, got ${retries}`);
+  if (retries > limits.maxRetries) {
+    throw overLimit(`${p}retries must be at most ${limits.maxRetries}, got ${retries}`, "DISPATCH_MAX_RETRIES");
+  }
   return retries;
 }
 
@@ -121,7 +123,7 @@ function parseTimeout(value: string | undefined, p: string, limits: PublishLimit
   const ms = parseDuration(value);
   if (ms === null || ms === 0) throw badRequest(`${p}timeout must be a duration such as 30s, 5m or 2h, got "${value}"`);
   if (ms > limits.maxTimeoutMs) {
-    throw badRequest(`${p}timeout may only shorten the maximum of ${limits.maxTimeoutMs / 1000}s, got "${value}"`);
+    throw overLimit(`${p}timeout may only shorten the maximum of ${limits.maxTimeoutMs / 1000}s, got "${value}"`, "DISPATCH_MAX_TIMEOUT");
   }
   return ms;
 }
@@ -130,7 +132,9 @@ function parseDelay(value: string | undefined, p: string, limits: PublishLimits)
   if (value === undefined || value.trim() === "") return 0;
   const ms = parseDuration(value);
   if (ms === null) throw badRequest(`${p}delay must be a duration such as 10s, 5m, 2h or 1d, got "${value}"`);
-  if (ms > limits.maxDelayMs) throw badRequest(`${p}delay must be at most ${limits.maxDelayMs / 1000}s, got "${value}"`);
+  if (ms > limits.maxDelayMs) {
+    throw overLimit(`${p}delay must be at most ${limits.maxDelayMs / 1000}s, got "${value}"`, "DISPATCH_MAX_DELAY");
+  }
   return ms;
 }
 
@@ -139,7 +143,7 @@ function parseNotBefore(value: string | undefined, p: string, limits: PublishLim
   if (!/^\d+$/.test(value.trim())) throw badRequest(`${p}not-before must be a Unix timestamp in seconds, got "${value}"`);
   const seconds = Number(value.trim());
   if (seconds * 1000 > Date.now() + limits.maxDelayMs) {
-    throw badRequest(`${p}not-before must be at most ${limits.maxDelayMs / 1000}s in the future`);
+    throw overLimit(`${p}not-before must be at most ${limits.maxDelayMs / 1000}s in the future`, "DISPATCH_MAX_DELAY");
   }
   return seconds;
 }

@@ -3,7 +3,7 @@
  * out to one message per endpoint (compat-api.md §5).
  */
 import type { Tx } from "../db/client";
-import { AppError, badRequest } from "./errors";
+import { AppError, badRequest, overLimit } from "./errors";
 import { parseCallbackUrl } from "./publish-options";
 import { checkText } from "./storable-text";
 
@@ -57,7 +57,7 @@ export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[])
     on conflict (group_name, url) do update set name = coalesce(excluded.name, dispatch.url_group_endpoints.name)`;
   const [count] = await tx<{ n: number }[]>`
     select count(*)::int as n from dispatch.url_group_endpoints where group_name = ${group}`;
-  if (count!.n > MAX_ENDPOINTS) throw badRequest(`a URL group holds at most ${MAX_ENDPOINTS} endpoints`);
+  if (count!.n > MAX_ENDPOINTS) throw overLimit(`a URL group holds at most ${MAX_ENDPOINTS} endpoints`, null);
 }
 
 /**

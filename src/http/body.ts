@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
-import { AppError, badRequest } from "../domain/errors";
+import { badRequest, tooLarge, tooLargeText } from "../domain/errors";
 import { checkJsonText, checkText, type JsonPath } from "../domain/storable-text";
 
 const BODY = "body" as never;
@@ -17,10 +17,10 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function readBody(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
     const declared = Number(c.req.header("content-length"));
-    if (declared > maxBytes) return tooLarge(c, maxBytes);
+    if (declared > maxBytes) return refuse(c, maxBytes);
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     const body = incoming ? await readStream(incoming, maxBytes) : Buffer.from(await c.req.arrayBuffer());
-    if (body === null || body.length > maxBytes) return tooLarge(c, maxBytes);
+    if (body === null || body.length > maxBytes) return refuse(c, maxBytes);
     c.set(BODY, body as never);
     await next();
   };
@@ -29,12 +29,15 @@ export function readBody(maxBytes: number): MiddlewareHandler {
 /** The request body as bytes; a 413 above `maxBytes` when given. */
 export function bodyOf(c: Context, maxBytes = Number.POSITIVE_INFINITY): Buffer {
   const body = (c.get(BODY) as Buffer | undefined) ?? Buffer.alloc(0);
-  if (body.length > maxBytes) throw new AppError(413, tooLargeMessage(maxBytes));
+  if (body.length > maxBytes) throw tooLarge("the request body", maxBytes);
   return body;
 }
 
-/** The request body as text (e.g. a run's result, kept as text): UTF-8 Postgres can store (`checkText`), else a 400. */
-export const textOf = (c: Context) => checkText(utf8Of(c), "the body");
+/**
+ * The request body as text (e.g. a run's result, kept as text): UTF-8
+ * Postgres can store (`checkText`), else a 400; a 413 above `maxBytes`.
+ */
+export const textOf = (c: Context, maxBytes?: number) => checkText(utf8Of(c, maxBytes), "the body");
 
 /**
  * The request body parsed as JSON, or null when it is not JSON. Every route
@@ -55,9 +58,10 @@ export function jsonOf(c: Context, isBytes?: (path: JsonPath) => boolean): unkno
   return json;
 }
 
-function utf8Of(c: Context): string {
+function utf8Of(c: Context, maxBytes?: number): string {
+  const body = bodyOf(c, maxBytes);
   try {
-    return UTF8.decode(bodyOf(c));
+    return UTF8.decode(body);
   } catch {
     throw badRequest("the body must be UTF-8 text");
   }
@@ -80,10 +84,8 @@ function readStream(stream: IncomingMessage, maxBytes: number): Promise<Buffer |
   });
 }
 
-const tooLargeMessage = (maxBytes: number) => `request body exceeds the maximum message size of ${maxBytes} bytes`;
-
-function tooLarge(c: Context, maxBytes: number) {
+function refuse(c: Context, maxBytes: number) {
   // The rest of the body is left unread, so the connection cannot be reused.
   c.header("Connection", "close");
-  return c.json({ error: tooLargeMessage(maxBytes) }, 413);
+  return c.json({ error: tooLargeText("the request body", maxBytes) }, 413);
 }

@@ -3,7 +3,8 @@
  * app: a call result's headers read by canonical name, webhook events with
  * canonical header names, a parallel group with a failing member as the logs
  * show it, a REST trigger to an endpoint that is not a v1 workflow SDK, a
- * limit the SDK gets as 412 and a large step with the size limit raised.
+ * limit the SDK gets as 412 and a large step with the size limit raised
+ * (this file's Dispatch allows 8 MiB messages).
  */
 import type { InvokableWorkflow } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,13 +37,19 @@ async function finishedRun(workflowRunId: string): Promise<Record<string, any>> 
   throw new Error(`run ${workflowRunId} did not finish`);
 }
 
+const MiB = 1024 * 1024;
+
 /** What `context.invoke` needs of a workflow: its id, which names the sibling route (`/child`). */
 const child = { routeFunction: async () => undefined, options: {}, workflowId: "child" } as unknown as InvokableWorkflow<unknown, unknown>;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
-  // A third party answering with lower-case names on the wire, as most servers do.
-  thirdParty = await startReceiver(() => ({ status: 200, headers: { "get-header": "got it", "content-type": "text/plain" }, body: "called" }));
+  dispatch = await startTestService({ maxMessageBytes: 8 * MiB });
+  // A third party answering with lower-case names on the wire, as most servers do; /echo sends the body back.
+  thirdParty = await startReceiver((request) => ({
+    status: 200,
+    headers: { "get-header": "got it", "content-type": "text/plain" },
+    body: request.path.startsWith("/echo") ? request.body : request.path.startsWith("/huge") ? "h".repeat(9 * MiB) : "called",
+  }));
   const callRoute = (key: string) => async (context: Parameters<Parameters<typeof startWorkflowApp>[1][string]["route"]>[0]) => {
     const { header, body } = await context.call("call", { url: `${thirdParty.url}/call`, method: "GET" });
     seen.set(`${key}:${context.workflowRunId}`, { getHeader: header["Get-Header"]?.[0], contentType: header["Content-Type"]?.[0], body });
@@ -64,6 +71,27 @@ beforeAll(async () => {
             throw new Error("exploded on purpose");
           }),
         ]);
+      },
+    },
+    "/over-limit": {
+      route: async (context) => {
+        await context.run("before", () => 1);
+        // DISPATCH_MAX_RETRIES is 20: publishing this call answers 412.
+        await context.call("call", { url: `${thirdParty.url}/call`, method: "GET", retries: 50 });
+      },
+    },
+    "/large": {
+      route: async (context) => {
+        const big = await context.run("make", () => "x".repeat(5 * MiB));
+        const length = await context.run("measure", () => big.length);
+        const reply = await context.call("echo", { url: `${thirdParty.url}/echo`, method: "POST", body: big });
+        seen.set(`large:${context.workflowRunId}`, { length, echoed: (reply.body as string).length });
+      },
+    },
+    "/huge-call": {
+      route: async (context) => {
+        const { status, body } = await context.call("huge", { url: `${thirdParty.url}/huge`, method: "GET" });
+        seen.set(`huge:${context.workflowRunId}`, { status, length: String(body ?? "").length });
       },
     },
     "/sleeping": { route: async (context) => context.sleep("long", 3600) },
@@ -194,5 +222,33 @@ describe("starting a run on an endpoint that cannot run it", () => {
     const [row] = await sql<{ stalledAt: Date | null }[]>`
       select stalled_at as "stalledAt" from dispatch.workflow_runs where run_id = ${stalledId}`;
     expect(row!.stalledAt).toBeInstanceOf(Date);
+  });
+});
+
+describe("limits", () => {
+  it("a step over a limit gets 412, which the SDK turns into a failed run without retrying", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/over-limit"), retries: 3 });
+    const run = await finishedRun(workflowRunId);
+    expect(run.workflowState).toBe("RUN_FAILED");
+    const failed = await dispatch.service.sql<{ retried: number; maxRetries: number }[]>`
+      select m.retried, m.max_retries as "maxRetries" from dispatch.messages m
+      join dispatch.workflow_runs r on r.pk = m.workflow_run_pk where r.run_id = ${workflowRunId} and m.state = 'FAILED'`;
+    expect(failed).toEqual([{ retried: 0, maxRetries: 3 }]);
+  });
+
+  it("a 5 MiB step result and a 5 MiB call go through with the limit raised", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/large") });
+    expect(await waitFor(`large:${workflowRunId}`, 60_000)).toEqual({ length: 5 * MiB, echoed: 5 * MiB });
+    expect((await finishedRun(workflowRunId)).workflowState).toBe("RUN_SUCCESS");
+  });
+
+  it("a call whose response is over the limit fails, saying so, instead of handing on a cut-off body", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/huge-call") });
+    expect(await waitFor(`huge:${workflowRunId}`, 30_000)).toEqual({ status: 0, length: 0 });
+    const [call] = await dispatch.service.sql<{ error: string }[]>`
+      select a.error from dispatch.attempts a join dispatch.messages m on m.id = a.message_id
+      join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+      where r.run_id = ${workflowRunId} and m.workflow_call_type = 'toCallback'`;
+    expect(call!.error).toMatch(/response body exceeds the maximum message size of 8388608 bytes \(raise it with DISPATCH_MAX_MESSAGE_SIZE\)/);
   });
 });

@@ -6,6 +6,7 @@
 import type { MessageRow } from "../../db/message-columns";
 import type { HttpClient } from "../../delivery/http-client";
 import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "../dialect";
+import { tooLargeText } from "../errors";
 import { withoutHopHeaders } from "../hop-headers";
 import { retryDelayMs } from "../retry-policy";
 import { signRequest, type SigningKeys } from "../signing";
@@ -82,8 +83,13 @@ export async function attemptDelivery(
       timeoutMs,
       abort,
     });
+    const durationMs = Date.now() - startedAt.getTime();
+    // A workflow call hands the response on as data: cut off, it would be corrupt (logged responses may be cut).
+    if (response.truncated && message.workflowCallType === "toCallback") {
+      return { kind: "error", error: tooLargeText("the response body", client.maxResponseBytes), startedAt, durationMs };
+    }
     const { status, headers, body } = response;
-    return { kind: "response", status, headers, body, startedAt, durationMs: Date.now() - startedAt.getTime() };
+    return { kind: "response", status, headers, body, startedAt, durationMs };
   } catch (error) {
     return { kind: "error", error: (error as Error).message, startedAt, durationMs: Date.now() - startedAt.getTime() };
   }

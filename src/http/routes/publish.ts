@@ -5,7 +5,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config";
-import { badRequest } from "../../domain/errors";
+import { badRequest, overLimit, tooLarge } from "../../domain/errors";
 import type { PublishRequest, PublishResponse } from "../../domain/publish";
 import { Publisher } from "../../domain/publisher";
 import type { JsonPath } from "../../domain/storable-text";
@@ -27,7 +27,6 @@ const BatchSchema = v.pipe(
     "the body must be a JSON array of {destination, headers?, body?, queue?}",
   ),
   v.minLength(1, "a batch needs at least one item"),
-  v.maxLength(MAX_BATCH_ITEMS, `a batch holds at most ${MAX_BATCH_ITEMS} items`),
 );
 
 /** An item's body is the message body: bytes, which may hold anything (the rest must be storable text). */
@@ -50,7 +49,11 @@ export function publishRoutes(deps: AppDeps) {
       single(c, c.req.param("queue"), `/v2/enqueue/${c.req.param("queue")}/`),
     )
     .post("/batch", async (c) => {
-      const items = v.safeParse(BatchSchema, jsonOf(c, isItemBody));
+      const json = jsonOf(c, isItemBody);
+      if (Array.isArray(json) && json.length > MAX_BATCH_ITEMS) {
+        throw overLimit(`a batch holds at most ${MAX_BATCH_ITEMS} items, got ${json.length}`, null);
+      }
+      const items = v.safeParse(BatchSchema, json);
       if (!items.success) throw badRequest(`invalid batch: ${issueText(items.issues[0]!)}`);
       const ip = callerIp(c);
       const requests = items.output.map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
@@ -71,7 +74,7 @@ function singleRequest(c: Context, queueName: string | null, prefix: string, max
 
 function batchRequest(item: v.InferOutput<typeof BatchSchema>[number], ip: string | null, maxBytes: number): PublishRequest {
   const body = Buffer.from(item.body);
-  if (body.length > maxBytes) throw badRequest(`a batch item body exceeds the maximum message size of ${maxBytes} bytes`);
+  if (body.length > maxBytes) throw tooLarge("a batch item body", maxBytes);
   const headers = Object.fromEntries(Object.entries(item.headers).map(([name, value]) => [name.toLowerCase(), value]));
   return { destination: item.destination, headers, body, queueName: item.queue ?? null, callerIp: ip };
 }

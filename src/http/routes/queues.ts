@@ -1,19 +1,14 @@
 /** Queues: upsert, list, get, delete, pause, resume (compat-api.md §6). */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { AppError, badRequest } from "../../domain/errors";
+import { AppError, badRequest, overLimit } from "../../domain/errors";
 import { checkQueueName, deleteQueue, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
 import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 
-const MAX_PARALLELISM = 1000;
-
 const UpsertSchema = v.object({
   queueName: v.string("queueName is required"),
-  parallelism: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(1, "parallelism must be at least 1"), v.maxValue(MAX_PARALLELISM)),
-    1,
-  ),
+  parallelism: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "parallelism must be at least 1")), 1),
   paused: v.optional(v.boolean("paused must be true or false"), false),
 });
 
@@ -25,6 +20,8 @@ export function queueRoutes(deps: AppDeps) {
       const body = v.safeParse(UpsertSchema, jsonOf(c));
       if (!body.success) throw badRequest(`invalid queue: ${body.issues[0]!.message}`);
       const { queueName, parallelism, paused } = body.output;
+      const max = deps.config.maxQueueParallelism;
+      if (parallelism > max) throw overLimit(`parallelism must be at most ${max}, got ${parallelism}`, "DISPATCH_MAX_QUEUE_PARALLELISM");
       await sql.begin((tx) => upsertQueue(tx, queueName, parallelism, paused));
       return c.json({});
     })

@@ -39,10 +39,10 @@ export function workflowEventRoutes(deps: AppDeps) {
       return c.json({});
     })
     .post("/notify/:eventId", async (c) =>
-      c.json(await notifyRoute(c.req.param("eventId"), null, bodyOf(c))),
+      c.json(await notifyRoute(c.req.param("eventId"), null, bodyOf(c, deps.config.maxMessageBytes))),
     )
     .post("/notify/:runId/:eventId", async (c) =>
-      c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), bodyOf(c))),
+      c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), bodyOf(c, deps.config.maxMessageBytes))),
     )
     .get("/waiters/:eventId", async (c) => c.json(await listWaiters(deps.sql, c.req.param("eventId"))));
 }
@@ -58,7 +58,7 @@ export function workflowHookRoutes(deps: AppDeps) {
   return new Hono().all("/:userId/:runId/:eventId", async (c) => {
     if (!userIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
     const url = new URL(c.req.url);
-    const body = bodyOf(c);
+    const body = bodyOf(c, deps.config.maxMessageBytes);
     const event = {
       method: c.req.method,
       header: canonicalHeaders(c.req.header()),

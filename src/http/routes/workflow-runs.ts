@@ -30,7 +30,7 @@ export function workflowRunRoutes(deps: AppDeps) {
     .delete("/:id", async (c) => {
       const id = c.req.param("id");
       const cancel = c.req.query("cancel") === "true";
-      const response = cancel ? null : textOf(c);
+      const response = cancel ? null : textOf(c, deps.config.maxMessageBytes);
       await deps.sql.begin(async (tx) => {
         const run = await findLatestRun(tx, id);
         if (!run) throw new AppError(404, `workflow run ${id} not found`);
