@@ -56,11 +56,12 @@ const WORKER_BANNER = /Dispatch is running \(role: worker\b/;
 /**
  * Starts Dispatch on `databaseUrl` with `role`. `DISPATCH_*` variables of the
  * bench's own environment pass through (e.g. `DISPATCH_WORKER_CONCURRENCY`),
- * except the ones the bench sets.
+ * except the ones the bench sets; a scenario's own `env` wins over both.
  */
-export function startDispatch(databaseUrl: string, role: Role = "all"): Promise<DispatchProcess> {
+export function startDispatch(databaseUrl: string, role: Role = "all", env: Record<string, string> = {}): Promise<DispatchProcess> {
   // A worker-only process serves no API: its banner has no URL line, so it is ready at the banner's first line.
-  return startServiceProcess(databaseUrl, ["bin/dispatch.js", "start", "--role", role], role === "worker" ? WORKER_BANNER : URL_BANNER);
+  const ready = role === "worker" ? WORKER_BANNER : URL_BANNER;
+  return startServiceProcess(databaseUrl, ["bin/dispatch.js", "start", "--role", role], ready, 60_000, env);
 }
 
 /**
@@ -68,7 +69,13 @@ export function startDispatch(databaseUrl: string, role: Role = "all"): Promise<
  * database, a fresh token, port 0 on 127.0.0.1) and resolves once it printed
  * `ready` (by default `URL: <base>`).
  */
-export async function startServiceProcess(databaseUrl: string, args: string[], ready = URL_BANNER, timeoutMs = 60_000): Promise<DispatchProcess> {
+export async function startServiceProcess(
+  databaseUrl: string,
+  args: string[],
+  ready = URL_BANNER,
+  timeoutMs = 60_000,
+  overrides: Record<string, string> = {},
+): Promise<DispatchProcess> {
   const token = `bench_${randomBytes(16).toString("hex")}`;
   const passThrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("DISPATCH_")));
   const env = {
@@ -80,6 +87,7 @@ export async function startServiceProcess(databaseUrl: string, args: string[], r
     DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
     PORT: "0",
     HOST: "127.0.0.1",
+    ...overrides,
   };
   const config = loadConfig(env);
   const started = Date.now();

@@ -11,6 +11,7 @@ import type { Baselines } from "./baselines";
 import type { Costs } from "./costs";
 import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
+import type { LargeMessages } from "./large-messages";
 import type { Plan, ScenarioResult } from "./scenarios";
 import type { Percentiles } from "./stats";
 
@@ -27,6 +28,7 @@ export interface BenchRun {
   scenarios: ScenarioResult[];
   backlog: BacklogSeed;
   crash: CrashRecovery;
+  large: LargeMessages;
 }
 
 /** A target and whether the run met it. */
@@ -363,6 +365,23 @@ function crashTable(c: CrashRecovery): string {
     (notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : "");
 }
 
+function largeTable(l: LargeMessages): string {
+  const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? "n/a" : `${(a / b).toFixed(1)}x`);
+  const c = l.costs;
+  const rows: string[][] = [
+    ["body / DISPATCH_MAX_MESSAGE_SIZE", `${int(l.bodyBytes)} B / ${int(l.maxMessageBytes)} B`],
+    [`publish request → 200, one at a time (${l.serial}) p50 / p99`, pct(l.publishMs)],
+    ["publish request → whole body at the receiver p50 / p99", pct(l.endToEndMs)],
+    ["baseline: the same body POSTed straight to the receiver p50 / p99", pct(l.directPostMs)],
+    ["end to end ÷ direct POST (p50)", ratio(l.endToEndMs.p50, l.directPostMs.p50)],
+    [`RSS idle / with ${l.inFlight} held in flight / per large message in flight`, `${num(l.idleRssMiB, 0)} / ${num(l.heldRssMiB, 0)} / ${num(l.rssPerInFlightMiB, 1)} MiB`],
+    ["CPU per message: Dispatch / Postgres", `${int(c.serviceMicros)} µs / ${c.postgresMicros === null ? "n/a" : `${int(c.postgresMicros)} µs`}`],
+    ["WAL per message (body TOASTed, compressed when it compresses) / rows written", `${int(c.walBytes)} B / ${num(c.rowsWritten)}`],
+    ["bodies that arrived with the wrong length", String(l.corrupt)],
+  ];
+  return `### 7-large: 5 MiB messages (DISPATCH_MAX_MESSAGE_SIZE raised to 8 MiB)\n\n${table(["Figure", "Value"], rows)}`;
+}
+
 function machine(): string {
   const cpu = cpus();
   return `${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform} ${process.arch}`;
@@ -407,6 +426,8 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     backlogText(run.backlog),
     ``,
     crashTable(run.crash),
+    ``,
+    largeTable(run.large),
     ``,
   ].join("\n");
 }

@@ -21,6 +21,7 @@ import { crashRecovery } from "./crash-recovery";
 import { type DatabaseServer, startDatabaseServer } from "./database";
 import { killAllDispatch } from "./dispatch";
 import { type Helper, startHelper } from "./ipc";
+import { largeMessages } from "./large-messages";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
 import { scaleOut } from "./scale-out";
@@ -155,6 +156,11 @@ async function main(): Promise<number> {
     log(`  ${crash.redelivered}/${crash.messages} redelivered, SIGKILL → redelivery p50 ${crash.redeliveryMs.p50 ?? "n/a"} ms, ` +
       `max ${crash.redeliveryMs.max ?? "n/a"} ms (heartbeat ${crash.heartbeatIntervalMs} ms, dead after ${crash.deadAfterMs} ms)`);
 
+    log("Scenario 7 (5 MiB messages, size limit raised):");
+    const large = await largeMessages(ctx);
+    log(`  publish p50 ${large.publishMs.p50?.toFixed(0)} ms, end to end p50 ${large.endToEndMs.p50?.toFixed(0)} ms ` +
+      `(direct POST ${large.directPostMs.p50?.toFixed(0)} ms), ${large.rssPerInFlightMiB.toFixed(1)} MiB RSS per message in flight`);
+
     const run: BenchRun = {
       command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
       startedAt: startedAt.toISOString(),
@@ -166,6 +172,7 @@ async function main(): Promise<number> {
       scenarios: scenarios.sort((a, b) => a.id.localeCompare(b.id)),
       backlog,
       crash,
+      large,
     };
     const checks = checkTargets(run);
     const markdown = renderReport(run, checks);

@@ -75,7 +75,7 @@ describe("retries", () => {
     const created = await dispatch.service.sql`select created_at, not_before from dispatch.messages where id = ${messageId}`;
     expect(body).toEqual({
       status: 503,
-      header: expect.objectContaining({ "x-reason": ["down"] }),
+      header: expect.objectContaining({ "X-Reason": ["down"] }),
       body: Buffer.from("unavailable").toString("base64"),
       retried: 3,
       maxRetries: 3,

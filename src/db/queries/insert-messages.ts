@@ -1,12 +1,13 @@
 /**
- * Stores a batch of messages in one statement: the rows (bodies as a bytea
- * array, headers as JSON text; the row is its CREATED event), and one NOTIFY on the
+ * Stores a batch of messages in one statement: the rows (bodies as one bytea
+ * parameter, bytea-batch.ts; headers as JSON text; the row is its CREATED event), and one NOTIFY on the
  * engine's channel when any of them is due now — a NOTIFY serialises commits,
  * so it is sent once per batch, never per message (PERFORMANCE.md trap 1).
  * Queued messages wait off the work list until their queue starts them;
  * times come from the database clock.
  */
 import type { Tx } from "../client";
+import { byteaBatch, byteaSlice } from "../bytea-batch";
 import type { MessageRow } from "../message-columns";
 
 /** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
@@ -30,6 +31,7 @@ const json = (value: unknown) => (value === null ? null : JSON.stringify(value))
 /** Inserts `rows` in order (their `seq` follows the array). */
 export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<void> {
   const column = <T>(pick: (row: MessageInsert) => T) => rows.map(pick);
+  const bodies = byteaBatch(column((r) => r.body));
   await tx`
     with r as (
       select * from unnest(
@@ -38,7 +40,7 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<
         ${column((r) => r.topicName)}::text[], ${column((r) => r.endpointName)}::text[],
         ${column((r) => r.queueName)}::text[], ${column((r) => r.api)}::text[], ${column((r) => r.method)}::text[],
         ${column((r) => json(r.headers))}::text[], ${column((r) => r.contentType)}::text[],
-        ${tx.array(column((r) => r.body), 17)}::bytea[], ${column((r) => r.timeoutMs)}::int[],
+        ${bodies.lengths}::int[], ${column((r) => r.timeoutMs)}::int[],
         ${column((r) => r.maxRetries)}::int[], ${column((r) => r.retryDelayExpression)}::text[],
         ${column((r) => r.callback)}::text[], ${column((r) => json(r.callbackHeaders))}::text[],
         ${column((r) => r.failureCallback)}::text[], ${column((r) => json(r.failureCallbackHeaders))}::text[],
@@ -48,11 +50,11 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<
         ${column((r) => r.notBefore)}::bigint[], ${column((r) => r.delayMs)}::bigint[],
         ${column((r) => r.workflowRunPk)}::bigint[], ${column((r) => r.workflowCallType)}::text[]
       ) with ordinality as r(id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api,
-        method, headers, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
+        method, headers, content_type, body_length, timeout_ms, max_retries, retry_delay_expression, callback,
         callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels, redact_fields,
         schedule_id, caller_ip, not_before, delay_ms, workflow_run_pk, workflow_call_type, n)),
     timed as (
-      select r.*, t.due, greatest(t.due, now()) as next
+      select r.*, ${byteaSlice(tx, bodies, "r.body_length", "r.n")} as body, t.due, greatest(t.due, now()) as next
       from r, lateral (select coalesce(to_timestamp(r.not_before), now() + r.delay_ms * interval '1 millisecond') as due) t),
     inserted as (
       insert into dispatch.messages (
