@@ -9,7 +9,7 @@
  */
 import postgres from "postgres";
 import { request } from "undici";
-import { loadConfig } from "../src/config";
+import { loadConfig } from "../src/config/config";
 import { cpuSnapshot, type CpuUse, cpuUseSince } from "./cpu";
 import { type DispatchProcess, startDispatch } from "./dispatch";
 import type { HeldArrivals } from "./receiver";

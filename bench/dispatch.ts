@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type Config, loadConfig } from "../src/config";
+import { type Config, loadConfig } from "../src/config/config";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RSS_SAMPLE_MS = 100;

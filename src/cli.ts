@@ -3,7 +3,7 @@
  * use it, and shuts down gracefully on SIGTERM/SIGINT.
  */
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { EmbeddedDatabaseError } from "./db/embedded-error";
 import { type Role, type Service, startService } from "./service";

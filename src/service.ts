@@ -4,16 +4,18 @@
  */
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import type { Config } from "./config";
+import type { Config } from "./config/config";
 import { DatabaseAvailability } from "./db/availability";
 import { createSql, type Sql } from "./db/client";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
 import { migrate } from "./db/migrate";
-import { HttpClient } from "./delivery/http-client";
-import { Redactor } from "./domain/redaction";
-import { ensureAccessTokens, ensureRedactionKey, ensureSigningKeys } from "./domain/settings";
-import type { SigningKeys } from "./domain/signing";
-import { createApp } from "./http/app";
+import type { SigningKeys } from "./domain/delivery/signing";
+import { ensureSigningKeys } from "./domain/delivery/signing-keys";
+import { Redactor } from "./domain/messages/redaction";
+import { ensureAccessTokens, ensureRedactionKey } from "./domain/settings";
+import { installWorkflowHooks } from "./domain/workflows/hooks";
+import { createApp } from "./http/server/app";
+import { HttpClient } from "./outbound/http-client";
 import { startWorker, type WorkerHandle } from "./worker/runner";
 
 /** Which parts a process runs; replicas can run API and workers apart. */
@@ -34,6 +36,7 @@ export interface Service {
 
 /** Starts Dispatch with `config` in `role`. */
 export async function startService(config: Config, role: Role, log: (message: string) => void): Promise<Service> {
+  installWorkflowHooks();
   const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   await migrate(databaseUrl);

@@ -8,8 +8,8 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config";
-import { createApp } from "../src/http/app";
+import { loadConfig } from "../src/config/config";
+import { createApp } from "../src/http/server/app";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
 import { MAX_QUERY_PARAMETER_BYTES } from "../src/http/input";
 import { receiverPool } from "./support/receiver";

@@ -7,8 +7,8 @@
  * itself, so a new route cannot skip the check.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config";
-import { createApp } from "../src/http/app";
+import { ConfigError, loadConfig } from "../src/config/config";
+import { createApp } from "../src/http/server/app";
 import { type Receiver, startReceiver } from "./support/receiver";
 import { request, startTestService, TEST_TOKEN, type TestService } from "./support/service";
 

@@ -4,7 +4,7 @@
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { defaultBackoffMs } from "../src/domain/retry-policy";
+import { defaultBackoffMs } from "../src/domain/delivery/retry-policy";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
 

@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config";
+import { ConfigError, loadConfig } from "../src/config/config";
 import { createSql } from "../src/db/client";
 import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, startReceiver } from "./support/receiver";

@@ -98,7 +98,7 @@ export const messages = dispatch.table(
     deduplicationId: text("deduplication_id"),
     labels: text("labels").array(),
     /**
-     * What the API shows as `REDACTED:<hash>` (domain/redaction.ts): `body`,
+     * What the API shows as `REDACTED:<hash>` (domain/messages/redaction.ts): `body`,
      * `header`, `header[<name>]`, and `source:…` on callbacks. The row keeps
      * the originals; they are delivered.
      */

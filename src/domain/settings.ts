@@ -1,14 +1,12 @@
 /**
  * Settings made on first start and kept in Postgres: the generated access
- * token, the signing key pair and the key redacted values are hashed with. A second start on the same database reads
- * them back; replicas starting together agree through `on conflict do nothing`.
- * Generated signing keys can be rotated through the API.
+ * token and the key redacted values are hashed with (the signing keys:
+ * delivery/signing-keys.ts). A second start on the same database reads them
+ * back; replicas starting together agree through `on conflict do nothing`.
  */
 import { randomBytes } from "node:crypto";
 import type { Sql, Tx } from "../db/client";
-import { AppError } from "./errors";
-import { newSigningKey, randomBase58 } from "./ids";
-import type { SigningKeys } from "./signing";
+import { randomBase58 } from "./ids";
 
 /**
  * A generated access token: base64 of a small JSON object with a `UserID`
@@ -20,7 +18,8 @@ export function generateAccessToken(): string {
   return Buffer.from(JSON.stringify(credentials)).toString("base64");
 }
 
-async function readOrCreate<T>(sql: Tx, key: string, create: () => T): Promise<T> {
+/** The setting `key`, made by `create` if absent (replicas starting together agree). */
+export async function readOrCreate<T>(sql: Tx, key: string, create: () => T): Promise<T> {
   await sql`insert into dispatch.settings (key, value) values (${key}, ${sql.json(create() as never)}) on conflict (key) do nothing`;
   const [row] = await sql<{ value: T }[]>`select value from dispatch.settings where key = ${key}`;
   if (!row) throw new Error(`setting ${key} vanished`);
@@ -34,59 +33,9 @@ export async function ensureAccessTokens(sql: Sql, configured: string[]): Promis
 }
 
 /**
- * The signing keys in force. Configured keys are authoritative and are stored
- * so every replica signs with them; otherwise a pair is generated once.
- */
-export async function ensureSigningKeys(sql: Sql, configured: SigningKeys | null): Promise<SigningKeys> {
-  if (configured) {
-    await sql`
-      insert into dispatch.settings (key, value) values ('signing_keys', ${sql.json({ ...configured })})
-      on conflict (key) do update set value = excluded.value, updated_at = now()
-      where dispatch.settings.value is distinct from excluded.value`;
-    await sql`select pg_notify(${KEYS_CHANNEL}, '')`;
-    return configured;
-  }
-  return readOrCreate(sql, "signing_keys", () => ({ current: newSigningKey(), next: newSigningKey() }));
-}
-
-/**
- * The key redacted values are hashed with (redaction.ts), made once per
+ * The key redacted values are hashed with (messages/redaction.ts), made once per
  * database so that every replica shows the same hash for the same value.
  */
 export async function ensureRedactionKey(sql: Sql): Promise<Buffer> {
   return Buffer.from(await readOrCreate(sql, "redaction_key", () => randomBytes(32).toString("hex")), "hex");
-}
-
-/** Channel notified when the signing keys change (workers cache them). */
-export const KEYS_CHANNEL = "dispatch_signing_keys";
-
-/** Reads the signing keys in force (they change on rotation). */
-export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
-  const [row] = await sql<{ value: SigningKeys }[]>`select value from dispatch.settings where key = 'signing_keys'`;
-  if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
-  return row.value;
-}
-
-/**
- * Rotates the signing keys (compat-api.md §10.1): the next key becomes the
- * current one and a fresh key the next. The settings row is locked, so
- * concurrent rotations chain instead of losing one. Keys given by
- * configuration cannot be rotated here (409): the configuration would win
- * again at the next start.
- */
-export async function rotateSigningKeys(tx: Tx, configured: boolean): Promise<SigningKeys> {
-  if (configured) {
-    throw new AppError(
-      409,
-      "the signing keys are set by DISPATCH_CURRENT_SIGNING_KEY and DISPATCH_NEXT_SIGNING_KEY; " +
-        "rotate them there: set the current key to the next one, and the next key to a new one",
-    );
-  }
-  const [row] = await tx<{ value: SigningKeys }[]>`
-    select value from dispatch.settings where key = 'signing_keys' for update`;
-  if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
-  const keys: SigningKeys = { current: row.value.next, next: newSigningKey() };
-  await tx`update dispatch.settings set value = ${tx.json({ ...keys })}, updated_at = now() where key = 'signing_keys'`;
-  await tx`select pg_notify(${KEYS_CHANNEL}, '')`;
-  return keys;
 }

@@ -1,8 +1,8 @@
 /** What the HTTP layer is built from (`createApp(deps)`). */
-import type { Config } from "../config";
+import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
-import type { Redactor } from "../domain/redaction";
+import type { Redactor } from "../domain/messages/redaction";
 
 export interface AppDeps {
   config: Config;

@@ -13,8 +13,8 @@
  * `matchedRoutes`) and checks the path segments at their `:name` positions.
  */
 import type { MiddlewareHandler } from "hono";
-import type { RouterRoute } from "hono/types";
 import { matchedRoutes } from "hono/route";
+import type { RouterRoute } from "hono/types";
 import { checkText, MAX_ID_BYTES } from "../domain/storable-text";
 import { decodeComponent, isOwnParameter } from "./request";
 

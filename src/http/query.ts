@@ -7,10 +7,10 @@
  * widen a bulk cancel or delete to "everything".
  */
 import type { Context } from "hono";
+import { badRequest } from "../domain/errors";
+import { MESSAGE_FILTER_FIELDS, type MessageFilter, type Order, type TimeRange } from "../domain/messages/filter";
 import { jsonOf, textOf } from "./body";
 import { isOwnParameterName } from "./request";
-import { badRequest } from "../domain/errors";
-import { MESSAGE_FILTER_FIELDS, type MessageFilter, type Order, type TimeRange } from "../domain/message-filter";
 
 /** Parameters by name, each with every value given, in order. */
 export type Params = Map<string, string[]>;

@@ -1,8 +1,8 @@
 /** Reading the parts of a request the domain needs. */
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
-import { detectDialect, type Dialect, PREFIX } from "../domain/dialect";
 import { badRequest } from "../domain/errors";
+import { detectDialect, type Dialect, PREFIX } from "../domain/headers/dialect";
 import { checkText } from "../domain/storable-text";
 
 /** A request's headers (lower-case names) and its dialect. */

@@ -13,8 +13,8 @@ import type { Sql } from "../db/client";
 import { claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/insert-messages";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
-import type { StoredMessage } from "../domain/delivery/attempt";
 import type { AttemptRecord } from "../domain/delivery/outcome";
+import type { StoredMessage } from "../domain/messages/message";
 import type { Recorder } from "./recorder";
 
 /** What the loop works with. */

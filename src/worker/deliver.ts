@@ -4,11 +4,12 @@
  * decision it leads to. Recording is the caller's job.
  */
 import type { Sql } from "../db/client";
-import type { HttpClient } from "../delivery/http-client";
-import { attemptDelivery, decide, type StoredMessage } from "../domain/delivery/attempt";
+import { attemptDelivery, decide } from "../domain/delivery/attempt";
 import type { AttemptRecord } from "../domain/delivery/outcome";
-import type { SigningKeys } from "../domain/signing";
-import { detectNonWorkflowDestination, prepareDelivery } from "../domain/workflows/delivery";
+import type { SigningKeys } from "../domain/delivery/signing";
+import type { StoredMessage } from "../domain/messages/message";
+import { detectNonWorkflowDestination, prepareDelivery } from "../domain/workflows/wire";
+import type { HttpClient } from "../outbound/http-client";
 
 /** What an attempt needs. */
 export interface DeliverDeps {

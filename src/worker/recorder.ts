@@ -14,7 +14,8 @@ import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { recordDelivered } from "../db/queries/record-delivered";
 import { releaseClaimedMessages } from "../db/queries/sweep-claims";
-import { type AttemptRecord, isPlainDelivery, type OutcomeSettings, recordOutcomes } from "../domain/delivery/outcome";
+import { type AttemptRecord, isPlainDelivery, recordOutcomes } from "../domain/delivery/outcome";
+import type { MessageSettings } from "../domain/publish/options";
 
 /** How long a message whose outcome could not be written waits before its next attempt. */
 const RETRY_UNRECORDED_MS = 60_000;
@@ -36,7 +37,7 @@ export class Recorder {
   constructor(
     private readonly sql: Sql,
     private readonly availability: DatabaseAvailability,
-    private readonly settings: OutcomeSettings,
+    private readonly settings: MessageSettings,
     private readonly log: (message: string) => void,
   ) {}
 

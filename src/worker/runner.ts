@@ -5,15 +5,15 @@
  * processes recover this one's claims and jobs.
  */
 import { setMaxListeners } from "node:events";
-import type { Config } from "../config";
+import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
-import type { HttpClient } from "../delivery/http-client";
-import { purgeExpiredDeduplicationKeys } from "../domain/deduplication";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
+import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
+import { purgeExpiredDeduplicationKeys } from "../domain/publish/deduplication";
 import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
 import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
-import { SigningKeyCache } from "../domain/signing-key-cache";
+import type { HttpClient } from "../outbound/http-client";
 import { Claimer } from "./claimer";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";

@@ -3,7 +3,7 @@
  * template, API and worker in-process, loopback destinations allowed and
  * retry backoff scaled down so no test sleeps through real backoff.
  */
-import { type Config, loadConfig } from "../../src/config";
+import { type Config, loadConfig } from "../../src/config/config";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
 import { noteLogLine } from "./no-internal-errors";

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { withoutHopHeaders } from "../../src/domain/hop-headers";
+import { withoutHopHeaders } from "../../src/domain/headers/hop-headers";
 
 it("drops the reserved names in any case and keeps the rest in order", () => {
   const headers = {

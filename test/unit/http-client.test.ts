@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpClient, type HttpClientOptions } from "../../src/delivery/http-client";
-import { RefusedDestinationError } from "../../src/delivery/network-guard";
+import { HttpClient, type HttpClientOptions } from "../../src/outbound/http-client";
+import { RefusedDestinationError } from "../../src/outbound/network-guard";
 
 interface Recorded {
   method: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isInternalAddress, RefusedDestinationError } from "../../src/delivery/network-guard";
+import { isInternalAddress, RefusedDestinationError } from "../../src/outbound/network-guard";
 
 const internalV4: Record<string, string[]> = {
   "0.0.0.0/8": ["0.0.0.0", "0.255.255.255"],

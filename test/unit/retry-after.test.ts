@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RETRY_AFTER_MAX_MS, parseRetryAfterValue, retryAfterFromHeaders } from "../../src/domain/retry-after";
+import { RETRY_AFTER_MAX_MS, parseRetryAfterValue, retryAfterFromHeaders } from "../../src/domain/delivery/retry-after";
 
 const now = new Date("2015-10-21T07:28:00.000Z");
 const single = (name: string, value: string) => retryAfterFromHeaders({ [name]: [value] }, now);

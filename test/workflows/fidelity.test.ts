@@ -9,7 +9,7 @@
 import type { InvokableWorkflow } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markStalledRuns } from "../../src/domain/workflows/stalled";
-import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/workflows/protocol";
+import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { type Receiver, type Reply, sleep, startReceiver } from "../support/receiver";
 import { startTestService, type TestService } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";

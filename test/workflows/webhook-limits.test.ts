@@ -6,7 +6,7 @@
  * removed once expired or once its run ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/workflows/protocol";
+import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { MAX_PENDING_NOTIFICATIONS, purgeStaleNotifications } from "../../src/domain/workflows/waits";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { request, startTestService, type TestService } from "../support/service";

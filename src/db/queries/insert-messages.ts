@@ -6,8 +6,8 @@
  * Queued messages wait off the work list until their queue starts them;
  * times come from the database clock.
  */
-import type { Tx } from "../client";
 import { byteaBatch, byteaSlice } from "../bytea-batch";
+import type { Tx } from "../client";
 import type { MessageRow } from "../message-columns";
 
 /** The engine's wake-up channel: a NOTIFY on it means "something is due now". */

@@ -3,17 +3,15 @@
  * back, and the decision it leads to. Outcomes are values; only
  * infrastructure faults throw (ARCHITECTURE.md §4).
  */
-import type { MessageRow } from "../../db/message-columns";
-import type { HttpClient } from "../../delivery/http-client";
-import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "../dialect";
+import type { WorkflowCallType } from "../../db/vocabulary";
+import type { HttpClient } from "../../outbound/http-client";
 import { tooLargeText } from "../errors";
-import { withoutHopHeaders } from "../hop-headers";
-import { retryDelayMs } from "../retry-policy";
-import { signRequest, type SigningKeys } from "../signing";
-import type { WorkflowCallType } from "../workflows/protocol";
+import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "../headers/dialect";
+import { withoutHopHeaders } from "../headers/hop-headers";
+import type { StoredMessage } from "../messages/message";
+import { retryDelayMs } from "./retry-policy";
+import { signRequest, type SigningKeys } from "./signing";
 
-/** The stored message as the worker and the API read it. */
-export type StoredMessage = MessageRow;
 
 /** What one attempt produced: a response (any status) or an error before one. */
 export type Attempt =
@@ -30,7 +28,7 @@ export type Outcome =
  * The headers Dispatch sends to the destination, in the message's dialect.
  * `credentials` (the configured key of an API destination) never override a
  * header the publisher forwarded. Forwarded hop headers (RFC 9110 §7.6.1,
- * hop-headers.ts) are dropped here, at every send, so that messages stored
+ * headers/hop-headers.ts) are dropped here, at every send, so that messages stored
  * with them before they were dropped at publish deliver too; the HTTP client
  * then frames the request itself.
  */

@@ -6,20 +6,15 @@
 import { byteaBatch, byteaSlice } from "../../db/bytea-batch";
 import type { Tx } from "../../db/client";
 import { type MessageState, PENDING_STATES } from "../../db/vocabulary";
-import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "../callbacks";
-import type { Attempt, Outcome, StoredMessage } from "./attempt";
 import { newDlqId } from "../ids";
-import { insertMessages } from "../messages";
-import type { NewMessage } from "../new-message";
-import type { PublishLimits } from "../publish-options";
-import { startQueuedMessages } from "../queue-admission";
-import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "../workflows/lifecycle";
-
-/** Limits and windows that callback messages are made with. */
-export interface OutcomeSettings {
-  limits: PublishLimits;
-  deduplicationWindowMs: number;
-}
+import type { StoredMessage } from "../messages/message";
+import type { NewMessage } from "../messages/new-message";
+import { startQueuedMessages } from "../messages/queue-admission";
+import { insertMessages } from "../publish/insert";
+import type { MessageSettings } from "../publish/options";
+import type { Attempt, Outcome } from "./attempt";
+import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "./callbacks";
+import { runHooks } from "./run-hooks";
 
 /** One finished attempt and what it leads to. */
 export interface AttemptRecord {
@@ -60,7 +55,7 @@ interface AttemptNotes {
  * cancel (or a redelivery after a sweep) changed meanwhile keeps only its
  * attempt's row in the log — the in-flight attempt may land, nothing new starts.
  */
-export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<void> {
+export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: MessageSettings): Promise<void> {
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
   const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
     select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
@@ -79,14 +74,14 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   await insertAttempts(tx, records, positions, notes);
 }
 
-async function finish(tx: Tx, record: AttemptRecord, settings: OutcomeSettings, notes: AttemptNotes): Promise<void> {
+async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, notes: AttemptNotes): Promise<void> {
   const { message, attempt, outcome } = record;
   const final = outcome.kind !== "retry";
-  const extra = await workflowCallbackFields(tx, message, final);
+  const extra = await runHooks().callbackFields(tx, message, final);
   if (outcome.kind === "delivered") await markDelivered(tx, message.id);
   else if (outcome.kind === "retry") notes.retry = await scheduleRetry(tx, message, outcome.delayMs);
   else await markFailed(tx, record, outcome.error, settings, extra, notes);
-  await recordFailureFunction(tx, message, attempt, outcome);
+  await runHooks().recordFailureFunction(tx, message, attempt, outcome);
   // A finished queued message frees its slot for the next one in line.
   if (final && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
   if (callbackDue(message, final)) {
@@ -163,7 +158,7 @@ async function markFailed(
   tx: Tx,
   { message, attempt }: AttemptRecord,
   error: string,
-  settings: OutcomeSettings,
+  settings: MessageSettings,
   extra: Record<string, unknown>,
   notes: AttemptNotes,
 ) {
@@ -178,7 +173,7 @@ async function markFailed(
             ${response ? tx.json(response.headers) : null}, ${response?.body ?? null})`;
   const body = { ...callbackBody(message, attempt, dlqId), ...extra };
   const failureCallbackId = await sendCallback(tx, "failure_callback", message, body, settings, notes);
-  if (failsRun(message)) await failRun(tx, message, attempt, { dlqId, failureCallbackId }, settings);
+  if (runHooks().failsRun(message)) await runHooks().failRun(tx, message, attempt, { dlqId, failureCallbackId }, settings);
 }
 
 /**
@@ -191,7 +186,7 @@ async function sendCallback(
   kind: CallbackKind,
   message: StoredMessage,
   body: Record<string, unknown>,
-  settings: OutcomeSettings,
+  settings: MessageSettings,
   notes: AttemptNotes,
 ): Promise<string | null> {
   let callback: NewMessage | null;

@@ -6,10 +6,10 @@
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
-import { unionFields } from "../redaction";
+import { runUserHeaders } from "../headers/workflow";
+import type { NewMessage } from "../messages/new-message";
+import { unionFields } from "../messages/redaction";
 import { checkJsonText } from "../storable-text";
-import type { NewMessage } from "../new-message";
-import { runUserHeaders } from "./protocol";
 import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run, type RunConfig } from "./runs";
 
 /**
@@ -17,7 +17,7 @@ import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, typ
  * appends their step entries. Returns, for init messages of an already active
  * run, the id of that run's init message (the trigger is deduplicated).
  */
-export async function bindWorkflowMessages(tx: Tx, messages: NewMessage[]): Promise<Map<string, string>> {
+export async function bindMessagesToRuns(tx: Tx, messages: NewMessage[]): Promise<Map<string, string>> {
   const duplicates = new Map<string, string>();
   const steps: Parameters<typeof appendSteps>[1] = [];
   for (const message of messages) {

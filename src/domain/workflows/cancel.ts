@@ -4,8 +4,9 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
-import { type TimeRange, withinRange } from "../message-filter";
-import { finishRun, type WorkflowSettings } from "./lifecycle";
+import { type TimeRange, withinRange } from "../messages/filter";
+import type { MessageSettings } from "../publish/options";
+import { finishRun } from "./lifecycle";
 import { findRun } from "./runs";
 
 /** Filters of a bulk cancel: values of one field are OR-ed, fields AND-ed. */
@@ -30,7 +31,7 @@ export interface RunFilter {
 export type RunCancelSelection = { runIds: string[] } | { filter: RunFilter; range: TimeRange; count: number };
 
 /** Cancels the runs `selection` picks; returns how many were cancelled (not those that had already ended). */
-export async function cancelRuns(tx: Tx, selection: RunCancelSelection, settings: WorkflowSettings): Promise<number> {
+export async function cancelRuns(tx: Tx, selection: RunCancelSelection, settings: MessageSettings): Promise<number> {
   const picked = await tx<{ pk: number }[]>`
     select pk from dispatch.workflow_runs r
     where state = 'RUN_STARTED'

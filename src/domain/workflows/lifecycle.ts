@@ -5,19 +5,14 @@
  */
 import type { Tx } from "../../db/client";
 import { isPending } from "../../db/vocabulary";
-import { cancelMessages } from "../cancel";
-import type { Attempt, Outcome, StoredMessage } from "../delivery/attempt";
+import type { Attempt, Outcome } from "../delivery/attempt";
 import { newMessageId } from "../ids";
-import { insertMessages } from "../messages";
-import { buildMessage } from "../publish";
-import { parsePublishOptions, type PublishLimits } from "../publish-options";
+import { cancelMessages } from "../messages/cancel";
+import type { StoredMessage } from "../messages/message";
+import { insertMessages } from "../publish/insert";
+import { type MessageSettings, parsePublishOptions } from "../publish/options";
+import { buildMessage } from "../publish/prepare";
 import { appendSteps, endRun, findRun, initialPayload, type Run } from "./runs";
-
-/** What internal publishes need. */
-export interface WorkflowSettings {
-  limits: PublishLimits;
-  deduplicationWindowMs: number;
-}
 
 /** Whether a message's failure fails its run: steps and call results do, calls and failure callbacks do not. */
 export const failsRun = (message: StoredMessage) =>
@@ -48,7 +43,7 @@ export async function failRun(
   message: StoredMessage,
   attempt: Attempt,
   failed: { dlqId: string; failureCallbackId: string | null },
-  settings: WorkflowSettings,
+  settings: MessageSettings,
 ): Promise<void> {
   const run = await findRun(tx, message.workflowRunPk!);
   if (!run || !(await endRun(tx, run.pk, "RUN_FAILED", { dlqId: failed.dlqId }))) return;
@@ -89,7 +84,7 @@ export async function finishRun(
   run: Run,
   state: "RUN_SUCCESS" | "RUN_CANCELED",
   response: string | null,
-  settings: WorkflowSettings,
+  settings: MessageSettings,
 ): Promise<boolean> {
   if (!(await endRun(tx, run.pk, state, { response }))) return false;
   if (state === "RUN_CANCELED") await cancelPendingSteps(tx, run.pk, null);
@@ -116,7 +111,7 @@ async function reportToInvoker(
   tx: Tx,
   run: Run,
   result: { body?: string; isFailed: boolean; isCanceled: boolean },
-  settings: WorkflowSettings,
+  settings: MessageSettings,
 ): Promise<void> {
   if (!run.invoker) return;
   const { invoker } = run;
@@ -139,7 +134,7 @@ export async function publishContinuation(
   headers: Record<string, string>,
   body: Buffer,
   about: Pick<Run, "dialect" | "callerIp">,
-  settings: WorkflowSettings,
+  settings: MessageSettings,
 ): Promise<string> {
   const options = parsePublishOptions(headers, about.dialect, settings.limits);
   const message = buildMessage(options, { url }, body, { origin: "workflow", sourceMessageId: null, callerIp: about.callerIp });

@@ -3,8 +3,8 @@
  */
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
-import type { Dialect } from "../dialect";
-import type { WorkflowCallType } from "./protocol";
+import type { Dialect } from "../headers/dialect";
+import type { WorkflowCallType } from "../headers/workflow";
 
 /** Configuration of a run, taken from its init message and applied to its later messages. */
 export interface RunConfig {
@@ -14,7 +14,7 @@ export interface RunConfig {
   failureCallback: string | null;
   failureCallbackHeaders: Record<string, string> | null;
   flowControl: { key: string; value: string } | null;
-  /** What the API hides of every message of the run (redaction.ts); absent on runs stored before it was kept. */
+  /** What the API hides of every message of the run (messages/redaction.ts); absent on runs stored before it was kept. */
   redactFields?: string[] | null;
   /** Started by `POST /v2/trigger` (§3.4): its first delivery must be answered by a v1 SDK. */
   restTrigger?: boolean;

@@ -5,11 +5,11 @@
  * like any other, so the run is created by the normal binding.
  */
 import type { Tx } from "../../db/client";
-import { type Dialect, PREFIX } from "../dialect";
-import { randomBase58 } from "../ids";
 import { badRequest } from "../errors";
-import { insertMessages } from "../messages";
-import { prepareMessages, type PublishSettings } from "../publish";
+import { type Dialect, PREFIX } from "../headers/dialect";
+import { randomBase58 } from "../ids";
+import { insertMessages } from "../publish/insert";
+import { prepareMessages, type PublishSettings } from "../publish/prepare";
 
 /** The feature set the SDK's trigger announces (§2.4); runs triggered over REST get the same. */
 export const SDK_FEATURE_SET = "LazyFetch,InitialBody,WF_DetectTrigger,WF_TriggerOnConfig";

@@ -4,13 +4,14 @@
  * into a step message with the event data (or `waitTimeout: true`).
  */
 import type { Tx } from "../../db/client";
-import { type Dialect, PREFIX } from "../dialect";
-import { parseDuration } from "../duration";
 import { cancelWaitTimeout, scheduleWaitTimeout } from "../delivery/schedule";
+import { parseDuration } from "../duration";
 import { AppError, badRequest } from "../errors";
-import { canonicalHeaders } from "../header-names";
-import { publishContinuation, type WorkflowSettings } from "./lifecycle";
-import { readWorkflowBinding } from "./protocol";
+import { type Dialect, PREFIX } from "../headers/dialect";
+import { canonicalHeaders } from "../headers/names";
+import { readWorkflowBinding } from "../headers/workflow";
+import type { MessageSettings } from "../publish/options";
+import { publishContinuation } from "./lifecycle";
 import { findActiveRun, findRun } from "./runs";
 
 /** A wait request body (§7.1). */
@@ -56,7 +57,7 @@ export async function registerWait(
   request: WaitRequest,
   headers: Record<string, string>,
   dialect: Dialect,
-  settings: WorkflowSettings,
+  settings: MessageSettings,
 ): Promise<void> {
   const runId = readWorkflowBinding(headers, dialect)?.runId;
   const run = runId ? await findActiveRun(tx, runId) : null;
@@ -91,7 +92,7 @@ export async function notify(
   eventId: string,
   body: Buffer,
   runId: string | null,
-  settings: WorkflowSettings,
+  settings: MessageSettings,
 ): Promise<{ waiter: WaiterView; messageId: string; workflowRunId: string; workflowCreatedAt: number }[]> {
   const waiters = await tx<WaiterRow[]>`
     select ${waiterColumns(tx)} from dispatch.workflow_waiters w
@@ -148,7 +149,7 @@ export async function purgeStaleNotifications(tx: Tx): Promise<number> {
 }
 
 /** Fires the timeout of waiter `id` if it still waits. */
-export async function fireWaitTimeout(tx: Tx, id: number, settings: WorkflowSettings): Promise<void> {
+export async function fireWaitTimeout(tx: Tx, id: number, settings: MessageSettings): Promise<void> {
   const [waiter] = await tx<WaiterRow[]>`
     delete from dispatch.workflow_waiters where id = ${id} returning ${waiterColumns(tx)}`;
   if (!waiter) return;
@@ -165,7 +166,7 @@ export async function listWaiters(tx: Tx, eventId: string): Promise<WaiterView[]
   return rows.map(waiterView);
 }
 
-async function resolveWaiter(tx: Tx, waiter: WaiterRow, body: Buffer, settings: WorkflowSettings): Promise<string> {
+async function resolveWaiter(tx: Tx, waiter: WaiterRow, body: Buffer, settings: MessageSettings): Promise<string> {
   await tx`delete from dispatch.workflow_waiters where id = ${waiter.id}`;
   await cancelWaitTimeout(tx, waiter.id);
   const run = await findRun(tx, waiter.runPk);

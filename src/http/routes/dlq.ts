@@ -3,22 +3,12 @@
  * /v2/dlq/{dlqId}`, bulk `DELETE /v2/dlq`, `POST /v2/dlq/retry[/{dlqId}]`.
  */
 import { Hono } from "hono";
-import {
-  type DlqEntry,
-  type DlqPage,
-  type DlqSelection,
-  deleteDlqEntries,
-  deleteDlqEntry,
-  findDlqEntry,
-  listDlq,
-  type RetrySettings,
-  retryDlqEntries,
-  retryDlqEntry,
-} from "../../domain/dlq";
+import { type DlqEntry, type DlqPage, type DlqSelection, deleteDlqEntries, deleteDlqEntry, findDlqEntry, listDlq, retryDlqEntries, retryDlqEntry } from "../../domain/dlq/dlq";
 import { badRequest } from "../../domain/errors";
-import { canonicalHeaders } from "../../domain/header-names";
-import type { PublishResult } from "../../domain/new-message";
-import type { Redactor } from "../../domain/redaction";
+import { canonicalHeaders } from "../../domain/headers/names";
+import type { PublishResult } from "../../domain/messages/new-message";
+import type { Redactor } from "../../domain/messages/redaction";
+import type { MessageSettings } from "../../domain/publish/options";
 import type { AppDeps } from "../deps";
 import {
   bulkParams,
@@ -47,7 +37,7 @@ const MAX_COUNT = 100;
 /** Routes of the DLQ resource. */
 export function dlqRoutes(deps: AppDeps) {
   const { sql } = deps;
-  const settings: RetrySettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
+  const settings: MessageSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
   return new Hono()
     .get("/", async (c) => {
       const params = queryParams(c, PARAMETERS);

@@ -1,6 +1,6 @@
 /** Signing keys: `GET /v2/keys` and `POST /v2/keys/rotate` (compat-api.md §10.1). */
 import { Hono } from "hono";
-import { readSigningKeys, rotateSigningKeys } from "../../domain/settings";
+import { readSigningKeys, rotateSigningKeys } from "../../domain/delivery/signing-keys";
 import type { AppDeps } from "../deps";
 
 /** Routes of the signing keys, mounted at /v2. */

@@ -4,9 +4,9 @@
  * §16 #3).
  */
 import { type Context, Hono } from "hono";
-import { canonicalHeaders } from "../../domain/header-names";
-import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/logs";
-import type { Redactor } from "../../domain/redaction";
+import { canonicalHeaders } from "../../domain/headers/names";
+import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/messages/logs";
+import type { Redactor } from "../../domain/messages/redaction";
 import type { AppDeps } from "../deps";
 import {
   integerParam,
@@ -52,7 +52,7 @@ function logQuery(c: Context): LogQuery {
 
 /**
  * A log entry; bodies are always base64 here (compat-api.md §1.5), a hidden
- * body too: the base64 of its `REDACTED:<hash>` form (redaction.ts).
+ * body too: the base64 of its `REDACTED:<hash>` form (domain/messages/redaction.ts).
  */
 function logJson(e: LogEvent, redactor: Redactor) {
   const m = redactor.message(e.message);

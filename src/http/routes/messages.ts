@@ -3,12 +3,12 @@
  * `DELETE /v2/messages` (compat-api.md §4).
  */
 import { Hono } from "hono";
-import type { StoredMessage } from "../../domain/delivery/attempt";
 import { AppError } from "../../domain/errors";
-import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/cancel";
-import { canonicalHeaders } from "../../domain/header-names";
-import { findMessage } from "../../domain/messages";
-import type { Redactor } from "../../domain/redaction";
+import { canonicalHeaders } from "../../domain/headers/names";
+import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/messages/cancel";
+import type { StoredMessage } from "../../domain/messages/message";
+import type { Redactor } from "../../domain/messages/redaction";
+import { findMessage } from "../../domain/messages/store";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
 import { bodyFields } from "../serialize";
@@ -51,7 +51,7 @@ function cancelSelection(params: Params): CancelSelection {
   };
 }
 
-/** The Message object of the API, with what the message asks to hide hidden (redaction.ts). */
+/** The Message object of the API, with what the message asks to hide hidden (domain/messages/redaction.ts). */
 export function messageJson(stored: StoredMessage, redactor: Redactor) {
   const m = redactor.message(stored);
   const header = { ...m.headers, ...(m.contentType !== null && { "Content-Type": m.contentType }) };

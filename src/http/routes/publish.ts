@@ -4,10 +4,10 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { llmUrl } from "../../config";
+import { llmUrl } from "../../config/config";
 import { badRequest, overLimit, tooLarge } from "../../domain/errors";
-import type { PublishRequest, PublishResponse } from "../../domain/publish";
-import { Publisher } from "../../domain/publisher";
+import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
+import { Publisher } from "../../domain/publish/publisher";
 import type { JsonPath } from "../../domain/storable-text";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";

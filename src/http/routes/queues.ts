@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { AppError, badRequest, overLimit } from "../../domain/errors";
-import { checkQueueName, deleteQueue, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues";
+import { checkQueueName, deleteQueue, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues/queues";
 import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 

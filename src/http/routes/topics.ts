@@ -2,7 +2,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
-import { addEndpoints, deleteUrlGroup, listUrlGroups, removeEndpoints } from "../../domain/url-groups";
+import { addEndpoints, deleteUrlGroup, listUrlGroups, removeEndpoints } from "../../domain/url-groups/url-groups";
 import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 

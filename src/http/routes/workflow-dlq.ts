@@ -7,23 +7,23 @@
  */
 import { type Context, Hono } from "hono";
 import { badRequest } from "../../domain/errors";
-import { canonicalHeaders } from "../../domain/header-names";
-import type { Redactor } from "../../domain/redaction";
+import { canonicalHeaders } from "../../domain/headers/names";
+import type { Redactor } from "../../domain/messages/redaction";
+import type { MessageSettings } from "../../domain/publish/options";
 import {
   deleteWorkflowDlq,
   findWorkflowDlqEntry,
   listWorkflowDlq,
   type WorkflowDlqEntry,
   type WorkflowDlqSelection,
-} from "../../domain/workflows/dlq";
-import type { WorkflowSettings } from "../../domain/workflows/lifecycle";
+} from "../../domain/workflows/dlq/dlq";
 import {
   type NewRunMode,
   newRunsFromDlq,
   newRunFromDlqEntry,
   retryFailureFunction,
-} from "../../domain/workflows/resume";
-import { readRunOverrides } from "../../domain/workflows/run-overrides";
+} from "../../domain/workflows/dlq/resume";
+import { readRunOverrides } from "../../domain/workflows/dlq/run-overrides";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, type Params, queryParams, singleParam, timeRangeParams } from "../query";
 import { requestHeaders } from "../request";
@@ -47,7 +47,7 @@ const FAILURE_FUNCTION_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CAL
 /** Routes of the workflow DLQ resource, mounted at `/v2/workflows/dlq`. */
 export function workflowDlqRoutes(deps: AppDeps) {
   const { sql } = deps;
-  const settings: WorkflowSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
+  const settings: MessageSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
   const restartMany = async (c: Context, mode: NewRunMode) => {
     const params = await bulkParams(c, ACTION_PARAMETERS);
     const picked = selection(params, true);

@@ -5,8 +5,8 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { AppError, badRequest } from "../../domain/errors";
-import { canonicalHeaders } from "../../domain/header-names";
-import type { WorkflowSettings } from "../../domain/workflows/lifecycle";
+import { canonicalHeaders } from "../../domain/headers/names";
+import type { MessageSettings } from "../../domain/publish/options";
 import { listWaiters, notify, registerWait } from "../../domain/workflows/waits";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
@@ -20,7 +20,7 @@ const WaitSchema = v.object({
   step: v.record(v.string(), v.unknown()),
 });
 
-const settingsOf = (deps: AppDeps): WorkflowSettings => ({
+const settingsOf = (deps: AppDeps): MessageSettings => ({
   limits: deps.config,
   deduplicationWindowMs: deps.config.deduplicationWindowMs,
 });

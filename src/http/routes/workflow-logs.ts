@@ -5,9 +5,8 @@
  * sends its deprecated top-level filters under the same names as the new ones.
  */
 import { type Context, Hono } from "hono";
-import { RUN_STATES, type RunState } from "../../db/vocabulary";
 import { badRequest } from "../../domain/errors";
-import { listRunLogs, type RunLogFilter, type RunLogQuery } from "../../domain/workflows/logs";
+import { listRunLogs, type RunLogFilter, type RunLogQuery, type RunState, runStates } from "../../domain/workflows/logs/logs";
 import type { AppDeps } from "../deps";
 import { listParam, type Params, queryParams, singleParam, timeParam, timeRangeParams } from "../query";
 
@@ -68,12 +67,7 @@ function runLogFilter(params: Params): RunLogFilter {
 
 function stateParam(params: Params): RunState[] | null {
   const states = listParam(params, ["state"]);
-  if (states === null) return null;
-  return states.map((state) => {
-    const upper = state.toUpperCase() as RunState;
-    if (!RUN_STATES.includes(upper)) throw badRequest(`unknown state "${state}"; use one of ${RUN_STATES.join(", ")}`);
-    return upper;
-  });
+  return states === null ? null : runStates(states);
 }
 
 function countParam(params: Params): number {

@@ -6,9 +6,9 @@
  */
 import { Hono } from "hono";
 import { AppError, badRequest } from "../../domain/errors";
-import { parseBoolean } from "../../domain/publish-options";
+import { parseBoolean, type MessageSettings } from "../../domain/publish/options";
 import { cancelRuns, type RunCancelSelection } from "../../domain/workflows/cancel";
-import { finishRun, type WorkflowSettings } from "../../domain/workflows/lifecycle";
+import { finishRun } from "../../domain/workflows/lifecycle";
 import { findActiveRun, findLatestRun, stepList } from "../../domain/workflows/runs";
 import { textOf } from "../body";
 import type { AppDeps } from "../deps";
@@ -21,7 +21,7 @@ const CANCEL_PARAMETERS = [
 
 /** Routes of a single workflow run. */
 export function workflowRunRoutes(deps: AppDeps) {
-  const settings: WorkflowSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
+  const settings: MessageSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
   return new Hono()
     .delete("/", async (c) => {
       const selection = cancelSelection(await bulkParams(c, CANCEL_PARAMETERS));

@@ -3,8 +3,8 @@
  * §3.4): starts a workflow run for a client without a workflow SDK.
  */
 import { Hono } from "hono";
-import { llmUrl } from "../../config";
-import type { Dialect } from "../../domain/dialect";
+import { llmUrl } from "../../config/config";
+import type { Dialect } from "../../domain/headers/dialect";
 import { triggerRun } from "../../domain/workflows/trigger";
 import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";

@@ -1,0 +1,183 @@
+/**
+ * Configuration from the environment, parsed once at start.
+ *
+ * Every variable is documented in the README. A bad value stops the service
+ * with a message naming the variable, never with a stack trace.
+ */
+import * as v from "valibot";
+import { parseDuration } from "../domain/duration";
+
+/** The service's typed configuration. */
+export interface Config {
+  port: number;
+  host: string;
+  /** External database; when absent an embedded Postgres is started in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Access tokens from configuration; when empty one is generated and stored. */
+  tokens: string[];
+  /** Read-only tokens: they read everything a full token reads but the signing keys, and change nothing. */
+  readonlyTokens: string[];
+  currentSigningKey: string | null;
+  nextSigningKey: string | null;
+  allowPrivateNetworks: boolean;
+  maxMessageBytes: number;
+  deduplicationWindowMs: number;
+  defaultRetries: number;
+  maxRetries: number;
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+  maxDelayMs: number;
+  /** Highest parallelism a queue may be given. */
+  maxQueueParallelism: number;
+  /** Multiplies every retry backoff; tests use a small value instead of sleeping. */
+  retryDelayScale: number;
+  workerConcurrency: number;
+  /** How often an idle worker looks for due jobs (bounds how late a delayed message can fire). */
+  pollIntervalMs: number;
+  /** How long a worker process may miss heartbeats before its jobs are released. */
+  workerDeadAfterMs: number;
+  heartbeatIntervalMs: number;
+  /** Public base URL printed at start (defaults to http://localhost:PORT). */
+  baseUrl: string | null;
+  /** OpenAI-compatible API base (e.g. https://api.openai.com/v1) that `api/llm` messages go to. */
+  llmBaseUrl: string | null;
+  llmApiKey: string | null;
+}
+
+const duration = (fallback: string) =>
+  v.pipe(
+    v.optional(v.string(), fallback),
+    v.transform((text) => parseDuration(text)),
+    v.number("must be a duration such as 30s, 5m, 2h or 1d"),
+  );
+
+/** A comma-separated list of access tokens. */
+const tokenList = v.pipe(
+  v.optional(v.string(), ""),
+  v.transform((text) => text.split(",").map((token) => token.trim()).filter(Boolean)),
+  v.check((tokens) => tokens.every((token) => token.length >= 16), "each token must have at least 16 characters"),
+);
+
+const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+
+const decimal = (fallback: number) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.regex(/^\d+(\.\d+)?$/, "must be a non-negative number"),
+    v.transform(Number),
+  );
+
+const flag = v.pipe(
+  v.optional(v.picklist(["true", "false", "1", "0", ""], "must be true or false"), "false"),
+  v.transform((text) => text === "true" || text === "1"),
+);
+
+const optionalText = v.pipe(
+  v.optional(v.string(), ""),
+  v.transform((text) => (text.trim() === "" ? null : text.trim())),
+);
+
+const EnvSchema = v.object({
+  PORT: integer(8080, 0, 65535),
+  HOST: v.optional(v.string(), "0.0.0.0"),
+  DATABASE_URL: v.pipe(
+    optionalText,
+    v.check((url) => url === null || /^postgres(ql)?:\/\//.test(url), "must be a postgres:// URL"),
+  ),
+  DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
+  DISPATCH_TOKEN: tokenList,
+  DISPATCH_READONLY_TOKEN: tokenList,
+  DISPATCH_CURRENT_SIGNING_KEY: optionalText,
+  DISPATCH_NEXT_SIGNING_KEY: optionalText,
+  DISPATCH_ALLOW_PRIVATE_NETWORKS: flag,
+  DISPATCH_MAX_MESSAGE_SIZE: integer(1_048_576, 1024, 100 * 1_048_576),
+  DISPATCH_DEDUPLICATION_WINDOW: duration("10m"),
+  DISPATCH_DEFAULT_RETRIES: integer(3, 0, 100),
+  DISPATCH_MAX_RETRIES: integer(20, 0, 100),
+  DISPATCH_DEFAULT_TIMEOUT: duration("15m"),
+  DISPATCH_MAX_TIMEOUT: duration("15m"),
+  DISPATCH_MAX_DELAY: duration("365d"),
+  DISPATCH_MAX_QUEUE_PARALLELISM: integer(1000, 1, 1_000_000),
+  DISPATCH_RETRY_DELAY_SCALE: decimal(1),
+  DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
+  DISPATCH_POLL_INTERVAL_MS: integer(50, 10, 60_000),
+  DISPATCH_WORKER_DEAD_AFTER: duration("6s"),
+  DISPATCH_HEARTBEAT_INTERVAL: duration("1s"),
+  DISPATCH_BASE_URL: optionalText,
+  DISPATCH_LLM_BASE_URL: v.pipe(
+    optionalText,
+    v.check((url) => url === null || /^https?:\/\/[^/]/.test(url), "must be an http(s) URL"),
+  ),
+  DISPATCH_LLM_API_KEY: optionalText,
+});
+
+/** Thrown when the environment holds a bad value; the message names every bad variable. */
+export class ConfigError extends Error {}
+
+/** Parses the environment into a `Config`, or throws `ConfigError` listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = v.safeParse(EnvSchema, env);
+  if (!result.success) {
+    const problems = result.issues.map((issue) => {
+      const name = issue.path?.map((item) => String(item.key)).join(".") ?? "environment";
+      return `${name} ${issue.message} (got ${JSON.stringify(issue.input)})`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  const e = result.output;
+  const config: Config = {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DISPATCH_DATA_DIR,
+    tokens: e.DISPATCH_TOKEN,
+    readonlyTokens: e.DISPATCH_READONLY_TOKEN,
+    currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
+    nextSigningKey: e.DISPATCH_NEXT_SIGNING_KEY,
+    allowPrivateNetworks: e.DISPATCH_ALLOW_PRIVATE_NETWORKS,
+    maxMessageBytes: e.DISPATCH_MAX_MESSAGE_SIZE,
+    deduplicationWindowMs: e.DISPATCH_DEDUPLICATION_WINDOW,
+    defaultRetries: e.DISPATCH_DEFAULT_RETRIES,
+    maxRetries: e.DISPATCH_MAX_RETRIES,
+    defaultTimeoutMs: e.DISPATCH_DEFAULT_TIMEOUT,
+    maxTimeoutMs: e.DISPATCH_MAX_TIMEOUT,
+    maxDelayMs: e.DISPATCH_MAX_DELAY,
+    maxQueueParallelism: e.DISPATCH_MAX_QUEUE_PARALLELISM,
+    retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
+    workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,
+    pollIntervalMs: e.DISPATCH_POLL_INTERVAL_MS,
+    workerDeadAfterMs: e.DISPATCH_WORKER_DEAD_AFTER,
+    heartbeatIntervalMs: e.DISPATCH_HEARTBEAT_INTERVAL,
+    baseUrl: e.DISPATCH_BASE_URL,
+    llmBaseUrl: e.DISPATCH_LLM_BASE_URL,
+    llmApiKey: e.DISPATCH_LLM_API_KEY,
+  };
+  return checkConsistency(config);
+}
+
+function checkConsistency(config: Config): Config {
+  const problems: string[] = [];
+  if (config.defaultRetries > config.maxRetries) problems.push("DISPATCH_DEFAULT_RETRIES exceeds DISPATCH_MAX_RETRIES");
+  if (config.defaultTimeoutMs > config.maxTimeoutMs) problems.push("DISPATCH_DEFAULT_TIMEOUT exceeds DISPATCH_MAX_TIMEOUT");
+  if ((config.currentSigningKey === null) !== (config.nextSigningKey === null)) {
+    problems.push("DISPATCH_CURRENT_SIGNING_KEY and DISPATCH_NEXT_SIGNING_KEY must be set together");
+  }
+  if (config.readonlyTokens.some((token) => config.tokens.includes(token))) {
+    problems.push("a token is in both DISPATCH_TOKEN and DISPATCH_READONLY_TOKEN");
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  return config;
+}
+
+/** The chat-completions URL `api/llm` messages are delivered to, if configured. */
+export function llmUrl(config: Config): string | null {
+  return config.llmBaseUrl === null ? null : `${config.llmBaseUrl.replace(/\/+$/, "")}/chat/completions`;
+}

@@ -1,0 +1,48 @@
+/**
+ * What recording an outcome asks of the workflow run a message belongs to,
+ * through a hook the delivery side owns: workflows build on delivery, not the
+ * other way round. The workflows module installs it at start-up
+ * (`installWorkflowHooks`, workflows/hooks.ts).
+ */
+import type { Tx } from "../../db/client";
+import type { StoredMessage } from "../messages/message";
+import type { MessageSettings } from "../publish/options";
+import type { Attempt, Outcome } from "./attempt";
+
+export interface RunHooks {
+  /** Fields a callback body of a workflow message carries besides the usual ones. */
+  callbackFields(tx: Tx, message: StoredMessage, final: boolean): Promise<Record<string, unknown>>;
+  /** Records a failure function's finished attempt on its run. */
+  recordFailureFunction(tx: Tx, message: StoredMessage, attempt: Attempt, outcome: Outcome): Promise<void>;
+  /** Whether a failed message fails its run. */
+  failsRun(message: StoredMessage): boolean;
+  /** Fails the run of a failed message, with its DLQ entry and failure callback. */
+  failRun(
+    tx: Tx,
+    message: StoredMessage,
+    attempt: Attempt,
+    failed: { dlqId: string; failureCallbackId: string | null },
+    settings: MessageSettings,
+  ): Promise<void>;
+}
+
+/** Until workflows are installed: a message of a run is an error, not silently runless. */
+const unbound = (message: StoredMessage) => {
+  if (message.workflowRunPk !== null) throw new Error("a workflow message needs the run hooks: call installWorkflowHooks() at start-up");
+};
+const NO_RUNS: RunHooks = {
+  callbackFields: async (_tx, message) => (unbound(message), {}),
+  recordFailureFunction: async (_tx, message) => unbound(message),
+  failsRun: (message) => (unbound(message), false),
+  failRun: async (_tx, message) => unbound(message),
+};
+
+let hooks: RunHooks = NO_RUNS;
+
+/** Installs the workflows' run hooks (once, at start-up). */
+export function installRunHooks(installed: RunHooks): void {
+  hooks = installed;
+}
+
+/** The hooks in force. */
+export const runHooks = (): RunHooks => hooks;

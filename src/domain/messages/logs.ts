@@ -1,0 +1,102 @@
+/**
+ * The logs (compat-api.md §9): every state change of every message, from the
+ * view `dispatch.message_events` (messages and the attempt log spelt out as
+ * events), with the message it belongs to. Pages are cut by event id, so a
+ * cursor is stable however many events arrive meanwhile (`list-events.ts`).
+ */
+import type postgres from "postgres";
+import type { Tx } from "../../db/client";
+import { listEvents } from "../../db/queries/list-events";
+import { EVENT_STATES } from "../../db/vocabulary";
+import { badRequest } from "../errors";
+import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./filter";
+import type { StoredMessage } from "./message";
+import { findMessages } from "./store";
+
+/** States an event can have, as the SDKs spell them. */
+export const LOG_STATES = EVENT_STATES;
+
+/** Filter-only names: the docs' spelling of CANCELED, and IN_PROGRESS for an unfinished delivery. */
+const STATE_ALIASES: Record<string, string[]> = {
+  CANCELLED: ["CANCELED"],
+  IN_PROGRESS: ["ACTIVE", "RETRY", "ERROR"],
+};
+
+/** The event states `names` stand for (aliases expanded), or a 400 naming an unknown one. */
+export function logStates(names: string[]): string[] {
+  return [
+    ...new Set(
+      names.flatMap((name) => {
+        const upper = name.toUpperCase();
+        if ((LOG_STATES as readonly string[]).includes(upper)) return [upper];
+        const states = STATE_ALIASES[upper];
+        if (!states) throw badRequest(`unknown state "${name}"; use one of ${LOG_STATES.join(", ")} or IN_PROGRESS`);
+        return states;
+      }),
+    ),
+  ];
+}
+
+/** Which events to list. With `messageIds`, the other filters are ignored (the SDKs rely on it). */
+export interface LogQuery {
+  messageIds: string[] | null;
+  states: string[] | null;
+  filter: MessageFilter;
+  range: TimeRange;
+  /** Id of the event to continue after, from an earlier page. */
+  cursor: string | null;
+  count: number;
+  order: Order;
+}
+
+/** One event with the message it belongs to. */
+export interface LogEvent {
+  id: string;
+  at: Date;
+  state: string;
+  error: string | null;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string[]> | null;
+  responseBody: Buffer | null;
+  /** When the next attempt is due: on RETRY events, and on CREATED (the first attempt). */
+  nextDeliveryAt: Date | null;
+  message: StoredMessage;
+}
+
+const MAX_EVENT_ID = 2n ** 63n - 1n;
+
+/** A page of events and, when more follow, the cursor of the next one. */
+export async function listLogs(tx: Tx, query: LogQuery): Promise<{ events: LogEvent[]; cursor: string | null }> {
+  const rows = await listEvents(tx, {
+    where: selectEvents(tx, query),
+    after: cursorOf(query.cursor),
+    latestFirst: query.order === "latestFirst",
+    limit: query.count + 1,
+  });
+  const more = rows.length > query.count;
+  const page = more ? rows.slice(0, query.count) : rows;
+  // Each message once, however many of its events the page holds.
+  const messages = new Map((await findMessages(tx, [...new Set(page.map((row) => row.messageId))])).map((m) => [m.id, m]));
+  const events = page.map(({ messageId, seq, n, ...event }) => {
+    const message = messages.get(messageId)!;
+    const nextDeliveryAt = event.nextDeliveryAt ?? (event.state === "CREATED" ? message.notBefore : null);
+    return { ...event, id: eventId(seq, n), nextDeliveryAt, message };
+  });
+  return { events, cursor: more ? events.at(-1)!.id : null };
+}
+
+/** The public id of the event at `(seq, n)` (see `dispatch.message_events`). */
+const eventId = (seq: string, n: number) => String(BigInt(seq) * 8n + BigInt(n));
+
+function selectEvents(tx: Tx, query: LogQuery): postgres.Fragment {
+  if (query.messageIds !== null) return tx`m.id = any(${query.messageIds}::text[])`;
+  const states = query.states === null ? tx`true` : tx`e.state = any(${query.states}::text[])`;
+  return tx`${states} and ${matchMessages(tx, query.filter)} and ${withinRange(tx, tx`e.at`, query.range)}`;
+}
+
+/** The event id a cursor names; beyond bigint nothing follows, and everything precedes (e.g. a timestamp given as cursor). */
+function cursorOf(cursor: string | null): bigint | null {
+  if (cursor === null) return null;
+  if (!/^\d{1,30}$/.test(cursor)) throw badRequest(`invalid cursor "${cursor}"`);
+  return BigInt(cursor) > MAX_EVENT_ID ? MAX_EVENT_ID : BigInt(cursor);
+}

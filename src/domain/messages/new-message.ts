@@ -1,0 +1,33 @@
+/**
+ * A message about to be stored, and what its publish answers. The stored
+ * row's shape is `MessageInsert` (db/queries/insert-messages.ts); a new
+ * message adds what storing it decides: its deduplication window and the
+ * workflow run it binds to.
+ */
+import type { MessageInsert } from "../../db/queries/insert-messages";
+import type { Dialect, MessageOrigin } from "../../db/vocabulary";
+import type { WorkflowBinding } from "../headers/workflow";
+
+/** Why a message exists. */
+export type { MessageOrigin };
+
+/** A message about to be stored (`insertMessages`). */
+export type NewMessage = Omit<MessageInsert, "dialect" | "origin" | "labels" | "workflowRunPk" | "workflowCallType"> & {
+  dialect: Dialect;
+  origin: MessageOrigin;
+  labels: string[];
+  /** Key of the deduplication window this message claims, if any. */
+  deduplicationKey: string | null;
+  flowControl: { key: string; value: string } | null;
+  /** The run the message belongs to, as published; bound to a run when stored. */
+  workflow: WorkflowBinding | null;
+  /** Set by `bindWorkflowMessages`: the run's primary key. */
+  workflowRunPk?: number;
+};
+
+/** The publish result of one message (interface.md "Publish result"). */
+export interface PublishResult {
+  messageId: string;
+  url: string;
+  deduplicated: boolean;
+}

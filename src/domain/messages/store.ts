@@ -1,0 +1,15 @@
+/** Reading messages as the worker and the API see them. */
+import type { Tx } from "../../db/client";
+import { messageColumns } from "../../db/message-columns";
+import type { StoredMessage } from "./message";
+
+/** Reads a message as the worker and the API see it; null when unknown. */
+export async function findMessage(tx: Tx, id: string): Promise<StoredMessage | null> {
+  const [message] = await findMessages(tx, [id]);
+  return message ?? null;
+}
+
+/** Reads the messages with `ids` (unknown ids are left out). */
+export function findMessages(tx: Tx, ids: string[]): Promise<StoredMessage[]> {
+  return tx<StoredMessage[]>`select ${messageColumns(tx, "m")} from dispatch.messages m where m.id = any(${ids}::text[])`;
+}

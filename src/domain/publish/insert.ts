@@ -1,0 +1,66 @@
+/**
+ * Storing new messages: their deduplication windows, their workflow runs
+ * (through the binding hook), the rows (each row is its CREATED event) and
+ * their queues' admission, all in the caller's transaction. Publishing,
+ * fan-out, callbacks, DLQ retries and workflow continuations all come through
+ * `insertMessages`.
+ */
+import type { Tx } from "../../db/client";
+import { insertMessageRows } from "../../db/queries/insert-messages";
+import type { NewMessage, PublishResult } from "../messages/new-message";
+import { lockQueues, startQueuedMessages } from "../messages/queue-admission";
+import { claimDeduplicationKeys } from "./deduplication";
+import { bindWorkflowMessages } from "./workflow-binding";
+
+/**
+ * Stores `messages` and schedules their first delivery. A message whose
+ * deduplication key is held by a live window (or by an earlier message of the
+ * same batch) is not stored; its result carries the holder's id.
+ */
+export async function insertMessages(tx: Tx, messages: NewMessage[], deduplicationWindowMs: number): Promise<PublishResult[]> {
+  const deduplicated = await deduplicate(tx, messages, deduplicationWindowMs);
+  const duplicateOf = new Map([...deduplicated.duplicateOf, ...(await bindWorkflowMessages(tx, deduplicated.fresh))]);
+  const fresh = deduplicated.fresh.filter((message) => !duplicateOf.has(message.id));
+  if (fresh.length > 0) {
+    const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
+    // Locking the queues first makes publish order (`seq`) the start order.
+    await lockQueues(tx, queueNames);
+    await insertRows(tx, fresh);
+    for (const name of queueNames) await startQueuedMessages(tx, name);
+  }
+  return messages.map((message) => {
+    const holder = duplicateOf.get(message.id);
+    return { messageId: holder ?? message.id, url: message.url, deduplicated: holder !== undefined };
+  });
+}
+
+async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
+  const duplicateOf = new Map<string, string>();
+  const firstByKey = new Map<string, string>();
+  for (const message of messages) {
+    if (message.deduplicationKey === null) continue;
+    const first = firstByKey.get(message.deduplicationKey);
+    if (first !== undefined) duplicateOf.set(message.id, first);
+    else firstByKey.set(message.deduplicationKey, message.id);
+  }
+  const claims = [...firstByKey].map(([key, messageId]) => ({ key, messageId }));
+  const held = await claimDeduplicationKeys(tx, claims, windowMs);
+  for (const [key, holder] of held) {
+    const claimant = firstByKey.get(key)!;
+    duplicateOf.set(claimant, holder);
+    for (const [id, first] of duplicateOf) if (first === claimant) duplicateOf.set(id, holder);
+  }
+  return { fresh: messages.filter((message) => !duplicateOf.has(message.id)), duplicateOf };
+}
+
+/** Stores the batch in one statement (`insert-messages.ts`). */
+function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
+  return insertMessageRows(
+    tx,
+    messages.map((m) => ({
+      ...m,
+      workflowRunPk: m.workflowRunPk ?? null,
+      workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
+    })),
+  );
+}

@@ -1,0 +1,171 @@
+/**
+ * Publishing: turning a request (destination, headers, body, queue) into
+ * stored messages — one for a URL or an API, one per endpoint for a URL group
+ * — and the callback messages the worker makes.
+ */
+import type { Tx } from "../../db/client";
+import { badRequest } from "../errors";
+import { detectDialect } from "../headers/dialect";
+import { newMessageId } from "../ids";
+import type { MessageOrigin, NewMessage, PublishResult } from "../messages/new-message";
+import { checkQueueName } from "../queues/queues";
+import { groupEndpoints, isGroupName } from "../url-groups/url-groups";
+import { deduplicationKey } from "./deduplication";
+import { type MessageSettings, parsePublishOptions, type PublishOptions } from "./options";
+
+/** One publish: what the HTTP layer hands over for `/publish`, `/enqueue` and each `/batch` item. */
+export interface PublishRequest {
+  /** Raw destination: an http(s) URL, a URL group name or `api/llm`. */
+  destination: string;
+  /** Request headers, lower-case names. */
+  headers: Record<string, string>;
+  body: Buffer;
+  queueName: string | null;
+  callerIp: string | null;
+}
+
+/** What publishing needs from configuration. */
+export interface PublishSettings extends MessageSettings {
+  /** Chat-completions URL that `api/llm` messages go to; null when not configured. */
+  llmUrl: string | null;
+}
+
+/** A single result, or one per endpoint for a URL group; an API's result leaves out where it went. */
+export type PublishResponse = PublishResult | Omit<PublishResult, "url"> | PublishResult[];
+
+/** The messages of one request; a URL group fans out to several. */
+export interface PreparedRequest {
+  messages: NewMessage[];
+  kind: "url" | "group" | "api";
+}
+
+/**
+ * Publishes requests: each is validated and resolved first (a bad one is a
+ * 4xx that stores nothing), then all their messages are stored through
+ * `store` — in one transaction, shared with concurrent publishes.
+ */
+export async function publish(
+  sql: Tx,
+  requests: PublishRequest[],
+  settings: PublishSettings,
+  store: (messages: NewMessage[]) => Promise<PublishResult[]>,
+): Promise<PublishResponse[]> {
+  const prepared: PreparedRequest[] = [];
+  for (const request of requests) prepared.push(await prepareMessages(sql, request, settings));
+  const results = await store(prepared.flatMap((p) => p.messages));
+  let next = 0;
+  return prepared.map(({ messages, kind }) => {
+    const own = results.slice(next, (next += messages.length));
+    if (kind === "group") return own;
+    // The provider URL behind an API destination is configuration, not the publisher's business.
+    return kind === "api" ? { messageId: own[0]!.messageId, deduplicated: own[0]!.deduplicated } : own[0]!;
+  });
+}
+
+/** Validates a request and builds its messages; reads URL groups but writes nothing. */
+export async function prepareMessages(tx: Tx, request: PublishRequest, settings: PublishSettings): Promise<PreparedRequest> {
+  const dialect = detectDialect(Object.keys(request.headers));
+  const options = parsePublishOptions(request.headers, dialect, settings.limits);
+  const queueName = request.queueName === null ? null : checkQueueName(request.queueName);
+  const provenance = { origin: "publish" as const, sourceMessageId: null, callerIp: request.callerIp };
+  const { destination } = request;
+  if (/^https?:\/\//i.test(destination)) {
+    return { messages: [buildMessage(options, { url: checkUrl(destination), queueName }, request.body, provenance)], kind: "url" };
+  }
+  if (destination === "api/llm") {
+    if (settings.llmUrl === null) throw badRequest("api/llm is not configured: set DISPATCH_LLM_BASE_URL");
+    if (options.callback === null) throw badRequest("a callback is required when the destination is api/llm");
+    const target = { url: settings.llmUrl, api: "llm", queueName };
+    return { messages: [buildMessage(options, target, request.body, provenance)], kind: "api" };
+  }
+  if (isGroupName(destination)) {
+    const endpoints = await groupEndpoints(tx, destination);
+    const messages = endpoints.map((endpoint) =>
+      buildMessage(
+        options,
+        { url: endpoint.url, topicName: destination, endpointName: endpoint.name ?? null, queueName },
+        request.body,
+        provenance,
+      ),
+    );
+    return { messages, kind: "group" };
+  }
+  throw badRequest(
+    destination === ""
+      ? "missing destination: use an http(s) URL, a URL group name or api/llm"
+      : `invalid destination "${destination}": use a URL starting with http:// or https://, a URL group name or api/llm`,
+  );
+}
+
+/** An absolute http(s) URL with a host, or a 400. */
+function checkUrl(url: string): string {
+  try {
+    if (new URL(url).hostname !== "") return url;
+  } catch {
+    // fall through to the error below
+  }
+  throw badRequest(`invalid destination url "${url}"`);
+}
+
+/** Where a message goes. */
+export interface Destination {
+  url: string;
+  topicName?: string | null;
+  endpointName?: string | null;
+  queueName?: string | null;
+  api?: string | null;
+}
+
+/** Who or what caused the message. */
+export interface Provenance {
+  origin: MessageOrigin;
+  sourceMessageId: string | null;
+  callerIp: string | null;
+  scheduleId?: string | null;
+}
+
+/** A message ready for `insertMessages`, with a fresh id and its deduplication key. */
+export function buildMessage(
+  options: PublishOptions,
+  destination: Destination,
+  body: Buffer,
+  provenance: Provenance,
+): NewMessage {
+  const key = deduplicationKey(
+    { url: destination.url, method: options.method, contentType: options.contentType, headers: options.forwardHeaders, body },
+    options.deduplicationId,
+    options.contentBasedDeduplication,
+  );
+  return {
+    id: newMessageId(),
+    dialect: options.dialect,
+    origin: provenance.origin,
+    sourceMessageId: provenance.sourceMessageId,
+    url: destination.url,
+    topicName: destination.topicName ?? null,
+    endpointName: destination.endpointName ?? null,
+    queueName: destination.queueName ?? null,
+    api: destination.api ?? null,
+    method: options.method,
+    headers: options.forwardHeaders,
+    contentType: options.contentType,
+    body,
+    timeoutMs: options.timeoutMs,
+    maxRetries: options.retries,
+    retryDelayExpression: options.retryDelayExpression,
+    callback: options.callback?.url ?? null,
+    callbackHeaders: options.callback?.headers ?? null,
+    failureCallback: options.failureCallback?.url ?? null,
+    failureCallbackHeaders: options.failureCallback?.headers ?? null,
+    deduplicationId: options.deduplicationId,
+    deduplicationKey: key,
+    labels: options.labels,
+    redactFields: options.redactFields,
+    scheduleId: provenance.scheduleId ?? null,
+    callerIp: provenance.callerIp,
+    notBefore: options.notBefore,
+    delayMs: options.delayMs,
+    flowControl: options.flowControl,
+    workflow: options.workflow,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The publish path's write side: messages of concurrent requests share one
+ * statement — or one transaction when some need a deduplication window, a
+ * workflow run or a queue — and one NOTIFY (PERFORMANCE.md trap 1). A 2xx
+ * still means committed: each request's promise resolves after its batch commits.
+ */
+import type { Sql } from "../../db/client";
+import { Coalescer } from "../../db/coalescer";
+import type { NewMessage, PublishResult } from "../messages/new-message";
+import { insertMessages } from "./insert";
+import { publish, type PublishRequest, type PublishResponse, type PublishSettings } from "./prepare";
+
+/** Publishes requests through shared transactions. */
+export class Publisher {
+  private readonly coalescer: Coalescer<NewMessage[], PublishResult[]>;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly settings: PublishSettings,
+  ) {
+    this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings.deduplicationWindowMs), {
+      maxBatch: 500,
+      // Two batches in flight: one commits while the next fills. More would split the
+      // waiting requests into smaller batches, each paying a commit and a NOTIFY.
+      maxConcurrent: 2,
+      transactional: (groups) => groups.some((group) => group.some(needsTransaction)),
+    });
+  }
+
+  /** Validates, stores and schedules the requests' messages; one response per request. */
+  publish(requests: PublishRequest[]): Promise<PublishResponse[]> {
+    return publish(this.sql, requests, this.settings, (messages) => this.coalescer.submit(messages));
+  }
+}
+
+/**
+ * Whether storing the message takes more than the one insert statement: a
+ * deduplication window to claim, a workflow run to bind, a queue to lock.
+ */
+function needsTransaction(message: NewMessage): boolean {
+  return message.deduplicationKey !== null || message.workflow !== null || message.queueName !== null;
+}
+
+/** Stores several requests' messages with one `insertMessages`, splitting the results back. */
+async function storeGroups(tx: Parameters<typeof insertMessages>[0], groups: NewMessage[][], windowMs: number) {
+  const results = await insertMessages(tx, groups.flat(), windowMs);
+  let next = 0;
+  return groups.map((group) => results.slice(next, (next += group.length)));
+}

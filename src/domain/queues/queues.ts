@@ -1,0 +1,70 @@
+/**
+ * Queues: ordered delivery with bounded parallelism, across any number of
+ * worker processes (interface.md "Queue", compat-api.md §3.2, §6).
+ *
+ * A queued message is not on the engine's work list when it is stored. It
+ * is *started* — made due — only while its queue is active and fewer than
+ * `parallelism` of its messages are started and unfinished; started messages
+ * keep their slot through their retries. Starting happens under the queue
+ * row's lock, so every replica agrees; messages start in publish order
+ * (`seq`). The claim passes over the messages of a paused queue: they keep
+ * their slot and are sent, first in line, once it resumes.
+ */
+import type { Tx } from "../../db/client";
+import { AppError, badRequest } from "../errors";
+import { cancelMessages } from "../messages/cancel";
+import { startQueuedMessages } from "../messages/queue-admission";
+
+/** A queue as the API shows it. */
+export interface Queue {
+  name: string;
+  parallelism: number;
+  paused: boolean;
+  lag: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** A valid queue name, or a 400. */
+export function checkQueueName(name: string): string {
+  if (!NAME.test(name)) throw badRequest(`invalid queue name "${name}": use 1-100 letters, digits, ".", "_" or "-"`);
+  return name;
+}
+
+/** Creates or updates a queue; a lower parallelism lets started messages finish. */
+export async function upsertQueue(tx: Tx, name: string, parallelism: number, paused: boolean): Promise<void> {
+  await tx`
+    insert into dispatch.queues (name, parallelism, paused) values (${checkQueueName(name)}, ${parallelism}, ${paused})
+    on conflict (name) do update set parallelism = excluded.parallelism, paused = excluded.paused, updated_at = now()`;
+  await startQueuedMessages(tx, name);
+}
+
+/** Pauses (idempotently) or resumes a queue; resuming starts what waited. */
+export async function setQueuePaused(tx: Tx, name: string, paused: boolean): Promise<void> {
+  const [row] = await tx`
+    update dispatch.queues set paused = ${paused}, updated_at = now() where name = ${name} returning name`;
+  if (!row) throw new AppError(404, `queue ${name} not found`);
+  if (!paused) await startQueuedMessages(tx, name);
+}
+
+/** Deletes a queue, cancelling what still waits in it (each cancel is in the message's log). */
+export async function deleteQueue(tx: Tx, name: string): Promise<void> {
+  const [row] = await tx`select 1 from dispatch.queues where name = ${name} for update`;
+  if (!row) throw new AppError(404, `queue ${name} not found`);
+  const waiting = await tx<{ id: string }[]>`select id from dispatch.messages where pending_queue = ${name}`;
+  await tx`update dispatch.queues set paused = true where name = ${name}`;
+  await cancelMessages(tx, waiting.map((message) => message.id));
+  await tx`delete from dispatch.queues where name = ${name}`;
+}
+
+/** Lists queues (or the one named) with their lag: messages not yet finished. */
+export async function listQueues(tx: Tx, name?: string): Promise<Queue[]> {
+  return tx<Queue[]>`
+    select q.name, q.parallelism, q.paused, q.created_at as "createdAt", q.updated_at as "updatedAt",
+      (select count(*)::int from dispatch.messages m where m.pending_queue = q.name) as lag
+    from dispatch.queues q
+    where ${name === undefined ? tx`true` : tx`q.name = ${name}`}
+    order by q.name`;
+}

@@ -1,0 +1,109 @@
+/**
+ * URL groups (topics): a named set of endpoints; a publish to the group fans
+ * out to one message per endpoint (compat-api.md §5).
+ */
+import type { Tx } from "../../db/client";
+import { AppError, badRequest, overLimit } from "../errors";
+import { parseHttpUrl } from "../http-url";
+import { checkText } from "../storable-text";
+
+/** An endpoint of a group. */
+export interface Endpoint {
+  name?: string;
+  url: string;
+}
+
+/** A URL group as the API shows it. */
+export interface UrlGroup {
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  endpoints: Endpoint[];
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+const MAX_ENDPOINTS = 1000;
+/** (group, URL) is the endpoints' primary key, and a btree entry holds at most 2704 bytes. */
+const MAX_ENDPOINT_URL_BYTES = 2048;
+
+/** A valid group or endpoint name, or a 400. */
+export function checkName(name: string, what: string): string {
+  if (!NAME.test(name)) throw badRequest(`invalid ${what} name "${name}": use 1-100 letters, digits, ".", "_" or "-"`);
+  return name;
+}
+
+/** Whether a publish destination looks like a group name rather than a URL or API. */
+export const isGroupName = (destination: string) => NAME.test(destination);
+
+/** Creates the group if missing and adds or renames endpoints (identified by URL). */
+export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[]): Promise<void> {
+  checkName(group, "URL group");
+  if (endpoints.length === 0) throw badRequest("endpoints must list at least one endpoint");
+  for (const endpoint of endpoints) {
+    parseHttpUrl(endpoint.url, "endpoint url");
+    checkText(endpoint.url, "endpoint url", MAX_ENDPOINT_URL_BYTES);
+    if (endpoint.name !== undefined && endpoint.name !== "") checkName(endpoint.name, "endpoint");
+  }
+  // One row per URL: a URL listed twice would make the upsert touch a row twice (a 500).
+  const names = new Map<string, string>();
+  for (const e of endpoints) names.set(e.url, e.name || names.get(e.url) || "");
+  await tx`
+    insert into dispatch.url_groups (name) values (${group})
+    on conflict (name) do update set updated_at = now()`;
+  await tx`
+    insert into dispatch.url_group_endpoints (group_name, url, name)
+    select ${group}, url, nullif(name, '')
+    from unnest(${[...names.keys()]}::text[], ${[...names.values()]}::text[]) as e(url, name)
+    on conflict (group_name, url) do update set name = coalesce(excluded.name, dispatch.url_group_endpoints.name)`;
+  const [count] = await tx<{ n: number }[]>`
+    select count(*)::int as n from dispatch.url_group_endpoints where group_name = ${group}`;
+  if (count!.n > MAX_ENDPOINTS) throw overLimit(`a URL group holds at most ${MAX_ENDPOINTS} endpoints`, null);
+}
+
+/**
+ * Removes endpoints matching by name or URL; the group is deleted with its
+ * last endpoint. Returns 404 for an unknown group.
+ */
+export async function removeEndpoints(tx: Tx, group: string, endpoints: Endpoint[]): Promise<void> {
+  if (endpoints.some((e) => !e.name && !e.url)) throw badRequest("each endpoint to remove needs a name or a url");
+  await requireGroup(tx, group);
+  await tx`
+    delete from dispatch.url_group_endpoints
+    where group_name = ${group}
+      and (url = any(${endpoints.flatMap((e) => (e.url ? [e.url] : []))}::text[])
+        or name = any(${endpoints.flatMap((e) => (e.name ? [e.name] : []))}::text[]))`;
+  await tx`update dispatch.url_groups set updated_at = now() where name = ${group}`;
+  await tx`
+    delete from dispatch.url_groups g where name = ${group}
+      and not exists (select 1 from dispatch.url_group_endpoints e where e.group_name = g.name)`;
+}
+
+/** Lists every group, or the one named (404 when unknown). */
+export async function listUrlGroups(tx: Tx, name?: string): Promise<UrlGroup[]> {
+  const rows = await tx<{ name: string; createdAt: Date; updatedAt: Date; endpoints: Endpoint[] }[]>`
+    select g.name, g.created_at as "createdAt", g.updated_at as "updatedAt",
+      coalesce(json_agg(json_strip_nulls(json_build_object('name', e.name, 'url', e.url)) order by e.created_at, e.url)
+        filter (where e.url is not null), '[]') as endpoints
+    from dispatch.url_groups g left join dispatch.url_group_endpoints e on e.group_name = g.name
+    where ${name === undefined ? tx`true` : tx`g.name = ${name}`}
+    group by g.name order by g.name`;
+  if (name !== undefined && rows.length === 0) throw new AppError(404, `URL group ${name} not found`);
+  return rows.map((row) => ({ ...row, createdAt: row.createdAt.getTime(), updatedAt: row.updatedAt.getTime() }));
+}
+
+/** Deletes a group; messages already fanned out are delivered as usual. */
+export async function deleteUrlGroup(tx: Tx, name: string): Promise<void> {
+  await requireGroup(tx, name);
+  await tx`delete from dispatch.url_groups where name = ${name}`;
+}
+
+/** The endpoints a publish to `name` fans out to (404 when the group is unknown). */
+export async function groupEndpoints(tx: Tx, name: string): Promise<Endpoint[]> {
+  const [group] = await listUrlGroups(tx, name);
+  return group!.endpoints;
+}
+
+async function requireGroup(tx: Tx, name: string): Promise<void> {
+  const [row] = await tx`select 1 from dispatch.url_groups where name = ${name} for update`;
+  if (!row) throw new AppError(404, `URL group ${name} not found`);
+}

@@ -1,0 +1,173 @@
+/**
+ * The workflow DLQ (workflow-protocol.md §11, §13; compat-api.md §13.4): the
+ * DLQ entries of failed runs. An entry is the `dispatch.dlq` row of the
+ * message that failed its run — the one the run's `dlq_id` names — seen
+ * together with that run.
+ */
+import type postgres from "postgres";
+import type { Tx } from "../../../db/client";
+import { AppError, badRequest } from "../../errors";
+import { type TimeRange, withinRange } from "../../messages/filter";
+import type { StoredMessage } from "../../messages/message";
+import { findMessages } from "../../messages/store";
+
+/** The failure function's final response, as `failRun`/`recordFailureFunction` keep it. */
+export interface FailureResponse {
+  status: number;
+  headers: Record<string, string[]>;
+  body: string;
+}
+
+/** A workflow DLQ entry: the failed message, its last response, and its run. */
+export interface WorkflowDlqEntry {
+  dlqId: string;
+  error: string | null;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string[]> | null;
+  responseBody: Buffer | null;
+  message: StoredMessage;
+  run: {
+    pk: number;
+    runId: string;
+    createdAt: Date;
+    workflowUrl: string;
+    labels: string[] | null;
+    callerIp: string | null;
+    failureCallback: string | null;
+    flowControlKey: string | null;
+    failureCallbackState: string | null;
+    failureResponse: FailureResponse | null;
+  };
+}
+
+/** Filters of the workflow DLQ: values of one field are OR-ed, fields AND-ed. */
+export interface WorkflowDlqFilter {
+  workflowUrl?: string[];
+  workflowRunId?: string[];
+  /** Match run ids that start with a `workflowRunId` value (bulk resume / restart), not only equal ones. */
+  runIdPrefix?: boolean;
+  /** Unix ms of the run's creation. */
+  workflowCreatedAt?: number[];
+  label?: string[];
+  failureFunctionState?: string[];
+  callerIp?: string[];
+  flowControlKey?: string[];
+  responseStatus?: number[];
+}
+
+/** Entries by DLQ id, or by filter within a window of failure times. */
+export type WorkflowDlqSelection = { dlqIds: string[] } | { filter: WorkflowDlqFilter; range: TimeRange };
+
+/** A page: at most `count` entries after `cursor`, oldest failure first. */
+export interface WorkflowDlqPage {
+  cursor: string | null;
+  count: number;
+}
+
+/** A page of entries and, when more match, the cursor of the next one. */
+export interface WorkflowDlqPageOf<T> {
+  items: T[];
+  cursor: string | null;
+}
+
+/** Lists the entries `selection` picks, a page at a time. */
+export function listWorkflowDlq(tx: Tx, selection: WorkflowDlqSelection, page: WorkflowDlqPage) {
+  return selectWorkflowDlq(tx, selection, page, false);
+}
+
+/** One entry, or a 404. With `lock`, a concurrent action on the entry waits for this transaction. */
+export async function findWorkflowDlqEntry(tx: Tx, dlqId: string, lock = false): Promise<WorkflowDlqEntry> {
+  const { items } = await selectWorkflowDlq(tx, { dlqIds: [dlqId] }, { cursor: null, count: 1 }, lock);
+  if (items.length === 0) throw new AppError(404, `workflow DLQ entry ${dlqId} not found`);
+  return items[0]!;
+}
+
+/** Deletes a page of the entries `selection` picks; returns their ids. The runs stay RUN_FAILED. */
+export async function deleteWorkflowDlq(
+  tx: Tx,
+  selection: WorkflowDlqSelection,
+  page: WorkflowDlqPage,
+): Promise<WorkflowDlqPageOf<string>> {
+  const { items, cursor } = await selectWorkflowDlq(tx, selection, page, true);
+  const ids = items.map((entry) => entry.dlqId);
+  await tx`delete from dispatch.dlq where dlq_id = any(${ids}::text[])`;
+  return { items: ids, cursor };
+}
+
+type EntryRow = Omit<WorkflowDlqEntry, "message" | "run"> & {
+  messageId: string;
+  position: string;
+  run: Omit<WorkflowDlqEntry["run"], "createdAt"> & { createdAt: number };
+};
+
+/**
+ * The entries `selection` picks, by time of failure then id. `lock` takes
+ * their row locks: a concurrent resume or delete of an entry waits, then
+ * finds it gone.
+ */
+export async function selectWorkflowDlq(
+  tx: Tx,
+  selection: WorkflowDlqSelection,
+  page: WorkflowDlqPage,
+  lock: boolean,
+): Promise<WorkflowDlqPageOf<WorkflowDlqEntry>> {
+  // Joined through the message (both primary keys): only the entry a run names as its dlq_id counts.
+  const rows = await tx<EntryRow[]>`
+    select d.dlq_id as "dlqId", d.message_id as "messageId", d.error, d.response_status as "responseStatus",
+      d.response_headers as "responseHeaders", d.response_body as "responseBody",
+      (extract(epoch from d.created_at) * 1000000)::bigint::text as position,
+      json_build_object(
+        'pk', r.pk, 'runId', r.run_id, 'createdAt', floor(extract(epoch from r.created_at) * 1000),
+        'workflowUrl', r.workflow_url,
+        'labels', r.labels, 'callerIp', r.caller_ip, 'failureCallback', r.config->>'failureCallback',
+        'flowControlKey', r.config->'flowControl'->>'key', 'failureCallbackState', r.failure_callback_state,
+        'failureResponse', r.failure_response) as run
+    from dispatch.dlq d
+    join dispatch.messages m on m.id = d.message_id
+    join dispatch.workflow_runs r on r.pk = m.workflow_run_pk and r.dlq_id = d.dlq_id
+    where ${"dlqIds" in selection ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection)}
+      and ${afterCursor(tx, page.cursor)}
+    order by d.created_at, d.dlq_id
+    limit ${page.count + 1}
+    ${lock ? tx`for update of d` : tx``}`;
+  const more = rows.length > page.count;
+  const kept = more ? rows.slice(0, page.count) : rows;
+  const messages = new Map((await findMessages(tx, kept.map((row) => row.messageId))).map((m) => [m.id, m]));
+  const last = kept.at(-1);
+  return {
+    items: kept.map(({ messageId, position: _, run, ...entry }) => ({
+      ...entry,
+      message: messages.get(messageId)!,
+      run: { ...run, createdAt: new Date(run.createdAt) },
+    })),
+    cursor: more && last ? `${last.position}-${last.dlqId}` : null,
+  };
+}
+
+function matchEntries(tx: Tx, { filter, range }: { filter: WorkflowDlqFilter; range: TimeRange }): postgres.Fragment {
+  const conditions: postgres.Fragment[] = [withinRange(tx, tx`d.created_at`, range)];
+  const on = <T>(values: T[] | undefined, condition: (values: T[]) => postgres.Fragment) => {
+    if (values !== undefined) conditions.push(condition(values));
+  };
+  on(filter.workflowUrl, (v) => tx`r.workflow_url = any(${v}::text[])`);
+  on(filter.workflowRunId, (v) =>
+    filter.runIdPrefix
+      ? tx`r.run_id like any(${v.map((id) => `${id.replace(/[\\%_]/g, "\\$&")}%`)}::text[])`
+      : tx`r.run_id = any(${v}::text[])`,
+  );
+  on(filter.workflowCreatedAt, (v) => tx`floor(extract(epoch from r.created_at) * 1000)::bigint = any(${v}::bigint[])`);
+  on(filter.label, (v) => tx`r.labels && ${v}::text[]`);
+  on(filter.failureFunctionState, (v) => tx`r.failure_callback_state = any(${v}::text[])`);
+  on(filter.callerIp, (v) => tx`r.caller_ip = any(${v}::text[])`);
+  on(filter.flowControlKey, (v) => tx`r.config->'flowControl'->>'key' = any(${v}::text[])`);
+  on(filter.responseStatus, (v) => tx`d.response_status = any(${v}::int[])`);
+  return conditions.reduce((all, condition) => tx`${all} and ${condition}`);
+}
+
+/** Entries strictly after the cursor's position (time of failure in µs, then id). */
+function afterCursor(tx: Tx, cursor: string | null): postgres.Fragment {
+  if (cursor === null || cursor === "") return tx`true`;
+  const match = /^(\d{1,18})-(.+)$/.exec(cursor);
+  if (!match) throw badRequest(`invalid cursor "${cursor}"`);
+  return tx`(d.created_at, d.dlq_id) > (timestamptz 'epoch' + ${match[1]!}::bigint * interval '1 microsecond', ${match[2]!}::text)`;
+}

@@ -1,0 +1,59 @@
+/**
+ * `createApp(deps)`: the HTTP API as a Hono app, one sub-app per resource.
+ * Every /v2 route needs a token (a read-only one reads only); errors are `{"error": "..."}`; parameters
+ * and headers that are not storable text are refused before any route runs.
+ */
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { readBody } from "../body";
+import type { AppDeps } from "../deps";
+import { checkRequestInput } from "../input";
+import { dlqRoutes } from "../routes/dlq";
+import { healthRoutes } from "../routes/health";
+import { keyRoutes } from "../routes/keys";
+import { logRoutes } from "../routes/logs";
+import { messageRoutes } from "../routes/messages";
+import { publishRoutes } from "../routes/publish";
+import { queueRoutes } from "../routes/queues";
+import { topicRoutes } from "../routes/topics";
+import { workflowDlqHandOff, workflowDlqRoutes } from "../routes/workflow-dlq";
+import { workflowEventRoutes, workflowHookRoutes } from "../routes/workflow-events";
+import { workflowLogRoutes } from "../routes/workflow-logs";
+import { workflowRunRoutes } from "../routes/workflow-runs";
+import { workflowTriggerRoutes } from "../routes/workflow-trigger";
+import { renderError } from "./errors";
+import { requireToken } from "./middleware";
+
+/** Builds the API over its dependencies. */
+export function createApp(deps: AppDeps) {
+  const v2 = new Hono()
+    .use(requireToken(deps.tokens, deps.readonlyTokens))
+    // The outer bound (a batch); publishing routes apply the message size limit themselves.
+    .use(readBody(deps.config.maxMessageBytes * 10))
+    .route("/", publishRoutes(deps))
+    .route("/messages", messageRoutes(deps))
+    .route("/queues", queueRoutes(deps))
+    .route("/topics", topicRoutes(deps))
+    // `GET /v2/dlq?source=workflow` is the workflow DLQ (workflow-protocol.md §11); the rest is the plain DLQ.
+    .route("/dlq", workflowDlqHandOff(deps))
+    .route("/dlq", dlqRoutes(deps))
+    .route("/", logRoutes(deps))
+    .route("/", keyRoutes(deps))
+    .route("/workflows/runs", workflowRunRoutes(deps))
+    .route("/workflows/dlq", workflowDlqRoutes(deps))
+    .route("/", workflowTriggerRoutes(deps))
+    .route("/workflows", workflowLogRoutes(deps))
+    .route("/", workflowEventRoutes(deps));
+
+  return new Hono({ strict: false })
+    .use(requestId())
+    // Before every route: no path or query parameter or header that Postgres cannot store gets further.
+    .use(checkRequestInput())
+    .route("/health", healthRoutes(deps))
+    // Webhooks of waiting runs are called by third parties without a token (workflow-protocol.md §7.5).
+    .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
+    .route("/v2/workflows/hooks", workflowHookRoutes(deps))
+    .route("/v2", v2)
+    .notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404))
+    .onError((error, c) => renderError(error, c, deps));
+}

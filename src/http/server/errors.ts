@@ -1,0 +1,29 @@
+/**
+ * Error rendering: every error body is `{"error": "..."}`. AppError carries
+ * its status; a database outage is a 503 with `Retry-After`; anything else is
+ * logged with the request id and rendered as an opaque 500.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { DatabaseAvailability } from "../../db/availability";
+import { AppError } from "../../domain/errors";
+
+/** Seconds a client is asked to wait before retrying while the database is away. */
+const RETRY_AFTER_SECONDS = 2;
+
+/** Renders `error` as the JSON error envelope. */
+export function renderError(
+  error: Error,
+  c: Context,
+  deps: { availability: DatabaseAvailability; log: (message: string) => void },
+): Response {
+  if (error instanceof AppError) return c.json({ error: error.message }, error.status);
+  if (error instanceof HTTPException) return c.json({ error: error.message || "request rejected" }, error.status);
+  if (deps.availability.failed(error)) {
+    c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+    return c.json({ error: "the database is unavailable; nothing was changed, retry shortly" }, 503);
+  }
+  const requestId = (c.get("requestId" as never) as string | undefined) ?? "-";
+  deps.log(`internal error [request ${requestId}] on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`);
+  return c.json({ error: "internal error", requestId }, 500);
+}

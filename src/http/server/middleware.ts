@@ -1,0 +1,50 @@
+/** Small, single-purpose middleware of the /v2 API. */
+import { hash, timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { AppError } from "../../domain/errors";
+
+const digest = (text: string) => hash("sha256", text, "buffer");
+
+/**
+ * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to match
+ * one of `tokens` (full access) or `readonlyTokens`, compared in constant time
+ * (hashing first evens out lengths). A read-only token may only read: any
+ * other request answers 403 and changes nothing (see `isRead`).
+ */
+export function requireToken(tokens: string[], readonlyTokens: string[] = []): MiddlewareHandler {
+  const full = tokens.map(digest);
+  const readonly = readonlyTokens.map(digest);
+  return async (c, next) => {
+    const header = c.req.header("authorization");
+    const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+    const presented = bearer ?? c.req.query("qstash_token");
+    if (presented === undefined) throw new AppError(401, "missing Authorization: Bearer <token>");
+    const candidate = digest(presented);
+    const isFull = matchesAny(candidate, full);
+    const isReadonly = matchesAny(candidate, readonly);
+    if (!isFull && !isReadonly) throw new AppError(401, "invalid token");
+    if (!isFull && !isRead(c.req.method, c.req.path)) {
+      throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
+    }
+    await next();
+  };
+}
+
+/** Compares against every token, so the time taken does not tell which (or whether one) matched. */
+function matchesAny(candidate: Buffer, tokens: Buffer[]): boolean {
+  let matched = false;
+  for (const token of tokens) matched = timingSafeEqual(candidate, token) || matched;
+  return matched;
+}
+
+/**
+ * What a read-only token may do: every GET (and HEAD) but two. The signing
+ * keys: their holder can sign requests that receivers take for Dispatch's.
+ * A run's step list (`GET /v2/workflows/runs/{id}`): it is served to the
+ * workflow SDK executing the run, so it carries the originals of what the run
+ * asks to hide (domain/messages/redaction.ts); readers see the run in the logs instead.
+ */
+export function isRead(method: string, path: string): boolean {
+  if (method !== "GET" && method !== "HEAD") return false;
+  return !/^\/v2\/keys\/?$/.test(path) && !/^\/v2\/workflows\/runs\/[^/]+\/?$/.test(path);
+}
