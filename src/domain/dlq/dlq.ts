@@ -6,13 +6,14 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
-import { AppError, badRequest } from "../errors";
+import { AppError } from "../errors";
 import { type Dialect, PREFIX } from "../headers/dialect";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "../messages/filter";
 import type { StoredMessage } from "../messages/message";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { unionFields } from "../messages/redaction";
 import { findMessages } from "../messages/store";
+import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from "../paging";
 import { insertMessages } from "../publish/insert";
 import { parsePublishOptions, type PublishLimits, type MessageSettings } from "../publish/options";
 import { buildMessage } from "../publish/prepare";
@@ -33,21 +34,13 @@ export type DlqSelection =
   | { dlqIds: string[] }
   | { filter: MessageFilter; responseStatus: number[] | null; range: TimeRange };
 
-/** A page: up to `count` entries after `cursor` (from an earlier page) in `order`. */
-export interface DlqPage {
-  cursor: string | null;
-  count: number;
+/** A page of entries in `order`. */
+export interface DlqPage extends Page {
   order: Order;
 }
 
-/** Entries and, when more follow, the cursor of the next page. */
-export interface DlqPageOf<T> {
-  items: T[];
-  cursor: string | null;
-}
-
 /** Lists the entries `selection` picks, a page at a time. */
-export async function listDlq(tx: Tx, selection: DlqSelection, page: DlqPage): Promise<DlqPageOf<DlqEntry>> {
+export async function listDlq(tx: Tx, selection: DlqSelection, page: DlqPage): Promise<PageOf<DlqEntry>> {
   return selectEntries(tx, selection, page, false);
 }
 
@@ -65,7 +58,7 @@ export async function deleteDlqEntry(tx: Tx, dlqId: string): Promise<void> {
 }
 
 /** Deletes a page of the entries `selection` picks; returns their ids. */
-export async function deleteDlqEntries(tx: Tx, selection: DlqSelection, page: DlqPage): Promise<DlqPageOf<string>> {
+export async function deleteDlqEntries(tx: Tx, selection: DlqSelection, page: DlqPage): Promise<PageOf<string>> {
   const { items, cursor } = await selectEntries(tx, selection, page, true);
   const ids = items.map((entry) => entry.dlqId);
   await tx`delete from dispatch.dlq where dlq_id = any(${ids}::text[])`;
@@ -91,7 +84,7 @@ export async function retryDlqEntries(
   page: DlqPage,
   overrides: RetryOverrides,
   settings: MessageSettings,
-): Promise<DlqPageOf<PublishResult>> {
+): Promise<PageOf<PublishResult>> {
   const { items, cursor } = await selectEntries(tx, selection, page, true);
   const messages = items.map((entry) => retryMessage(entry.message, overrides, settings.limits));
   const results = await insertMessages(tx, messages, settings.deduplicationWindowMs);
@@ -134,29 +127,18 @@ async function selectEntries(tx: Tx, selection: DlqSelection, page: DlqPage, loc
     order by ${latestFirst ? tx`d.created_at desc, d.dlq_id desc` : tx`d.created_at, d.dlq_id`}
     ${byIds ? tx`` : tx`limit ${page.count + 1}`}
     ${lock ? tx`for update of d` : tx``}`;
-  const more = !byIds && rows.length > page.count;
-  const kept = more ? rows.slice(0, page.count) : rows;
+  const { kept, cursor } = byIds
+    ? { kept: rows, cursor: null }
+    : pageOf(rows, page.count, (last) => positionCursor(last.position, last.dlqId));
   const messages = new Map((await findMessages(tx, kept.map((row) => row.messageId))).map((m) => [m.id, m]));
-  const last = kept.at(-1);
-  return {
-    items: kept.map(({ messageId, position: _, ...entry }) => ({ ...entry, message: messages.get(messageId)! })),
-    cursor: more && last ? `${last.position}-${last.dlqId}` : null,
-  };
+  return { items: kept.map(({ messageId, position: _, ...entry }) => ({ ...entry, message: messages.get(messageId)! })), cursor };
 }
 
 function matchEntries(tx: Tx, selection: Exclude<DlqSelection, { dlqIds: string[] }>, page: DlqPage): postgres.Fragment {
   const status = selection.responseStatus === null ? tx`true` : tx`d.response_status = any(${selection.responseStatus}::int[])`;
   return tx`${matchMessages(tx, selection.filter)} and ${status}
-    and ${withinRange(tx, tx`d.created_at`, selection.range)} and ${afterCursor(tx, page)}`;
-}
-
-/** Entries strictly after the cursor's position (time entered in µs, then id). */
-function afterCursor(tx: Tx, page: DlqPage): postgres.Fragment {
-  if (page.cursor === null) return tx`true`;
-  const match = /^(\d{1,18})-(.+)$/.exec(page.cursor);
-  if (!match) throw badRequest(`invalid cursor "${page.cursor}"`);
-  const position = tx`(timestamptz 'epoch' + ${match[1]!}::bigint * interval '1 microsecond', ${match[2]!}::text)`;
-  return page.order === "latestFirst" ? tx`(d.created_at, d.dlq_id) < ${position}` : tx`(d.created_at, d.dlq_id) > ${position}`;
+    and ${withinRange(tx, tx`d.created_at`, selection.range)}
+    and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`, page.order === "latestFirst")}`;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Tx } from "../../db/client";
 import { listEvents } from "../../db/queries/list-events";
 import { EVENT_STATES } from "../../db/vocabulary";
 import { badRequest } from "../errors";
+import { integerCursor, pageOf } from "../paging";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./filter";
 import type { StoredMessage } from "./message";
 import { findMessages } from "./store";
@@ -69,12 +70,11 @@ const MAX_EVENT_ID = 2n ** 63n - 1n;
 export async function listLogs(tx: Tx, query: LogQuery): Promise<{ events: LogEvent[]; cursor: string | null }> {
   const rows = await listEvents(tx, {
     where: selectEvents(tx, query),
-    after: cursorOf(query.cursor),
+    after: integerCursor(query.cursor, MAX_EVENT_ID),
     latestFirst: query.order === "latestFirst",
     limit: query.count + 1,
   });
-  const more = rows.length > query.count;
-  const page = more ? rows.slice(0, query.count) : rows;
+  const { kept: page, cursor } = pageOf(rows, query.count, (last) => eventId(last.seq, last.n));
   // Each message once, however many of its events the page holds.
   const messages = new Map((await findMessages(tx, [...new Set(page.map((row) => row.messageId))])).map((m) => [m.id, m]));
   const events = page.map(({ messageId, seq, n, ...event }) => {
@@ -82,7 +82,7 @@ export async function listLogs(tx: Tx, query: LogQuery): Promise<{ events: LogEv
     const nextDeliveryAt = event.nextDeliveryAt ?? (event.state === "CREATED" ? message.notBefore : null);
     return { ...event, id: eventId(seq, n), nextDeliveryAt, message };
   });
-  return { events, cursor: more ? events.at(-1)!.id : null };
+  return { events, cursor };
 }
 
 /** The public id of the event at `(seq, n)` (see `dispatch.message_events`). */
@@ -94,9 +94,3 @@ function selectEvents(tx: Tx, query: LogQuery): postgres.Fragment {
   return tx`${states} and ${matchMessages(tx, query.filter)} and ${withinRange(tx, tx`e.at`, query.range)}`;
 }
 
-/** The event id a cursor names; beyond bigint nothing follows, and everything precedes (e.g. a timestamp given as cursor). */
-function cursorOf(cursor: string | null): bigint | null {
-  if (cursor === null) return null;
-  if (!/^\d{1,30}$/.test(cursor)) throw badRequest(`invalid cursor "${cursor}"`);
-  return BigInt(cursor) > MAX_EVENT_ID ? MAX_EVENT_ID : BigInt(cursor);
-}

@@ -6,10 +6,11 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../../db/client";
-import { AppError, badRequest } from "../../errors";
+import { AppError } from "../../errors";
 import { type TimeRange, withinRange } from "../../messages/filter";
 import type { StoredMessage } from "../../messages/message";
 import { findMessages } from "../../messages/store";
+import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from "../../paging";
 
 /** The failure function's final response, as `failRun`/`recordFailureFunction` keep it. */
 export interface FailureResponse {
@@ -58,20 +59,9 @@ export interface WorkflowDlqFilter {
 /** Entries by DLQ id, or by filter within a window of failure times. */
 export type WorkflowDlqSelection = { dlqIds: string[] } | { filter: WorkflowDlqFilter; range: TimeRange };
 
-/** A page: at most `count` entries after `cursor`, oldest failure first. */
-export interface WorkflowDlqPage {
-  cursor: string | null;
-  count: number;
-}
-
-/** A page of entries and, when more match, the cursor of the next one. */
-export interface WorkflowDlqPageOf<T> {
-  items: T[];
-  cursor: string | null;
-}
 
 /** Lists the entries `selection` picks, a page at a time. */
-export function listWorkflowDlq(tx: Tx, selection: WorkflowDlqSelection, page: WorkflowDlqPage) {
+export function listWorkflowDlq(tx: Tx, selection: WorkflowDlqSelection, page: Page) {
   return selectWorkflowDlq(tx, selection, page, false);
 }
 
@@ -86,8 +76,8 @@ export async function findWorkflowDlqEntry(tx: Tx, dlqId: string, lock = false):
 export async function deleteWorkflowDlq(
   tx: Tx,
   selection: WorkflowDlqSelection,
-  page: WorkflowDlqPage,
-): Promise<WorkflowDlqPageOf<string>> {
+  page: Page,
+): Promise<PageOf<string>> {
   const { items, cursor } = await selectWorkflowDlq(tx, selection, page, true);
   const ids = items.map((entry) => entry.dlqId);
   await tx`delete from dispatch.dlq where dlq_id = any(${ids}::text[])`;
@@ -108,9 +98,9 @@ type EntryRow = Omit<WorkflowDlqEntry, "message" | "run"> & {
 export async function selectWorkflowDlq(
   tx: Tx,
   selection: WorkflowDlqSelection,
-  page: WorkflowDlqPage,
+  page: Page,
   lock: boolean,
-): Promise<WorkflowDlqPageOf<WorkflowDlqEntry>> {
+): Promise<PageOf<WorkflowDlqEntry>> {
   // Joined through the message (both primary keys): only the entry a run names as its dlq_id counts.
   const rows = await tx<EntryRow[]>`
     select d.dlq_id as "dlqId", d.message_id as "messageId", d.error, d.response_status as "responseStatus",
@@ -126,21 +116,19 @@ export async function selectWorkflowDlq(
     join dispatch.messages m on m.id = d.message_id
     join dispatch.workflow_runs r on r.pk = m.workflow_run_pk and r.dlq_id = d.dlq_id
     where ${"dlqIds" in selection ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection)}
-      and ${afterCursor(tx, page.cursor)}
+      and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`)}
     order by d.created_at, d.dlq_id
     limit ${page.count + 1}
     ${lock ? tx`for update of d` : tx``}`;
-  const more = rows.length > page.count;
-  const kept = more ? rows.slice(0, page.count) : rows;
+  const { kept, cursor } = pageOf(rows, page.count, (last) => positionCursor(last.position, last.dlqId));
   const messages = new Map((await findMessages(tx, kept.map((row) => row.messageId))).map((m) => [m.id, m]));
-  const last = kept.at(-1);
   return {
     items: kept.map(({ messageId, position: _, run, ...entry }) => ({
       ...entry,
       message: messages.get(messageId)!,
       run: { ...run, createdAt: new Date(run.createdAt) },
     })),
-    cursor: more && last ? `${last.position}-${last.dlqId}` : null,
+    cursor,
   };
 }
 
@@ -164,10 +152,3 @@ function matchEntries(tx: Tx, { filter, range }: { filter: WorkflowDlqFilter; ra
   return conditions.reduce((all, condition) => tx`${all} and ${condition}`);
 }
 
-/** Entries strictly after the cursor's position (time of failure in µs, then id). */
-function afterCursor(tx: Tx, cursor: string | null): postgres.Fragment {
-  if (cursor === null || cursor === "") return tx`true`;
-  const match = /^(\d{1,18})-(.+)$/.exec(cursor);
-  if (!match) throw badRequest(`invalid cursor "${cursor}"`);
-  return tx`(d.created_at, d.dlq_id) > (timestamptz 'epoch' + ${match[1]!}::bigint * interval '1 microsecond', ${match[2]!}::text)`;
-}

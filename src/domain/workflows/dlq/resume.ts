@@ -11,6 +11,7 @@ import { newMessageId } from "../../ids";
 import type { StoredMessage } from "../../messages/message";
 import type { NewMessage } from "../../messages/new-message";
 import { findMessages } from "../../messages/store";
+import type { Page, PageOf } from "../../paging";
 import { insertMessages } from "../../publish/insert";
 import type { MessageSettings } from "../../publish/options";
 import { createRun, findLatestRun, findRun } from "../runs";
@@ -19,8 +20,6 @@ import {
   findWorkflowDlqEntry,
   selectWorkflowDlq,
   type WorkflowDlqEntry,
-  type WorkflowDlqPage,
-  type WorkflowDlqPageOf,
   type WorkflowDlqSelection,
 } from "./dlq";
 import { newRunConfig, rebindRunId, type RunOverrides, withLabels } from "./run-overrides";
@@ -41,11 +40,11 @@ export interface StartedRun {
 export async function newRunsFromDlq(
   tx: Tx,
   selection: WorkflowDlqSelection,
-  page: WorkflowDlqPage,
+  page: Page,
   mode: NewRunMode,
   overrides: RunOverrides,
   settings: MessageSettings,
-): Promise<WorkflowDlqPageOf<StartedRun>> {
+): Promise<PageOf<StartedRun>> {
   const { items, cursor } = await selectWorkflowDlq(tx, selection, page, true);
   const runs: StartedRun[] = [];
   for (const entry of items) runs.push(await startNewRun(tx, entry, mode, overrides, settings));

@@ -7,9 +7,9 @@
 import type postgres from "postgres";
 import type { Tx } from "../../../db/client";
 import type { RunState } from "../../../db/vocabulary";
-import { badRequest } from "../../errors";
 import type { WorkflowCallType } from "../../headers/workflow";
 import { type TimeRange, withinRange } from "../../messages/filter";
+import { integerCursor, pageOf } from "../../paging";
 import type { RunConfig } from "../runs";
 import type { Invoker, Run } from "../runs";
 
@@ -120,9 +120,8 @@ export async function selectRunPage(tx: Tx, query: RunLogQuery): Promise<{ runs:
       and ${beforeCursor(tx, query.cursor)}
     order by r.pk desc
     limit ${query.count + 1}`;
-  const more = rows.length > query.count;
-  const runs = more ? rows.slice(0, query.count) : rows;
-  return { runs, cursor: more ? String(runs.at(-1)!.pk) : null };
+  const { kept: runs, cursor } = pageOf(rows, query.count, (last) => String(last.pk));
+  return { runs, cursor };
 }
 
 /** The step list entries of the runs `runPks`, in list order, with their messages. */
@@ -187,7 +186,8 @@ function matchRuns(tx: Tx, filter: RunLogFilter): postgres.Fragment {
 
 /** Runs older than the last run of the previous page. */
 function beforeCursor(tx: Tx, cursor: string | null): postgres.Fragment {
-  if (cursor === null) return tx`true`;
-  if (!/^\d{1,15}$/.test(cursor)) throw badRequest(`invalid cursor "${cursor}"`);
-  return tx`r.pk < ${Number(cursor)}`;
+  const pk = integerCursor(cursor, MAX_BIGINT);
+  return pk === null ? tx`true` : tx`r.pk < ${String(pk)}::bigint`;
 }
+
+const MAX_BIGINT = 2n ** 63n - 1n;
