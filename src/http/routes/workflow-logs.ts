@@ -6,7 +6,7 @@
  */
 import { type Context, Hono } from "hono";
 import { badRequest } from "../../domain/errors";
-import { listRunLogs, type RunLogFilter, type RunLogQuery, type RunState, runStates } from "../../domain/workflows/logs/logs";
+import { listRunLogs, type RunFilter, type RunLogQuery, type RunState, runStates } from "../../domain/workflows/logs/logs";
 import type { AppDeps } from "../deps";
 import { listParam, type Params, queryParams, singleParam, timeParam, timeRangeParams } from "../query";
 
@@ -46,15 +46,16 @@ function runLogQuery(c: Context, path: "logs" | "events"): RunLogQuery {
   };
 }
 
-function runLogFilter(params: Params): RunLogFilter {
-  const filter: RunLogFilter = {};
-  const set = <K extends keyof RunLogFilter>(field: K, value: RunLogFilter[K] | null) => {
+function runLogFilter(params: Params): RunFilter {
+  const filter: RunFilter = {};
+  const set = <K extends keyof RunFilter>(field: K, value: RunFilter[K] | null) => {
     if (value !== null) filter[field] = value;
   };
   // Run ids, URLs and paths may hold commas: only repeating the parameter gives several.
   set("workflowRunId", listParam(params, ["workflowRunId"], false));
   set("workflowUrl", listParam(params, ["workflowUrl"], false));
-  set("workflowCreatedAt", timeParam(params, "workflowCreatedAt"));
+  const createdAt = timeParam(params, "workflowCreatedAt");
+  set("workflowCreatedAt", createdAt === null ? null : [createdAt]);
   set("state", stateParam(params));
   set("label", listParam(params, ["label"]));
   set("messageId", listParam(params, ["messageId"]));

@@ -68,7 +68,7 @@ function cancelSelection(params: Params): RunCancelSelection {
   return {
     filter: {
       workflowUrl: urls ?? prefixes ?? undefined,
-      exactUrl: urls !== null && exact,
+      urlPrefix: !(urls !== null && exact),
       label: listParam(params, ["label"]) ?? undefined,
       callerIp: listParam(params, ["callerIp", "callerIP"]) ?? undefined,
       flowControlKey: listParam(params, ["flowControlKey"]) ?? undefined,

@@ -11,6 +11,7 @@ import { type TimeRange, withinRange } from "../../messages/filter";
 import type { StoredMessage } from "../../messages/message";
 import { findMessages } from "../../messages/store";
 import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from "../../paging";
+import { matchRuns, type RunFilter } from "../run-filter";
 
 /** The failure function's final response, as `failRun`/`recordFailureFunction` keep it. */
 export interface FailureResponse {
@@ -41,20 +42,8 @@ export interface WorkflowDlqEntry {
   };
 }
 
-/** Filters of the workflow DLQ: values of one field are OR-ed, fields AND-ed. */
-export interface WorkflowDlqFilter {
-  workflowUrl?: string[];
-  workflowRunId?: string[];
-  /** Match run ids that start with a `workflowRunId` value (bulk resume / restart), not only equal ones. */
-  runIdPrefix?: boolean;
-  /** Unix ms of the run's creation. */
-  workflowCreatedAt?: number[];
-  label?: string[];
-  failureFunctionState?: string[];
-  callerIp?: string[];
-  flowControlKey?: string[];
-  responseStatus?: number[];
-}
+/** Filters of the workflow DLQ: the run filter, and the failed message's last response status. */
+export type WorkflowDlqFilter = RunFilter & { responseStatus?: number[] };
 
 /** Entries by DLQ id, or by filter within a window of failure times. */
 export type WorkflowDlqSelection = { dlqIds: string[] } | { filter: WorkflowDlqFilter; range: TimeRange };
@@ -133,22 +122,7 @@ export async function selectWorkflowDlq(
 }
 
 function matchEntries(tx: Tx, { filter, range }: { filter: WorkflowDlqFilter; range: TimeRange }): postgres.Fragment {
-  const conditions: postgres.Fragment[] = [withinRange(tx, tx`d.created_at`, range)];
-  const on = <T>(values: T[] | undefined, condition: (values: T[]) => postgres.Fragment) => {
-    if (values !== undefined) conditions.push(condition(values));
-  };
-  on(filter.workflowUrl, (v) => tx`r.workflow_url = any(${v}::text[])`);
-  on(filter.workflowRunId, (v) =>
-    filter.runIdPrefix
-      ? tx`r.run_id like any(${v.map((id) => `${id.replace(/[\\%_]/g, "\\$&")}%`)}::text[])`
-      : tx`r.run_id = any(${v}::text[])`,
-  );
-  on(filter.workflowCreatedAt, (v) => tx`floor(extract(epoch from r.created_at) * 1000)::bigint = any(${v}::bigint[])`);
-  on(filter.label, (v) => tx`r.labels && ${v}::text[]`);
-  on(filter.failureFunctionState, (v) => tx`r.failure_callback_state = any(${v}::text[])`);
-  on(filter.callerIp, (v) => tx`r.caller_ip = any(${v}::text[])`);
-  on(filter.flowControlKey, (v) => tx`r.config->'flowControl'->>'key' = any(${v}::text[])`);
-  on(filter.responseStatus, (v) => tx`d.response_status = any(${v}::int[])`);
-  return conditions.reduce((all, condition) => tx`${all} and ${condition}`);
+  const status = filter.responseStatus === undefined ? tx`true` : tx`d.response_status = any(${filter.responseStatus}::int[])`;
+  return tx`${matchRuns(tx, filter)} and ${status} and ${withinRange(tx, tx`d.created_at`, range)}`;
 }
 

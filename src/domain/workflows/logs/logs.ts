@@ -22,7 +22,8 @@ import {
 import { redactRunResponse, redactStepGroups } from "./redaction";
 import { headerValue, parseStep, readResults, type StepError, type StepGroup, stepErrors, stepGroups } from "./steps";
 
-export type { RunLogFilter, RunLogQuery } from "./query";
+export type { RunFilter } from "../run-filter";
+export type { RunLogQuery } from "./query";
 export type { RunState };
 
 /** Run states named in a query (any case), or a 400 naming the unknown one. */

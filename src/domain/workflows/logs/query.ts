@@ -6,33 +6,15 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../../db/client";
-import type { RunState } from "../../../db/vocabulary";
 import type { WorkflowCallType } from "../../headers/workflow";
 import { type TimeRange, withinRange } from "../../messages/filter";
 import { integerCursor, pageOf } from "../../paging";
-import type { RunConfig } from "../runs";
-import type { Invoker, Run } from "../runs";
-
-/** Which runs to list. Values of one field are OR-ed, fields are AND-ed; an absent field does not filter. */
-export interface RunLogFilter {
-  workflowRunId?: string[];
-  workflowUrl?: string[];
-  /** Unix ms; with the run id it names exactly one run. */
-  workflowCreatedAt?: number;
-  state?: RunState[];
-  /** Runs carrying any of these labels. */
-  label?: string[];
-  /** Runs whose step list holds one of these messages. */
-  messageId?: string[];
-  callerIp?: string[];
-  flowControlKey?: string[];
-  host?: string[];
-  path?: string[];
-}
+import { matchRuns, type RunFilter } from "../run-filter";
+import type { Invoker, Run, RunConfig } from "../runs";
 
 /** A page request: the filter, the creation-time window, where to continue, how many runs. */
 export interface RunLogQuery {
-  filter: RunLogFilter;
+  filter: RunFilter;
   range: TimeRange;
   cursor: string | null;
   count: number;
@@ -100,9 +82,6 @@ export interface InvokedRunRow {
   payload: Buffer | null;
 }
 
-// Scheme, optional user info, then the host; the path after the authority (as messages/filter.ts reads URLs).
-const HOST = "^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^]]*\\]|[^:/?#]*)";
-const PATH = "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*([^?#]*)";
 
 /**
  * A page of runs, newest first, and the cursor of the next page when more
@@ -155,33 +134,6 @@ export function selectInvokedRuns(tx: Tx, parents: RunRow[]): Promise<InvokedRun
     from dispatch.workflow_runs c
     where c.created_at >= ${oldest} and c.invoker is not null
       and c.invoker->>'workflowRunId' = any(${parents.map((run) => run.runId)}::text[])`;
-}
-
-/** A condition on the runs row `r` that holds when `filter` matches it. */
-function matchRuns(tx: Tx, filter: RunLogFilter): postgres.Fragment {
-  const conditions: postgres.Fragment[] = [];
-  const on = <T>(value: T | undefined, condition: (value: T) => postgres.Fragment) => {
-    if (value !== undefined) conditions.push(condition(value));
-  };
-  on(filter.workflowRunId, (v) => tx`r.run_id = any(${v}::text[])`);
-  on(filter.workflowUrl, (v) => tx`r.workflow_url = any(${v}::text[])`);
-  // Times are shown truncated to milliseconds: the run created within that millisecond.
-  on(filter.workflowCreatedAt, (v) => tx`r.created_at >= ${new Date(v)} and r.created_at < ${new Date(v + 1)}`);
-  on(filter.state, (v) => tx`r.state = any(${v}::text[])`);
-  on(filter.label, (v) => tx`r.labels && ${v}::text[]`);
-  on(
-    filter.messageId,
-    (v) => tx`exists (
-      select 1 from dispatch.workflow_steps s where s.run_pk = r.pk and s.message_id = any(${v}::text[]))`,
-  );
-  on(filter.callerIp, (v) => tx`r.caller_ip = any(${v}::text[])`);
-  on(filter.flowControlKey, (v) => tx`r.config->'flowControl'->>'key' = any(${v}::text[])`);
-  on(filter.host, (v) => {
-    const hosts = v.map((host) => host.toLowerCase());
-    return tx`lower(substring(r.workflow_url from ${HOST})) = any(${hosts}::text[])`;
-  });
-  on(filter.path, (v) => tx`coalesce(nullif(substring(r.workflow_url from ${PATH}), ''), '/') = any(${v}::text[])`);
-  return conditions.reduce((all, condition) => tx`${all} and ${condition}`, tx`true`);
 }
 
 /** Runs older than the last run of the previous page. */

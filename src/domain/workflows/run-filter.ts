@@ -1,0 +1,68 @@
+/**
+ * Which runs a request means, one filter for the run logs, the bulk cancel
+ * and the workflow DLQ: values of one field are OR-ed, fields AND-ed, and an
+ * absent field does not filter. `matchRuns` is the condition on the runs row
+ * `r`; each caller adds its own time window.
+ */
+import type postgres from "postgres";
+import type { Tx } from "../../db/client";
+import type { RunState } from "../../db/vocabulary";
+
+export interface RunFilter {
+  workflowRunId?: string[];
+  /** Run ids that start with a `workflowRunId` value match too (bulk resume and restart). */
+  runIdPrefix?: boolean;
+  workflowUrl?: string[];
+  /** Workflow URLs that start with a `workflowUrl` value match too (bulk cancel). */
+  urlPrefix?: boolean;
+  /** Unix ms of the run's creation; times are shown truncated to milliseconds, so a run matches within its millisecond. */
+  workflowCreatedAt?: number[];
+  state?: RunState[];
+  /** Runs carrying any of these labels. */
+  label?: string[];
+  /** Runs whose step list holds one of these messages. */
+  messageId?: string[];
+  failureFunctionState?: string[];
+  callerIp?: string[];
+  flowControlKey?: string[];
+  /** Host of the workflow URL, case-insensitive. */
+  host?: string[];
+  /** Path of the workflow URL (`/` when it has none). */
+  path?: string[];
+}
+
+// Scheme, optional user info, then the host (a bracketed IPv6 literal or a name); and the path after the authority.
+const HOST = "^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^]]*\\]|[^:/?#]*)";
+const PATH = "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*([^?#]*)";
+
+/** `LIKE` patterns matching what starts with each value. */
+const prefixes = (values: string[]) => values.map((value) => `${value.replace(/[\\%_]/g, "\\$&")}%`);
+
+/** The condition on the runs row `r` that holds when `filter` matches it. */
+export function matchRuns(tx: Tx, filter: RunFilter): postgres.Fragment {
+  const conditions: postgres.Fragment[] = [];
+  const on = <T>(values: T[] | undefined, condition: (values: T[]) => postgres.Fragment) => {
+    if (values !== undefined) conditions.push(condition(values));
+  };
+  on(filter.workflowRunId, (v) =>
+    filter.runIdPrefix ? tx`r.run_id like any(${prefixes(v)}::text[])` : tx`r.run_id = any(${v}::text[])`,
+  );
+  on(filter.workflowUrl, (v) =>
+    filter.urlPrefix ? tx`r.workflow_url like any(${prefixes(v)}::text[])` : tx`r.workflow_url = any(${v}::text[])`,
+  );
+  on(filter.workflowCreatedAt, (v) =>
+    v
+      .map((ms) => tx`(r.created_at >= ${new Date(ms)} and r.created_at < ${new Date(ms + 1)})`)
+      .reduce((any, one) => tx`${any} or ${one}`, tx`false`),
+  );
+  on(filter.state, (v) => tx`r.state = any(${v}::text[])`);
+  on(filter.label, (v) => tx`r.labels && ${v}::text[]`);
+  on(filter.messageId, (v) => tx`exists (
+    select 1 from dispatch.workflow_steps s where s.run_pk = r.pk and s.message_id = any(${v}::text[]))`);
+  on(filter.failureFunctionState, (v) => tx`r.failure_callback_state = any(${v}::text[])`);
+  on(filter.callerIp, (v) => tx`r.caller_ip = any(${v}::text[])`);
+  on(filter.flowControlKey, (v) => tx`r.config->'flowControl'->>'key' = any(${v}::text[])`);
+  on(filter.host, (v) => tx`lower(substring(r.workflow_url from ${HOST})) = any(${v.map((h) => h.toLowerCase())}::text[])`);
+  on(filter.path, (v) => tx`coalesce(nullif(substring(r.workflow_url from ${PATH}), ''), '/') = any(${v}::text[])`);
+  return conditions.reduce((all, condition) => tx`${all} and (${condition})`, tx`true`);
+}
