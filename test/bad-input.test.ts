@@ -7,7 +7,7 @@
  * event data are bytes: they are tested for taking any byte instead.
  */
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { createApp } from "../src/http/server/app";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
@@ -86,7 +86,7 @@ const BAD_QUERY_VALUES = ["%00", "%C3%28", "%FF", "y".repeat(MAX_QUERY_PARAMETER
 const QUERY_NAMES = ["messageId", "Upstash-Forward-X-Probe"];
 const DESTINATION = "http://127.0.0.1:9/destination";
 
-/** The init message of a run started by `context.invoke` (workflow-protocol.md §8). */
+/** The init message of a run started by `context.invoke` (docs/workflow-protocol.md §8). */
 const INVOKE_HEADERS = {
   "Upstash-Workflow-RunId": "wfr_invoked",
   "Upstash-Workflow-Init": "true",
@@ -186,8 +186,8 @@ describe("bytes and header values that are storable are taken as given", () => {
   beforeAll(async () => {
     worker = await startTestService({}, { role: "worker", databaseUrl: dispatch.service.databaseUrl });
   });
+  afterEach(() => receivers.closeAll());
   afterAll(async () => {
-    await receivers.closeAll();
     await worker?.stop();
   });
 

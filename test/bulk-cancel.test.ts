@@ -204,7 +204,7 @@ describe("the SDK's bulk cancel", () => {
     const before = await pending();
     expect(before).toBeGreaterThan(2);
     expect((await cancel("?count=1")).body).toEqual({ cancelled: 1 });
-    // The trailing-slash form is the bulk route too (compat-api.md §1.2).
+    // The trailing-slash form is the bulk route too (docs/hosted-api.md §1.2).
     expect((await cancel("/?count=1")).body).toEqual({ cancelled: 1 });
     expect((await cancel("")).body).toEqual({ cancelled: before - 2 });
     expect(await pending()).toBe(0);

@@ -57,7 +57,7 @@ function pathOf(route: string): string {
     .replace(/:name\b/, path.startsWith("/v2/topics") ? "ro-group" : "ro-queue")
     .replace(/:queue\b/, "ro-queue")
     .replace(/:(\w+)/g, (_, name: string) => (workflow ? undefined : existing[name]) ?? `probe-${name}`);
-  // The events view of the workflow logs is only grouped by run (workflow-protocol.md §10).
+  // The events view of the workflow logs is only grouped by run (docs/workflow-protocol.md §11).
   return filled === "/v2/workflows/events" ? `${filled}?groupBy=workflowRunId` : filled;
 }
 

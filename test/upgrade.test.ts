@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 import { Logger, runMigrations } from "graphile-worker";
-import { afterAll, beforeAll, expect, it, inject } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it, inject } from "vitest";
 import { createSql, type Sql } from "../src/db/client";
 import { TEST_DATABASE_PREFIX, withDatabase } from "./support/global-setup";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
@@ -34,8 +34,11 @@ beforeAll(async () => {
   databaseUrl = withDatabase(inject("adminUrl"), name);
   await migrateUpTo(databaseUrl, BEFORE);
 });
-afterAll(async () => {
+afterEach(async () => {
   await dispatch?.stop();
+  dispatch = undefined;
+});
+afterAll(async () => {
   await receiver.close();
 });
 

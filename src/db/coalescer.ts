@@ -1,8 +1,8 @@
 /**
  * Group commit for the app: concurrent callers' items are written together,
  * in one transaction (or one autocommit statement, when the writer needs no
- * more), so one commit (and one NOTIFY) serves many requests (PERFORMANCE.md
- * trap 1).
+ * more), so one commit (and one NOTIFY) serves many requests (README
+ * "Architecture: the delivery engine").
  *
  * There is no fixed linger: an item submitted while no batch is running is
  * written at once; items arriving while `maxConcurrent` batches are in flight

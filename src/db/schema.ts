@@ -77,7 +77,7 @@ export const messages = dispatch.table(
      */
     queueStarted: boolean("queue_started").notNull().default(false),
     api: text("api"),
-    /** The workflow run the message belongs to, and its role in it (workflow-protocol.md §2.1). */
+    /** The workflow run the message belongs to, and its role in it (docs/workflow-protocol.md §2.1). */
     workflowRunPk: bigint("workflow_run_pk", { mode: "number" }),
     workflowCallType: text("workflow_call_type").$type<WorkflowCallType>(),
     method: text("method").notNull(),
@@ -316,7 +316,7 @@ export const urlGroupEndpoints = dispatch.table(
  * Workflow runs. A run id may be reused once its run has ended, so runs are
  * keyed by `pk`; at most one run per id is active (partial unique index).
  * Run-level configuration from the init message applies to every later
- * message of the run (workflow-protocol.md §2.2, §2.4 WF_TriggerOnConfig).
+ * message of the run (docs/workflow-protocol.md §2.2, §2.4 WF_TriggerOnConfig).
  */
 export const workflowRuns = dispatch.table(
   "workflow_runs",
@@ -364,7 +364,7 @@ export const workflowRuns = dispatch.table(
 );
 
 /**
- * The ordered step list of a run (workflow-protocol.md §2.3): every message
+ * The ordered step list of a run (docs/workflow-protocol.md §2.3): every message
  * of the run in creation order. A delivery to the workflow URL carries the
  * list up to and including its own entry.
  */

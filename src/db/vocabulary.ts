@@ -42,7 +42,7 @@ export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 export const DIALECTS = ["svc", "upstash"] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
-/** A workflow message's role in its run (workflow-protocol.md §2.1); `callType` in the step list. Set once. */
+/** A workflow message's role in its run (docs/workflow-protocol.md §2.1); `callType` in the step list. Set once. */
 export const WORKFLOW_CALL_TYPES = ["step", "toCallback", "fromCallback", "failureCall"] as const;
 export type WorkflowCallType = (typeof WORKFLOW_CALL_TYPES)[number];
 

@@ -17,7 +17,7 @@ export const badRequest = (message: string) => new AppError(400, message);
 
 /**
  * A value over a limit: 412, as the hosted service answers limit and quota
- * violations (compat-api.md §1), which the workflow SDK turns into a failed
+ * violations (docs/hosted-api.md §1), which the workflow SDK turns into a failed
  * run instead of retrying a request that can never succeed. The message
  * names the configuration variable that raises the limit, or says it is fixed.
  */

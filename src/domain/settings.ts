@@ -11,7 +11,7 @@ import { randomBase58 } from "./ids";
 /**
  * A generated access token: base64 of a small JSON object with a `UserID`
  * field, the shape the workflow SDK's webhook feature decodes
- * (workflow-protocol.md §1).
+ * (docs/workflow-protocol.md §1).
  */
 export function generateAccessToken(): string {
   const credentials = { UserID: `user_${randomBase58(12)}`, Password: randomBytes(24).toString("base64url") };

@@ -1,5 +1,5 @@
 /**
- * Parameters of the list and bulk endpoints (compat-api.md §4, §8, §9): a
+ * Parameters of the list and bulk endpoints (docs/hosted-api.md §4, §8, §9): a
  * filter is multi-valued by repeating it or by comma-joining its values; bulk
  * actions also take the legacy JSON body older SDKs send (§16 #10).
  *

@@ -13,7 +13,7 @@ export interface RequestHeaders {
 
 /**
  * Request headers plus configuration given as query parameters in webhook
- * mode (`?upstash-retries=3`, compat-api.md §1.4); a header wins over a query
+ * mode (`?upstash-retries=3`, docs/hosted-api.md §1.4); a header wins over a query
  * parameter of the same name.
  */
 export function requestHeaders(c: Context): RequestHeaders {
@@ -35,7 +35,7 @@ export function callerIp(c: Context): string | null {
 /**
  * The raw remainder of the path after `prefix` (e.g. `/v2/publish/`), with the
  * request's own query string re-attached minus Dispatch's own parameters
- * (compat-api.md §1.3): clients put the destination URL in the path unencoded.
+ * (docs/hosted-api.md §1.3): clients put the destination URL in the path unencoded.
  */
 export function rawDestination(c: Context, prefix: string): string {
   const url = new URL(c.req.url);

@@ -1,5 +1,5 @@
 /**
- * Crash recovery for the engine (PERFORMANCE.md trap 4). Every worker process
+ * Crash recovery for the engine (README "Reliability: database outages, crashes, bad input"). Every worker process
  * registers the ids its claims (and graphile-worker's jobs) are held under
  * and beats a heartbeat; any worker process sweeps what is held by ids whose
  * heartbeat stopped: their claims' messages become due again

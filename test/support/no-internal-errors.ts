@@ -2,9 +2,12 @@
  * Fails any test during which a service of this test file (in-process, or a
  * child process started by the test) rendered a 500:
  * an internal error is a defect even when the test's own assertions pass.
+ * Also fails a test that leaves a service or receiver it started running
+ * (leaks.ts), and a file that leaves one of its own running.
  * Registered for every file in vitest.config.ts.
  */
-import { afterEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { leftRunning, runningNow } from "./leaks";
 
 const seen: string[] = [];
 
@@ -16,4 +19,19 @@ export function noteLogLine(line: string): void {
 afterEach(() => {
   const errors = seen.splice(0);
   if (errors.length > 0) throw new Error(`the service answered 500 during this test:\n${errors.join("\n")}`);
+});
+
+let beforeFile = new Set<number>();
+let beforeTest = new Set<number>();
+beforeAll(() => void (beforeFile = runningNow()));
+beforeEach(() => void (beforeTest = runningNow()));
+
+afterEach(() => {
+  const left = leftRunning(beforeTest);
+  if (left.length > 0) throw new Error(`this test left running what it started: ${left.join(", ")}`);
+});
+
+afterAll(() => {
+  const left = leftRunning(beforeFile);
+  if (left.length > 0) throw new Error(`this file left running what it started: ${left.join(", ")}`);
 });

@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { track } from "./leaks";
 
 /** A request as the receiver got it. */
 export interface Received {
@@ -59,6 +60,7 @@ export async function startReceiver(responder: Responder = () => ({ status: 200,
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
+  const stopped = track(`a receiver on port ${port}`);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -77,7 +79,7 @@ export async function startReceiver(responder: Responder = () => ({ status: 200,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => (stopped(), resolve()));
       }),
   };
 }

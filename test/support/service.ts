@@ -6,6 +6,7 @@
 import { type Config, loadConfig } from "../../src/config/config";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
+import { track } from "./leaks";
 import { noteLogLine } from "./no-internal-errors";
 
 /** Shaped like a generated token (base64 JSON with a UserID), as the workflow SDK's webhooks need. */
@@ -57,6 +58,7 @@ export async function startTestService(
     if (!line.includes("terminating connection")) console.error(line);
   });
   const baseUrl = service.baseUrl ?? "";
+  const stopped = track(`a Dispatch service (${options.role ?? "all"}) at ${baseUrl || "no URL"}`);
   return {
     service,
     baseUrl,
@@ -66,6 +68,9 @@ export async function startTestService(
         ...init,
         headers: { Authorization: `Bearer ${TEST_TOKEN}`, ...(init.headers as Record<string, string>) },
       }),
-    stop: () => service.stop(),
+    stop: async () => {
+      await service.stop();
+      stopped();
+    },
   };
 }

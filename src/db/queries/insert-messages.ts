@@ -2,7 +2,7 @@
  * Stores a batch of messages in one statement: the rows (bodies as one bytea
  * parameter, bytea-batch.ts; headers as JSON text; the row is its CREATED event), and one NOTIFY on the
  * engine's channel when any of them is due now — a NOTIFY serialises commits,
- * so it is sent once per batch, never per message (PERFORMANCE.md trap 1).
+ * so it is sent once per batch, never per message (README "Architecture: the delivery engine").
  * Queued messages wait off the work list until their queue starts them;
  * times come from the database clock.
  */

@@ -1,7 +1,7 @@
 /**
- * One delivery attempt: the outgoing request (compat-api.md §3.1), what came
+ * One delivery attempt: the outgoing request (docs/hosted-api.md §3.1), what came
  * back, and the decision it leads to. Outcomes are values; only
- * infrastructure faults throw (ARCHITECTURE.md §4).
+ * infrastructure faults throw (docs/decisions.md §1).
  */
 import type { WorkflowCallType } from "../../db/vocabulary";
 import type { HttpClient } from "../../outbound/http-client";
@@ -93,7 +93,7 @@ export async function attemptDelivery(
   }
 }
 
-/** Decides delivered / retry / failed from an attempt (compat-api.md §3.2). */
+/** Decides delivered / retry / failed from an attempt (docs/hosted-api.md §3.2). */
 export function decide(message: StoredMessage, attempt: Attempt, retryDelayScale: number): Outcome {
   if (attempt.kind === "response" && attempt.status >= 200 && attempt.status < 300) return { kind: "delivered" };
   const error = attempt.kind === "error" ? attempt.error : `destination responded with status ${attempt.status}`;

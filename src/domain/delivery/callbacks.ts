@@ -1,5 +1,5 @@
 /**
- * Callbacks and failure callbacks (interface.md "Events"): new messages,
+ * Callbacks and failure callbacks (docs/interface.md "Events"): new messages,
  * signed, retried and configured by the `Callback-*` / `Failure-Callback-*`
  * publish headers, whose body describes the source message and the response.
  */
@@ -81,7 +81,7 @@ export function buildCallbackMessage(
  * dialect: once, when the delivery finishes (delivered or finally failed).
  */
 export function callbackDue(message: StoredMessage, final: boolean): boolean {
-  // A workflow's third-party call calls back once, finally (workflow-protocol.md §6.2 item 4).
+  // A workflow's third-party call calls back once, finally (docs/workflow-protocol.md §6.2 item 4).
   const everyAttempt = message.dialect === "upstash" && message.workflowCallType !== "toCallback";
   return message.callback !== null && (final || everyAttempt);
 }

@@ -14,7 +14,7 @@ const GO_DURATION = /^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h|d))+$/
 const GO_COMPONENT = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d)/g;
 const GO_UNIT_MS: Record<string, number> = {
   ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000,
-  // Not a Go unit: the workflow SDK's WorkflowRetryAfterError may say "1d" (workflow-protocol.md §10).
+  // Not a Go unit: the workflow SDK's WorkflowRetryAfterError may say "1d" (docs/workflow-protocol.md §10).
   d: 86_400_000,
 };
 

@@ -2,7 +2,7 @@
  * How long to wait before the next retry of a failed attempt.
  *
  * Order of precedence: what the destination asked for (Retry-After and the
- * rate-limit reset headers, compat-api.md §3.2), then the message's
+ * rate-limit reset headers, docs/hosted-api.md §3.2), then the message's
  * Retry-Delay expression, then the dialect's default backoff.
  */
 import type { Dialect } from "../headers/dialect";
@@ -13,7 +13,7 @@ const DAY_SECONDS = 86_400;
 
 /**
  * The default backoff before retry n (n = earlier retries). Native dialect:
- * `min(86400, e^(2n))` s (interface.md). Compat dialect: `min(86400,
+ * `min(86400, e^(2n))` s (docs/interface.md "POST /v2/publish"). Compat dialect: `min(86400,
  * e^(2.5k))` s with k = n + 1, the hosted service's table (12 s, 2 m 28 s, …).
  */
 export function defaultBackoffMs(dialect: Dialect, retried: number): number {

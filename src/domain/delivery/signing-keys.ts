@@ -1,5 +1,5 @@
 /**
- * The signing key pair (compat-api.md §10.1): configured keys are stored so
+ * The signing key pair (docs/hosted-api.md §10.1): configured keys are stored so
  * every replica signs with them, otherwise a pair is generated on first start;
  * generated keys can be rotated through the API. Workers cache them and are
  * told of changes on `KEYS_CHANNEL`.
@@ -37,7 +37,7 @@ export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
 }
 
 /**
- * Rotates the signing keys (compat-api.md §10.1): the next key becomes the
+ * Rotates the signing keys (docs/hosted-api.md §10.1): the next key becomes the
  * current one and a fresh key the next. The settings row is locked, so
  * concurrent rotations chain instead of losing one. Keys given by
  * configuration cannot be rotated here (409): the configuration would win

@@ -1,5 +1,5 @@
 /**
- * Request signatures: an HS256 JWT over the delivered body (compat-api.md §10).
+ * Request signatures: an HS256 JWT over the delivered body (docs/hosted-api.md §10).
  *
  * The HMAC key is the UTF-8 bytes of the signing key string itself, `sig_`
  * included; receivers holding the current and the next key keep verifying
@@ -37,7 +37,7 @@ export interface SignedRequest {
 
 /**
  * Signs a request with `key`. `nbf` is 0 so receivers with a skewed clock
- * still accept it (compat-api.md §16 #21).
+ * still accept it (docs/hosted-api.md §16 #21).
  */
 export function signRequest(key: string, { issuer, url, body }: SignedRequest, now = Date.now()): string {
   const iat = Math.floor(now / 1000);

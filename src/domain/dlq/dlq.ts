@@ -1,5 +1,5 @@
 /**
- * The dead letter queue (compat-api.md §8): messages whose retries ran out,
+ * The dead letter queue (docs/hosted-api.md §8): messages whose retries ran out,
  * with the last response. Entries are listed, read, deleted, or retried — a
  * retry publishes a new message like the original and removes the entry, in
  * one transaction.

@@ -1,5 +1,5 @@
 /**
- * Header dialects (ARCHITECTURE.md §5): the native `Svc-` prefix and the
+ * Header dialects (docs/decisions.md §2): the native `Svc-` prefix and the
  * compat `Upstash-` prefix. A message remembers its dialect, and every header
  * Dispatch adds to its outgoing requests uses that dialect's prefix.
  */

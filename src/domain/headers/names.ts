@@ -1,7 +1,7 @@
 /**
  * Header names as Dispatch shows them: Go-style canonical (`content-type` →
  * `Content-Type`), the form the hosted service gives every JSON header map
- * (compat-api.md §1.5), so that SDK users read `header["Content-Type"][0]`.
+ * (docs/hosted-api.md §1.5), so that SDK users read `header["Content-Type"][0]`.
  * Every header map Dispatch writes into a body or an API response — call
  * results, callback and failure-callback bodies, webhook events, logs,
  * messages, DLQ entries, workflow logs — is shaped here. Names are stored
@@ -32,7 +32,7 @@ export function canonicalHeaders(headers: Record<string, string | string[]>): Re
   return shown;
 }
 
-/** `headers` with canonical names, one string per name (`sourceHeader` of a callback, interface.md). */
+/** `headers` with canonical names, one string per name (`sourceHeader` of a callback, docs/interface.md "Events"). */
 export function canonicalHeaderStrings(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(canonicalHeaders(headers)).map(([name, values]) => [name, values.join(", ")]));
 }

@@ -1,6 +1,6 @@
 /**
  * The workflow protocol's headers as the server reads them from a publish
- * (workflow-protocol.md §2.1). Header maps have lower-case names; the native
+ * (docs/workflow-protocol.md §2.1). Header maps have lower-case names; the native
  * dialect reads the same names with the `svc-` prefix.
  */
 import { checkText, MAX_ID_BYTES } from "../storable-text";

@@ -1,4 +1,4 @@
-/** Cancelling messages (compat-api.md §3.2, §4). */
+/** Cancelling messages (docs/hosted-api.md §3.2, §4). */
 import type { Tx } from "../../db/client";
 import { isPending } from "../../db/vocabulary";
 import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./filter";
@@ -28,7 +28,7 @@ export async function cancelSelected(tx: Tx, selection: CancelSelection): Promis
  * Cancels a message that has not finished; its log shows CANCEL_REQUESTED
  * then CANCELED at `canceled_seq`. It leaves the work list, so nothing more
  * is sent; an attempt already in
- * flight may still land (compat-api.md §3.2). Returns how many were cancelled.
+ * flight may still land (docs/hosted-api.md §3.2). Returns how many were cancelled.
  */
 export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
   const cancelled = await tx<{ id: string; queueName: string | null }[]>`

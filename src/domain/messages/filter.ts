@@ -1,6 +1,6 @@
 /**
  * Selecting messages by the filters of bulk cancel, the DLQ and the logs
- * (compat-api.md §4, §8, §9): values of one field are OR-ed, fields are
+ * (docs/hosted-api.md §4, §8, §9): values of one field are OR-ed, fields are
  * AND-ed. A value that names nothing matches nothing.
  */
 import type postgres from "postgres";

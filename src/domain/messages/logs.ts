@@ -1,5 +1,5 @@
 /**
- * The logs (compat-api.md §9): every state change of every message, from the
+ * The logs (docs/hosted-api.md §9): every state change of every message, from the
  * view `dispatch.message_events` (messages and the attempt log spelt out as
  * events), with the message it belongs to. Pages are cut by event id, so a
  * cursor is stable however many events arrive meanwhile (`list-events.ts`).

@@ -25,7 +25,7 @@ export type NewMessage = Omit<MessageInsert, "dialect" | "origin" | "labels" | "
   workflowRunPk?: number;
 };
 
-/** The publish result of one message (interface.md "Publish result"). */
+/** The publish result of one message (docs/interface.md "Publish result"). */
 export interface PublishResult {
   messageId: string;
   url: string;

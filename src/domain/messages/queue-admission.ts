@@ -1,5 +1,5 @@
 /**
- * Queue admission (interface.md "Queue"): which queued messages may be
+ * Queue admission (docs/interface.md "Queue"): which queued messages may be
  * attempted. A message is started — put on the engine's work list — while
  * its queue is active and holds fewer started, unfinished messages than its
  * parallelism; the queue row's lock orders every replica's decisions.

@@ -1,5 +1,5 @@
 /**
- * Redaction (`Redact-Fields`, compat-api.md §2.2): parts of a message the API
+ * Redaction (`Redact-Fields`, docs/hosted-api.md §2.2): parts of a message the API
  * shows as `REDACTED:<hash>` instead of their value. The stored row keeps the
  * originals — they are delivered, and a DLQ retry delivers them again — so
  * redaction is applied where a message is read back, by `Redactor`.
@@ -180,7 +180,7 @@ export class Redactor {
   }
 
   /**
-   * A callback envelope (compat-api.md §3.5) with the source's hidden parts
+   * A callback envelope (docs/hosted-api.md §3.5) with the source's hidden parts
    * replaced: `sourceBody` stays base64 (of the redacted form), `sourceHeader`
    * keeps its names. A body that is not an envelope is hidden whole.
    */

@@ -1,5 +1,5 @@
 /**
- * Deduplication windows (compat-api.md §3.3). A key lives in
+ * Deduplication windows (docs/hosted-api.md §3.3). A key lives in
  * `dispatch.deduplication_keys` until it expires; its primary key makes
  * concurrent identical publishes on any replica race on one row, so exactly
  * one of them creates a message and the others get its id.

@@ -1,6 +1,6 @@
 /**
- * Publish headers → validated options (interface.md "POST /v2/publish",
- * compat-api.md §2.2). Both dialects read the same names after their prefix;
+ * Publish headers → validated options (docs/interface.md "POST /v2/publish",
+ * docs/hosted-api.md §2.2). Both dialects read the same names after their prefix;
  * every invalid value is a 400 naming the header, and nothing is stored.
  */
 import { parseDuration } from "../duration";
@@ -60,7 +60,7 @@ export interface PublishOptions {
   redactFields: RedactFields;
   /** Flow control as given (`Flow-Control-Key` / `-Value`); kept on workflow runs. */
   flowControl: { key: string; value: string } | null;
-  /** The workflow run the message belongs to, if any (workflow-protocol.md §2.1). */
+  /** The workflow run the message belongs to, if any (docs/workflow-protocol.md §2.1). */
   workflow: WorkflowBinding | null;
 }
 
@@ -224,7 +224,7 @@ function forwardedHeaders(headers: Record<string, string>, p: string): Record<st
 
 /**
  * The callback (or failure callback) target. Every `<p><kind>-X` header
- * becomes `<p>X` on the callback message (compat-api.md §2.2), and the
+ * becomes `<p>X` on the callback message (docs/hosted-api.md §2.2), and the
  * callback keeps the original's retries unless it sets its own.
  */
 function callbackTarget(

@@ -1,7 +1,7 @@
 /**
  * The publish path's write side: messages of concurrent requests share one
  * statement — or one transaction when some need a deduplication window, a
- * workflow run or a queue — and one NOTIFY (PERFORMANCE.md trap 1). A 2xx
+ * workflow run or a queue — and one NOTIFY (README "Architecture: the delivery engine"). A 2xx
  * still means committed: each request's promise resolves after its batch commits.
  */
 import type { Sql } from "../../db/client";

@@ -1,6 +1,6 @@
 /**
  * Queues: ordered delivery with bounded parallelism, across any number of
- * worker processes (interface.md "Queue", compat-api.md §3.2, §6).
+ * worker processes (docs/interface.md "Queue", docs/hosted-api.md §3.2, §6).
  *
  * A queued message is not on the engine's work list when it is stored. It
  * is *started* — made due — only while its queue is active and fewer than

@@ -1,6 +1,6 @@
 /**
  * URL groups (topics): a named set of endpoints; a publish to the group fans
- * out to one message per endpoint (compat-api.md §5).
+ * out to one message per endpoint (docs/hosted-api.md §5).
  */
 import type { Tx } from "../../db/client";
 import { AppError, badRequest, overLimit } from "../errors";

@@ -1,6 +1,6 @@
 /**
  * Binding workflow messages to their runs as they are stored, in the insert
- * transaction (workflow-protocol.md §3.5, §15 items 2-3): an init message
+ * transaction (docs/workflow-protocol.md §3.5, §15 items 2-3): an init message
  * creates its run (or is deduplicated against the active one), every other
  * message joins its run's step list and takes the run's configuration.
  */

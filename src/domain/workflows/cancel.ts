@@ -1,6 +1,6 @@
 /**
  * Bulk cancel of workflow runs, `DELETE /v2/workflows/runs`
- * (workflow-protocol.md §9.2, §11; compat-api.md §13.1).
+ * (docs/workflow-protocol.md §9.2, §11; docs/hosted-api.md §13.1).
  */
 import type { Tx } from "../../db/client";
 import { type TimeRange, withinRange } from "../messages/filter";

@@ -1,5 +1,5 @@
 /**
- * How a run ends (workflow-protocol.md §8.2, §9): success, cancel and
+ * How a run ends (docs/workflow-protocol.md §8.2, §9): success, cancel and
  * failure, the failure function's bookkeeping, and the report an invoked run
  * sends back to its parent. Everything runs in the caller's transaction.
  */

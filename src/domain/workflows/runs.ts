@@ -1,5 +1,5 @@
 /**
- * Workflow runs and their step lists (workflow-protocol.md §2.2, §2.3).
+ * Workflow runs and their step lists (docs/workflow-protocol.md §2.2, §2.3).
  */
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";

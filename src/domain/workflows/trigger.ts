@@ -1,8 +1,9 @@
 /**
  * Starting a run without an SDK: `POST /v2/trigger/{workflowUrl}`
- * (workflow-protocol.md §3.4, compat-api.md §13.1). Dispatch writes the init
+ * (docs/workflow-protocol.md §3.4, docs/hosted-api.md §13.1). Dispatch writes the init
  * message the SDK's `client.trigger` would publish (§3.1) and publishes it
- * like any other, so the run is created by the normal binding.
+ * like any other, so the run is created by the normal binding. Bare §
+ * numbers in this file are docs/workflow-protocol.md's.
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
@@ -23,7 +24,7 @@ const CONFIG_HEADERS = [
   "redact-fields",
 ];
 
-/** Config headers the failure callback mirrors from the run (§3.1 table). */
+/** Config headers the failure callback mirrors from the run (§3.1). */
 const MIRRORED = ["retries", "retry-delay", "flow-control-key", "flow-control-value"];
 
 /** What identifies the run a failure callback belongs to. */
@@ -39,7 +40,7 @@ export interface FailureCallbackRun {
 /**
  * Publish headers (lower-case, `<p>failure-callback-…`) that make a failure
  * callback a `failureCall` message of its run, as the SDK's trigger sends
- * them (§3.1 table); the failure callback URL itself is not among them.
+ * them (§3.1); the failure callback URL itself is not among them.
  */
 export function failureCallbackHeaders(dialect: Dialect, run: FailureCallbackRun): Record<string, string> {
   const p = PREFIX[dialect].toLowerCase();

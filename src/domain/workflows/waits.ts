@@ -1,5 +1,5 @@
 /**
- * Wait for event, notify and their timeouts (workflow-protocol.md §7). A
+ * Wait for event, notify and their timeouts (docs/workflow-protocol.md §7). A
  * waiter holds the continuation of a run; a notify (or the deadline) turns it
  * into a step message with the event data (or `waitTimeout: true`).
  */

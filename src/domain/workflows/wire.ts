@@ -1,5 +1,5 @@
 /**
- * What a workflow message looks like on the wire (workflow-protocol.md §4):
+ * What a workflow message looks like on the wire (docs/workflow-protocol.md §4):
  * step deliveries carry the run's step list up to themselves, deliveries to
  * the workflow URL carry the run-level user headers, and every delivery names
  * its run.

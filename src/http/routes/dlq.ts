@@ -1,5 +1,5 @@
 /**
- * The dead letter queue (compat-api.md §8): `GET /v2/dlq`, `GET|DELETE
+ * The dead letter queue (docs/hosted-api.md §8): `GET /v2/dlq`, `GET|DELETE
  * /v2/dlq/{dlqId}`, bulk `DELETE /v2/dlq`, `POST /v2/dlq/retry[/{dlqId}]`.
  */
 import { Hono } from "hono";
@@ -25,13 +25,13 @@ import { requestHeaders } from "../request";
 import { bodyFields } from "../serialize";
 import { messageJson } from "./messages";
 
-// host and path are not DLQ filters (compat-api.md §8), so they are refused like any unknown parameter.
+// host and path are not DLQ filters (docs/hosted-api.md §8), so they are refused like any unknown parameter.
 const PARAMETERS = [
   "dlqIds", "cursor", "count", "order", "messageId", "url", "topicName", "scheduleId", "queueName", "label",
   "flowControlKey", "callerIp", "callerIP", "responseStatus", "fromDate", "toDate",
 ];
 
-/** Page size: default and maximum (compat-api.md §8). */
+/** Page size: default and maximum (docs/hosted-api.md §8). */
 const MAX_COUNT = 100;
 
 /** Routes of the DLQ resource. */
@@ -54,7 +54,7 @@ export function dlqRoutes(deps: AppDeps) {
       const params = await bulkParams(c, PARAMETERS);
       const [picked, paged, overrides] = [selection(params), page(params), requestHeaders(c)];
       const { items, cursor } = await sql.begin((tx) => retryDlqEntries(tx, picked, paged, overrides, settings));
-      // The bulk retry answers an empty cursor, not none, when done (compat-api.md §8).
+      // The bulk retry answers an empty cursor, not none, when done (docs/hosted-api.md §8).
       return c.json({ responses: items.map(retryJson), cursor: cursor ?? "" }, 201);
     })
     .post("/retry/:dlqId", async (c) => {

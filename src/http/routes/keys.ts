@@ -1,4 +1,4 @@
-/** Signing keys: `GET /v2/keys` and `POST /v2/keys/rotate` (compat-api.md §10.1). */
+/** Signing keys: `GET /v2/keys` and `POST /v2/keys/rotate` (docs/hosted-api.md §10.1). */
 import { Hono } from "hono";
 import { readSigningKeys, rotateSigningKeys } from "../../domain/delivery/signing-keys";
 import type { AppDeps } from "../deps";
@@ -11,7 +11,7 @@ export function keyRoutes(deps: AppDeps) {
     new Hono()
       .get("/keys", async (c) => c.json(await readSigningKeys(deps.sql)))
       .post("/keys/rotate", async (c) => c.json(await rotate()))
-      // The Go SDK posts to /v2/rotate (compat-api.md §10.1).
+      // The Go SDK posts to /v2/rotate (docs/hosted-api.md §10.1).
       .post("/rotate", async (c) => c.json(await rotate()))
   );
 }

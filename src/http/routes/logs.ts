@@ -1,6 +1,6 @@
 /**
  * The logs: `GET /v2/events` (what the SDKs call) and `GET /v2/logs` (what
- * the docs show), the same page under `events` or `logs` (compat-api.md §9,
+ * the docs show), the same page under `events` or `logs` (docs/hosted-api.md §9,
  * §16 #3).
  */
 import { type Context, Hono } from "hono";
@@ -23,7 +23,7 @@ const PARAMETERS = [
   "label", "flowControlKey", "callerIp", "callerIP", "host", "path", "fromDate", "toDate",
 ];
 
-/** Page size: 100 by default; up to 1000 as older docs and the TS SDK allow (compat-api.md §16 #23). */
+/** Page size: 100 by default; up to 1000 as older docs and the TS SDK allow (docs/hosted-api.md §16 #23). */
 const DEFAULT_COUNT = 100;
 const MAX_COUNT = 1000;
 
@@ -51,7 +51,7 @@ function logQuery(c: Context): LogQuery {
 }
 
 /**
- * A log entry; bodies are always base64 here (compat-api.md §1.5), a hidden
+ * A log entry; bodies are always base64 here (docs/hosted-api.md §1.5), a hidden
  * body too: the base64 of its `REDACTED:<hash>` form (domain/messages/redaction.ts).
  */
 function logJson(e: LogEvent, redactor: Redactor) {
@@ -74,7 +74,7 @@ function logJson(e: LogEvent, redactor: Redactor) {
     ...(e.nextDeliveryAt !== null && { nextDeliveryTime: e.nextDeliveryAt.getTime() }),
     ...(e.responseStatus !== null && { responseStatus: e.responseStatus }),
     ...(e.responseBody !== null && { responseBody: e.responseBody.toString("base64") }),
-    // Docs say responseHeaders, the Python SDK reads responseHeader (compat-api.md §16 #12).
+    // Docs say responseHeaders, the Python SDK reads responseHeader (docs/hosted-api.md §16 #12).
     ...(responseHeader !== null && { responseHeaders: responseHeader, responseHeader }),
     ...(m.timeoutMs !== null && { timeout: m.timeoutMs }),
     method: m.method,
@@ -84,7 +84,7 @@ function logJson(e: LogEvent, redactor: Redactor) {
       failureCallbackHeaders: canonicalHeaders(m.failureCallbackHeaders ?? {}),
     }),
     maxRetries: m.maxRetries,
-    // Docs say retryDelayExpression, the Python SDK reads retryDelayExpr (compat-api.md §16 #13).
+    // Docs say retryDelayExpression, the Python SDK reads retryDelayExpr (docs/hosted-api.md §16 #13).
     ...(m.retryDelayExpression !== null && {
       retryDelayExpression: m.retryDelayExpression,
       retryDelayExpr: m.retryDelayExpression,

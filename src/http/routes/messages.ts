@@ -1,6 +1,6 @@
 /**
  * `GET /v2/messages/{id}`, `DELETE /v2/messages/{id}` and the bulk cancel
- * `DELETE /v2/messages` (compat-api.md §4).
+ * `DELETE /v2/messages` (docs/hosted-api.md §4).
  */
 import { Hono } from "hono";
 import { AppError } from "../../domain/errors";
@@ -80,7 +80,7 @@ export function messageJson(stored: StoredMessage, redactor: Redactor) {
     }),
     ...(m.deduplicationId !== null && { deduplicationId: m.deduplicationId }),
     ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
-    // py/go SDKs read `callerIP`, the TS SDK's type says `callerIp` (compat-api.md §16 #11).
+    // py/go SDKs read `callerIP`, the TS SDK's type says `callerIp` (docs/hosted-api.md §16 #11).
     ...(m.callerIp !== null && { callerIP: m.callerIp, callerIp: m.callerIp }),
     ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),
   };

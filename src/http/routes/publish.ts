@@ -1,6 +1,6 @@
 /**
  * Publishing: `POST /v2/publish/{destination}`, `POST
- * /v2/enqueue/{queueName}/{destination}` and `POST /v2/batch` (compat-api.md §2).
+ * /v2/enqueue/{queueName}/{destination}` and `POST /v2/batch` (docs/hosted-api.md §2).
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
@@ -79,7 +79,7 @@ function batchRequest(item: v.InferOutput<typeof BatchSchema>[number], ip: strin
   return { destination: item.destination, headers, body, queueName: item.queue ?? null, callerIp: ip };
 }
 
-/** 202 when every message was a duplicate (compat-api.md §2.1), else 200. */
+/** 202 when every message was a duplicate (docs/hosted-api.md §2.1), else 200. */
 function respond(c: Context, response: PublishResponse) {
   const results = Array.isArray(response) ? response : [response];
   const duplicate = results.length > 0 && results.every((result) => result.deduplicated);

@@ -1,4 +1,4 @@
-/** Queues: upsert, list, get, delete, pause, resume (compat-api.md §6). */
+/** Queues: upsert, list, get, delete, pause, resume (docs/hosted-api.md §6). */
 import { Hono } from "hono";
 import * as v from "valibot";
 import { AppError, badRequest, overLimit } from "../../domain/errors";

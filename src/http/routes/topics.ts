@@ -1,4 +1,4 @@
-/** URL groups (topics): endpoints add/remove, get, list, delete (compat-api.md §5). */
+/** URL groups (topics): endpoints add/remove, get, list, delete (docs/hosted-api.md §5). */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { badRequest } from "../../domain/errors";

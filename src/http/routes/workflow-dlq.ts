@@ -1,6 +1,6 @@
 /**
- * The workflow DLQ (workflow-protocol.md §11, §13; compat-api.md §13.4;
- * interface.md "POST /v2/workflows/dlq/resume"): list, read and delete the
+ * The workflow DLQ (docs/workflow-protocol.md §11, §13; docs/hosted-api.md §13.4;
+ * docs/interface.md "POST /v2/workflows/dlq/resume"): list, read and delete the
  * entries of failed runs; resume or restart their runs as new runs; retry a
  * failed failure function. The SDK lists through `GET /v2/dlq?source=workflow`,
  * which `workflowDlqHandOff` takes over from the plain DLQ.
@@ -37,9 +37,9 @@ const FILTERS = [
 const LIST_PARAMETERS = ["cursor", "count", ...FILTERS];
 const ACTION_PARAMETERS = ["dlqIds", ...LIST_PARAMETERS];
 
-/** Page size of the list and bulk delete: default and maximum (compat-api.md §13.4). */
+/** Page size of the list and bulk delete: default and maximum (docs/hosted-api.md §13.4). */
 const MAX_COUNT = 100;
-/** Runs per bulk resume or restart (interface.md Limits); a larger `count` is capped. */
+/** Runs per bulk resume or restart (docs/interface.md "Limits"); a larger `count` is capped. */
 const MAX_RESTARTS = 50;
 
 const FAILURE_FUNCTION_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL", "CALLBACK_CANCELED"];
@@ -93,7 +93,7 @@ export function workflowDlqRoutes(deps: AppDeps) {
 }
 
 /**
- * `GET /v2/dlq?source=workflow`, the SDK's `client.dlq.list` (workflow-protocol.md
+ * `GET /v2/dlq?source=workflow`, the SDK's `client.dlq.list` (docs/workflow-protocol.md
  * §11): mounted at `/v2/dlq` before the plain DLQ, which serves every other request.
  */
 export function workflowDlqHandOff(deps: AppDeps) {
@@ -141,7 +141,7 @@ function integer(text: string, name: string): number {
   return Number(text);
 }
 
-/** A workflow DLQ entry as the API shows it (`DLQMessage` of the SDK, workflow-protocol.md §13). */
+/** A workflow DLQ entry as the API shows it (`DLQMessage` of the SDK, docs/workflow-protocol.md §13). */
 export function workflowDlqMessageJson(entry: WorkflowDlqEntry, redactor: Redactor) {
   const { run } = entry;
   const response = entry.responseBody === null ? { body: "" } : bodyFields(entry.responseBody);

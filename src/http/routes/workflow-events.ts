@@ -1,5 +1,5 @@
 /**
- * Events of workflow runs (workflow-protocol.md §7): wait, notify (plain and
+ * Events of workflow runs (docs/workflow-protocol.md §7): wait, notify (plain and
  * lookback by run id), waiters, and the webhook endpoint a run waits on.
  */
 import { Hono } from "hono";

@@ -1,7 +1,7 @@
 /**
- * Workflow run logs: `GET /v2/workflows/logs` (interface.md, the docs' path)
+ * Workflow run logs: `GET /v2/workflows/logs` (docs/interface.md, the docs' path)
  * and `GET /v2/workflows/events?groupBy=workflowRunId` (what the SDK's
- * `client.logs` calls) serve the same pages (compat-api.md §13.2). The SDK
+ * `client.logs` calls) serve the same pages (docs/hosted-api.md §13.2). The SDK
  * sends its deprecated top-level filters under the same names as the new ones.
  */
 import { type Context, Hono } from "hono";
@@ -15,7 +15,7 @@ const PARAMETERS = [
   "label", "messageId", "callerIp", "callerIP", "flowControlKey", "host", "path",
 ];
 
-/** Runs per page: 10 by default and at most (interface.md "Limits"); a larger count is clamped. */
+/** Runs per page: 10 by default and at most (docs/interface.md "Limits"); a larger count is clamped. */
 const PAGE_SIZE = 10;
 
 /** Routes of the run logs, under /v2/workflows. */

@@ -1,8 +1,8 @@
 /**
- * Workflow runs as the SDK drives them (workflow-protocol.md §9, §11):
+ * Workflow runs as the SDK drives them (docs/workflow-protocol.md §9, §11):
  * `DELETE /v2/workflows/runs/{id}?cancel=false|true` ends a run (idempotent),
  * `GET /v2/workflows/runs/{id}` serves its step list (lazy fetch), and
- * `DELETE /v2/workflows/runs` cancels runs in bulk (compat-api.md §13.1).
+ * `DELETE /v2/workflows/runs` cancels runs in bulk (docs/hosted-api.md §13.1).
  */
 import { Hono } from "hono";
 import { AppError, badRequest } from "../../domain/errors";

@@ -1,5 +1,5 @@
 /**
- * `POST /v2/trigger/{workflowUrl}` (compat-api.md §13.1, workflow-protocol.md
+ * `POST /v2/trigger/{workflowUrl}` (docs/hosted-api.md §13.1, docs/workflow-protocol.md
  * §3.4): starts a workflow run for a client without a workflow SDK.
  */
 import { Hono } from "hono";

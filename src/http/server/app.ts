@@ -34,7 +34,7 @@ export function createApp(deps: AppDeps) {
     .route("/messages", messageRoutes(deps))
     .route("/queues", queueRoutes(deps))
     .route("/topics", topicRoutes(deps))
-    // `GET /v2/dlq?source=workflow` is the workflow DLQ (workflow-protocol.md §11); the rest is the plain DLQ.
+    // `GET /v2/dlq?source=workflow` is the workflow DLQ (docs/workflow-protocol.md §11); the rest is the plain DLQ.
     .route("/dlq", workflowDlqHandOff(deps))
     .route("/dlq", dlqRoutes(deps))
     .route("/", logRoutes(deps))
@@ -50,7 +50,7 @@ export function createApp(deps: AppDeps) {
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
     .route("/health", healthRoutes(deps))
-    // Webhooks of waiting runs are called by third parties without a token (workflow-protocol.md §7.5).
+    // Webhooks of waiting runs are called by third parties without a token (docs/workflow-protocol.md §7.5).
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
     .route("/v2/workflows/hooks", workflowHookRoutes(deps))
     .route("/v2", v2)

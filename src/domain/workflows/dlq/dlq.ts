@@ -1,5 +1,5 @@
 /**
- * The workflow DLQ (workflow-protocol.md §11, §13; compat-api.md §13.4): the
+ * The workflow DLQ (docs/workflow-protocol.md §11, §13; docs/hosted-api.md §13.4): the
  * DLQ entries of failed runs. An entry is the `dispatch.dlq` row of the
  * message that failed its run — the one the run's `dlq_id` names — seen
  * together with that run.

@@ -1,6 +1,6 @@
 /**
- * Acting on failed runs held in the workflow DLQ (interface.md "Bulk resume
- * of DLQ entries", workflow-protocol.md §13): resume and restart start a new
+ * Acting on failed runs held in the workflow DLQ (docs/interface.md "Bulk resume
+ * of DLQ entries", docs/workflow-protocol.md §13): resume and restart start a new
  * run (new id, new createdAt) and remove the entry; the failed run stays
  * RUN_FAILED. Retrying the failure function re-sends a failed failure callback.
  */

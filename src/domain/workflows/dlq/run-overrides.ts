@@ -1,6 +1,6 @@
 /**
  * What a resume or restart request may change for the new run
- * (interface.md "POST /v2/workflows/dlq/resume", compat-api.md §13.4): the
+ * (docs/interface.md "POST /v2/workflows/dlq/resume", docs/hosted-api.md §13.4): the
  * override headers, and the new run's configuration made from the original's.
  */
 import { badRequest } from "../../errors";
@@ -62,7 +62,7 @@ export function newRunConfig(
   const maxRetries = overrides.maxRetries ?? config.maxRetries;
   let callbackHeaders = rebindRunId(config.failureCallbackHeaders, runId);
   if (overrides.failureCallback !== null && callbackHeaders === null) {
-    // The original had no failure callback (a run started by a direct POST, §3.2): make it a workflow one.
+    // The original had no failure callback (a run started by a direct POST, docs/workflow-protocol.md §3.2): make it a workflow one.
     const p = PREFIX[overrides.dialect].toLowerCase();
     const headers = failureCallbackHeaders(overrides.dialect, { runId, workflowUrl: original.workflowUrl, userHeaders, config: {} });
     const options = parsePublishOptions(
@@ -82,7 +82,7 @@ export function newRunConfig(
   };
 }
 
-/** Key and value are overridden one by one (interface.md "POST /v2/workflows/dlq/resume"). */
+/** Key and value are overridden one by one (docs/interface.md "POST /v2/workflows/dlq/resume"). */
 function overriddenFlowControl(original: RunConfig["flowControl"], overrides: RunOverrides, limits: PublishLimits) {
   if (overrides.flowControlKey === null && overrides.flowControlValue === null) return original;
   const p = PREFIX[overrides.dialect].toLowerCase();

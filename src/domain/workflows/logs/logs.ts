@@ -1,6 +1,6 @@
 /**
- * Workflow run logs (interface.md "Workflow run log entry", "GET
- * /v2/workflows/logs"; workflow-protocol.md §12): a page of runs, newest
+ * Workflow run logs (docs/interface.md "Workflow run log entry", "GET
+ * /v2/workflows/logs"; docs/workflow-protocol.md §12): a page of runs, newest
  * first, each with its state, its steps, what is still under way and, once it
  * failed, its failure function, with what the run asks to hide hidden
  * (logs/redaction.ts). A page takes two queries (three when a run of

@@ -1,5 +1,5 @@
 /**
- * The SQL behind the workflow run logs (interface.md "GET /v2/workflows/logs"):
+ * The SQL behind the workflow run logs (docs/interface.md "GET /v2/workflows/logs"):
  * one query for a page of runs, then one for the step list entries of the
  * whole page (with the message behind each entry and its errors), and — only
  * when a run of the page invoked others — one for the invoked runs.

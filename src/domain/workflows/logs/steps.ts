@@ -1,6 +1,6 @@
 /**
- * The logged steps of a run (interface.md "Step group", "Step";
- * workflow-protocol.md §2.3, §2.5, §12), built from its step list: the
+ * The logged steps of a run (docs/interface.md "Step group", "Step";
+ * docs/workflow-protocol.md §2.3, §2.5, §12), built from its step list: the
  * Initial step, a group per sequential result and one per parallel set, each
  * result with the details of its type (sleep, wait, call, invoke).
  */
@@ -56,7 +56,7 @@ interface InvokeDetails {
   invokedWorkflowRunHeaders: Record<string, string[]>;
 }
 
-/** Both in milliseconds (interface.md: sleep duration in ms, sleep-until time in Unix ms). */
+/** Both in milliseconds (docs/interface.md "Step": sleep duration in ms, sleep-until time in Unix ms). */
 interface SleepDetails {
   sleepFor: number;
   sleepUntil: number;
@@ -72,7 +72,7 @@ interface WaitDetails {
 /** A group of logged steps; the "next" group is made by logs.ts. */
 export type StepGroup = { type: "sequential"; steps: [StepLog] } | { type: "parallel"; steps: StepLog[] };
 
-/** The Step JSON a `step` entry carries (workflow-protocol.md §2.5). */
+/** The Step JSON a `step` entry carries (docs/workflow-protocol.md §2.5). */
 export interface StepJson {
   stepId: number;
   stepName: string;
@@ -102,8 +102,8 @@ interface RunContext {
 
 /**
  * The result steps of a step list, in list order. Plan steps (stepId 0) only
- * announce a parallel branch, and a result the SDK submitted twice (§4.4
- * item 7) is logged once.
+ * announce a parallel branch, and a result the SDK submitted twice (§4.4)
+ * is logged once.
  */
 export function readResults(entries: EntryRow[]): ResultStep[] {
   const seen = new Set<number>();
@@ -253,7 +253,7 @@ function stepLog({ entry, step }: ResultStep, context: RunContext): StepLog {
   }
 }
 
-/** The SDK sends seconds or a duration string (workflow-protocol.md §2.5); logs show milliseconds. */
+/** The SDK sends seconds or a duration string (docs/workflow-protocol.md §2.5); logs show milliseconds. */
 function sleepForDetails(step: StepJson): Partial<SleepDetails> {
   const ms = typeof step.sleepFor === "number" ? step.sleepFor * 1000 : parseDuration(String(step.sleepFor ?? ""));
   return ms === null ? {} : { sleepFor: ms };
@@ -307,7 +307,7 @@ function callDetails(entry: EntryRow, step: StepJson, entries: EntryRow[]): Part
   };
 }
 
-/** The part of a callback body (compat-api.md §3.5) a call step shows. */
+/** The part of a callback body (docs/hosted-api.md §3.5) a call step shows. */
 interface CallbackBody {
   status?: number;
   header?: Record<string, string[]>;
