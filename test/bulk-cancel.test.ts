@@ -6,6 +6,7 @@
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { engineCycle, expectUntouched } from "./support/engine";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
 let dispatch: TestService;
@@ -58,8 +59,10 @@ describe("cancelling by message ids", () => {
   it("a cancelled message is never delivered", async () => {
     const id = await publish("/soon", { "Svc-Delay": "1s" });
     expect((await cancel(`?messageIds=${id}`)).body).toEqual({ cancelled: 1 });
-    await sleep(2000);
+    // A marker due after it has been delivered: the cancelled message came due and was not.
+    await engineCycle(dispatch, "1s");
     expect(receiver.requests.filter((r) => r.path === "/soon")).toHaveLength(0);
+    await expectUntouched(dispatch, [id]);
   });
 
   it("takes the legacy JSON body {messageIds: [...]}", async () => {

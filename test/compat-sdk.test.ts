@@ -6,6 +6,7 @@
 import { Client, Receiver as SignatureReceiver, SignatureError } from "@upstash/qstash";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Received, type Receiver, sleep, startReceiver } from "./support/receiver";
+import { engineCycle, expectUntouched } from "./support/engine";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
 let dispatch: TestService;
@@ -180,23 +181,26 @@ describe("the SDK's message API", () => {
 
   it("messages.cancel stops a delayed message from ever being delivered", async () => {
     const target = await destination();
-    const { messageId } = await client.publishJSON({ url: `${target.url}/cancelled`, body: { x: 1 }, delay: "2s" });
+    const { messageId } = await client.publishJSON({ url: `${target.url}/cancelled`, body: { x: 1 }, delay: "1s" });
 
     const result = await client.messages.cancel(messageId);
     expect(result).toEqual({ cancelled: 1 });
 
-    await sleep(3000);
+    // A marker due after it has been delivered: the cancelled message came due and was not.
+    await engineCycle(dispatch, "1s");
     expect(target.requests).toHaveLength(0);
+    await expectUntouched(dispatch, [messageId]);
   });
 
   it("the deprecated messages.delete cancels a delayed message too", async () => {
     const target = await destination();
-    const { messageId } = await client.publish({ url: `${target.url}/deleted`, body: "x", delay: 2 });
+    const { messageId } = await client.publish({ url: `${target.url}/deleted`, body: "x", delay: 1 });
 
     await expect(client.messages.delete(messageId)).resolves.toBeUndefined();
 
-    await sleep(3000);
+    await engineCycle(dispatch, "1s");
     expect(target.requests).toHaveLength(0);
+    await expectUntouched(dispatch, [messageId]);
   });
 });
 

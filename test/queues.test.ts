@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cloneDatabase } from "./support/database";
 import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, type Reply, type Responder, sleep, startReceiver } from "./support/receiver";
+import { attemptsOf, engineCycle, expectUntouched } from "./support/engine";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
 let dispatch: TestService;
@@ -220,8 +221,9 @@ describe("the queue resource", () => {
     expect(names).not.toContain("to-delete");
     for (const id of ids) expect(await stateOf(id)).toBe("CANCELED");
 
-    await sleep(1500);
+    await engineCycle(dispatch);
     expect(target.requests).toHaveLength(0);
+    await expectUntouched(dispatch, ids);
     // The name can be used again, as a new empty queue.
     await enqueue(dispatch, "to-delete", `${target.url}/again`, 9);
     const [got] = await target.waitFor(1);
@@ -235,15 +237,17 @@ describe("pause and resume", () => {
     await upsert("paused-waiting", 1);
     const pause = await post("/v2/queues/paused-waiting/pause");
     expect(pause.status).toBe(200);
-    for (let n = 0; n < 3; n++) await enqueue(dispatch, "paused-waiting", `${target.url}/w`, n);
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) ids.push((await enqueue(dispatch, "paused-waiting", `${target.url}/w`, n)).messageId);
     expect(await getQueue("paused-waiting")).toMatchObject({ paused: true, lag: 3 });
 
-    await sleep(1500);
+    await engineCycle(dispatch);
     expect(target.requests).toHaveLength(0);
-    for (let n = 3; n < 5; n++) await enqueue(dispatch, "paused-waiting", `${target.url}/w`, n);
+    for (let n = 3; n < 5; n++) ids.push((await enqueue(dispatch, "paused-waiting", `${target.url}/w`, n)).messageId);
     expect(await getQueue("paused-waiting")).toMatchObject({ paused: true, lag: 5 });
-    await sleep(500);
+    await engineCycle(dispatch);
     expect(target.requests).toHaveLength(0);
+    await expectUntouched(dispatch, ids);
 
     const resume = await post("/v2/queues/paused-waiting/resume");
     expect(resume.status).toBe(200);
@@ -251,7 +255,7 @@ describe("pause and resume", () => {
     await target.waitFor(5);
     expect(indexesOf(target)).toEqual([0, 1, 2, 3, 4]);
     await eventually(async () => (await getQueue("paused-waiting")).lag === 0, () => "lag did not drop to 0");
-    await sleep(300);
+    expect(await attemptsOf(dispatch, ids)).toBe(5);
     expect(target.requests).toHaveLength(5);
   });
 
@@ -269,8 +273,9 @@ describe("pause and resume", () => {
 
     await eventually(async () => (await stateOf(ids[0]!)) === "DELIVERED", () => "the in-flight message was not delivered");
     expect(state.order).toEqual([{ n: 0, status: 200 }]);
-    await sleep(1500);
+    await engineCycle(dispatch);
     expect(target.requests).toHaveLength(1);
+    await expectUntouched(dispatch, ids.slice(1));
     expect(await getQueue("paused-in-flight")).toMatchObject({ paused: true, lag: 2 });
     expect(await stateOf(ids[1]!)).toBe("CREATED");
 
@@ -284,12 +289,17 @@ describe("pause and resume", () => {
   it("messages already started but not yet attempted wait too, and go out on resume", async () => {
     const target = await receiver();
     await upsert("paused-started", 3);
-    // Started at once (3 free slots), but their first attempt is 2 s away.
-    for (let n = 0; n < 3; n++) await enqueue(dispatch, "paused-started", `${target.url}/s`, n, { "Svc-Delay": "2s" });
+    // Started at once (3 free slots), but their first attempt is 1 s away.
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      ids.push((await enqueue(dispatch, "paused-started", `${target.url}/s`, n, { "Svc-Delay": "1s" })).messageId);
+    }
     expect((await post("/v2/queues/paused-started/pause")).status).toBe(200);
 
-    await sleep(3500);
+    // A marker due after them has arrived: they came due while paused and were passed over.
+    await engineCycle(dispatch, "1s");
     expect(target.requests).toHaveLength(0);
+    await expectUntouched(dispatch, ids);
     expect(await getQueue("paused-started")).toMatchObject({ paused: true, lag: 3 });
 
     expect((await post("/v2/queues/paused-started/resume")).status).toBe(200);
@@ -298,23 +308,24 @@ describe("pause and resume", () => {
   });
 
   it("a message paused during its retry backoff is retried first on resume, before the messages behind it", async () => {
-    // n=0 fails its first attempt and asks for a retry 2.5 s later; everything else succeeds.
+    // n=0 fails its first attempt and asks for a retry 1 s later; everything else succeeds.
     const { responder } = tracking(0, (n, attempt) => (n === 0 && attempt === 0 ? { status: 503 } : { status: 200 }));
     const target = await receiver(responder);
     await upsert("paused-retrying", 1);
     const ids: string[] = [];
     for (let n = 0; n < 3; n++) {
-      // 2,500,000 ms scaled by the test retry delay scale (0.001) = 2.5 s.
-      const headers = { "Svc-Retry-Delay": "2500000", "Svc-Retries": "3" };
+      // 1,000,000 ms scaled by the test retry delay scale (0.001) = 1 s.
+      const headers = { "Svc-Retry-Delay": "1000000", "Svc-Retries": "3" };
       ids.push((await enqueue(dispatch, "paused-retrying", `${target.url}/r`, n, headers)).messageId);
     }
     await target.waitFor(1);
     await eventually(async () => (await stateOf(ids[0]!)) === "RETRY", () => "the first message did not go to RETRY");
     expect((await post("/v2/queues/paused-retrying/pause")).status).toBe(200);
 
-    // The retry comes due while the queue is paused.
-    await sleep(4000);
+    // The retry comes due while the queue is paused: a marker due after it arrives, the retry does not.
+    await engineCycle(dispatch, "1s");
     expect(indexesOf(target)).toEqual([0]);
+    expect(await attemptsOf(dispatch, ids)).toBe(1);
     expect(await getQueue("paused-retrying")).toMatchObject({ paused: true, lag: 3 });
 
     expect((await post("/v2/queues/paused-retrying/resume")).status).toBe(200);
@@ -342,9 +353,10 @@ describe("pause and resume", () => {
   it("upserting paused: false resumes a paused queue", async () => {
     const target = await receiver();
     await upsert("upsert-resume", 1, true);
-    await enqueue(dispatch, "upsert-resume", `${target.url}/u`, 0);
-    await sleep(1000);
+    const { messageId } = await enqueue(dispatch, "upsert-resume", `${target.url}/u`, 0);
+    await engineCycle(dispatch);
     expect(target.requests).toHaveLength(0);
+    await expectUntouched(dispatch, [messageId]);
     await upsert("upsert-resume", 1, false);
     await target.waitFor(1);
   });
@@ -355,14 +367,15 @@ describe("parallelism", () => {
     const { state, responder } = tracking(200);
     const target = await receiver(responder);
     await upsert("parallel-3", 3);
-    for (let n = 0; n < 15; n++) await enqueue(dispatch, "parallel-3", `${target.url}/p`, n);
+    const ids: string[] = [];
+    for (let n = 0; n < 15; n++) ids.push((await enqueue(dispatch, "parallel-3", `${target.url}/p`, n)).messageId);
 
     await target.waitFor(15, 30_000);
     await eventually(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
     expect(state.maxInFlight).toBe(3);
     expect(indexesOf(target).sort((a, b) => a - b)).toEqual([...Array(15).keys()]);
     await eventually(async () => (await getQueue("parallel-3")).lag === 0, () => "lag did not drop to 0");
-    await sleep(300);
+    expect(await attemptsOf(dispatch, ids)).toBe(15);
     expect(target.requests).toHaveLength(15);
   });
 
@@ -430,7 +443,7 @@ describe("with two worker processes on one database", () => {
       if (state.order[i]!.n !== state.order[i - 1]!.n) expect(state.order[i - 1]!.status).toBe(200);
     }
     expect(state.maxInFlight).toBe(1);
-    await sleep(500);
+    expect(await attemptsOf(api, ids)).toBe(expected.length);
     expect(target.requests).toHaveLength(expected.length);
     expect((await getQueue("fifo", api)).lag).toBe(0);
   }, 90_000);

@@ -1,0 +1,44 @@
+/**
+ * Checking that something did NOT happen without sleeping through it.
+ *
+ * `engineCycle` publishes a marker message due now and waits for it to
+ * arrive: the engine claims due messages oldest-due first, so by then every
+ * message that was due before the marker has been claimed or passed over (a
+ * paused queue, a queue slot taken). `attemptsOf` and `unclaimed` then read
+ * from the database what the engine did with the messages under test.
+ */
+import { expect } from "vitest";
+import { startReceiver } from "./receiver";
+import type { TestService } from "./service";
+
+/**
+ * Resolves once a marker message published now (due after `delay`, e.g.
+ * `"1s"`, when given) has been delivered: by then every message due before it
+ * has been claimed or passed over.
+ */
+export async function engineCycle(dispatch: TestService, delay?: string): Promise<void> {
+  const marker = await startReceiver();
+  try {
+    const headers: Record<string, string> = delay === undefined ? {} : { "Svc-Delay": delay };
+    const response = await dispatch.api(`/v2/publish/${marker.url}/marker`, { method: "POST", headers, body: "marker" });
+    expect(response.status).toBe(200);
+    await marker.waitFor(1);
+  } finally {
+    await marker.close();
+  }
+}
+
+/** How many attempts the messages `ids` have had, together. */
+export async function attemptsOf(dispatch: TestService, ids: string[]): Promise<number> {
+  const [row] = await dispatch.service.sql<{ n: number }[]>`
+    select count(*)::int as n from dispatch.attempts where message_id = any(${ids}::text[])`;
+  return row!.n;
+}
+
+/** Asserts that the messages `ids` were neither attempted nor claimed (no attempt in flight). */
+export async function expectUntouched(dispatch: TestService, ids: string[]): Promise<void> {
+  expect(await attemptsOf(dispatch, ids)).toBe(0);
+  const claimed = await dispatch.service.sql`
+    select id from dispatch.messages where id = any(${ids}::text[]) and claim_id is not null`;
+  expect(claimed).toEqual([]);
+}
