@@ -13,7 +13,7 @@ import { createApp } from "../src/http/server/app";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
 import { MAX_QUERY_PARAMETER_BYTES } from "../src/http/input";
 import { receiverPool } from "./support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
 
 /** The API's routes: the router is built only to list them (its database is never called). */
 const ROUTES = [
@@ -101,14 +101,10 @@ interface Probe {
   names: string;
 }
 
-let dispatch: TestService;
+const dispatch = useDispatch({}, { role: "api" });
 
 beforeAll(async () => {
   // No worker: nothing writes behind the probes' back, so row counts must not move at all.
-  dispatch = await startTestService({}, { role: "api" });
-});
-afterAll(async () => {
-  await dispatch?.stop();
 });
 
 describe("every route refuses bad input with a 4xx and changes nothing", () => {

@@ -7,19 +7,17 @@ import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
 import { engineCycle, expectUntouched } from "./support/engine";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 let client: Client;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   receiver = await startReceiver();
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

@@ -5,19 +5,17 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let destination: Receiver;
 let callbacks: Receiver;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   destination = await startReceiver();
   callbacks = await startReceiver();
 });
 afterAll(async () => {
-  await dispatch.stop();
   await destination.close();
   await callbacks.close();
 });

@@ -4,25 +4,21 @@
  * reads and cancels, and its Receiver verifies Dispatch's signatures.
  */
 import { Client, Receiver as SignatureReceiver, SignatureError } from "@upstash/qstash";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Received, type Receiver, sleep, startReceiver } from "./support/receiver";
 import { engineCycle, expectUntouched } from "./support/engine";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let client: Client;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   // devMode: false keeps the SDK from looking for (or downloading) its local dev server.
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
 });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await dispatch.stop();
 });
 
 /** A receiver of its own for one test, closed after it. */

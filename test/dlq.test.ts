@@ -7,16 +7,15 @@
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Received, type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 let client: Client;
 /** Paths the receiver answers with 200; every other path fails (404 under /missing, else 500). */
 const healed = new Set<string>();
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   receiver = await startReceiver((request) => {
     const path = request.path.split("?")[0]!;
     if (healed.has(path)) return { status: 200, body: "ok" };
@@ -26,7 +25,6 @@ beforeAll(async () => {
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

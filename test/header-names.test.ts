@@ -6,20 +6,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 
 const ODD = { "x-weird-NAME": "v", "ALL-CAPS": "w" };
 const CANONICAL = { "X-Weird-Name": ["v"], "All-Caps": ["w"] };
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   receiver = await startReceiver((req) => ({ status: req.path.startsWith("/fail") ? 500 : 200, headers: ODD, body: "b" }));
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

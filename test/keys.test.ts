@@ -7,17 +7,15 @@
 import { Receiver as SignatureReceiver, SignatureError } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { startTestService, type TestService, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

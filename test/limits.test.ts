@@ -4,18 +4,12 @@
  * value stays 400, and nothing is stored either way. Bodies over the maximum
  * message size answer 413 on every path that takes one, naming the setting.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "./support/service";
+import { describe, expect, it } from "vitest";
+import { useDispatch } from "./support/service";
 
-let dispatch: TestService;
 const MAX_BYTES = 64 * 1024;
+const dispatch = useDispatch({ maxRetries: 5, maxDelayMs: 3_600_000, maxTimeoutMs: 60_000, maxQueueParallelism: 10, maxMessageBytes: MAX_BYTES });
 
-beforeAll(async () => {
-  dispatch = await startTestService({ maxRetries: 5, maxDelayMs: 3_600_000, maxTimeoutMs: 60_000, maxQueueParallelism: 10, maxMessageBytes: MAX_BYTES });
-});
-afterAll(async () => {
-  await dispatch.stop();
-});
 
 const rows = async () =>
   (await dispatch.service.sql<{ n: number }[]>`

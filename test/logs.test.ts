@@ -6,14 +6,13 @@
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 let client: Client;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   // "/flaky" fails its first attempt with a 503, everything else succeeds.
   let flakyCalls = 0;
   receiver = await startReceiver((request) =>
@@ -24,7 +23,6 @@ beforeAll(async () => {
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

@@ -1,17 +1,15 @@
 /** Reading and cancelling a message; the event log of its life. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { request, startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

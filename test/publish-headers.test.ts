@@ -4,17 +4,15 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "./support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 beforeEach(() => {

@@ -8,19 +8,13 @@ import { cloneDatabase } from "./support/database";
 import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, type Reply, type Responder, sleep, startReceiver } from "./support/receiver";
 import { attemptsOf, engineCycle, expectUntouched } from "./support/engine";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 const receivers: Receiver[] = [];
 
-beforeAll(async () => {
-  dispatch = await startTestService();
-});
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await dispatch?.stop();
 });
 
 /** A receiver of its own for one test, closed after it. */

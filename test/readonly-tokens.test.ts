@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config";
 import { createApp } from "../src/http/server/app";
 import { type Receiver, startReceiver } from "./support/receiver";
-import { request, startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
 const READONLY = "readonly-token-0123456789";
 
@@ -23,13 +23,12 @@ const ROUTES = [
   ),
 ];
 
-let dispatch: TestService;
+const dispatch = useDispatch({ readonlyTokens: [READONLY] });
 let receiver: Receiver;
 /** Values of path parameters that name things that exist. */
 const existing: Record<string, string> = {};
 
 beforeAll(async () => {
-  dispatch = await startTestService({ readonlyTokens: [READONLY] });
   receiver = await startReceiver((req) => (req.path === "/fail" ? { status: 500 } : { status: 200, body: "ok" }));
   const published = await dispatch.api(`/v2/publish/${receiver.url}/ok`, { method: "POST", body: "hello" });
   existing.id = (await published.json()).messageId;
@@ -44,7 +43,6 @@ beforeAll(async () => {
   expect(existing.dlqId).toBeDefined();
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 

@@ -6,19 +6,17 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultBackoffMs } from "../src/domain/delivery/retry-policy";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let destination: Receiver;
 let failures: Receiver;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   destination = await startReceiver();
   failures = await startReceiver();
 });
 afterAll(async () => {
-  await dispatch.stop();
   await destination.close();
   await failures.close();
 });

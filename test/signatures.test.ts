@@ -5,21 +5,15 @@
  */
 import { createHash } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { type Received, type Receiver, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 const receivers: Receiver[] = [];
 
-beforeAll(async () => {
-  dispatch = await startTestService();
-});
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await dispatch.stop();
 });
 
 async function destination(): Promise<Receiver> {

@@ -3,21 +3,15 @@
  * a group, which fans the message out to one independent message per
  * endpoint — own retries, own DLQ entry, own callbacks, own deduplication.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { useDispatch } from "./support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 const receivers: Receiver[] = [];
 
-beforeAll(async () => {
-  dispatch = await startTestService();
-});
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await dispatch.stop();
 });
 
 /** A receiver of its own for one test, closed after it. */

@@ -3,6 +3,7 @@
  * template, API and worker in-process, loopback destinations allowed and
  * retry backoff scaled down so no test sleeps through real backoff.
  */
+import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config/config";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
@@ -43,6 +44,39 @@ export function testConfig(databaseUrl: string, overrides: Partial<Config> = {})
     heartbeatIntervalMs: 500,
     workerDeadAfterMs: 3000,
     ...overrides,
+  };
+}
+
+/**
+ * A Dispatch for the whole test file: started in `beforeAll` on a fresh
+ * database, stopped in `afterAll`. Call it at the top of the file; the object
+ * it returns reads the running service.
+ */
+export function useDispatch(overrides: Partial<Config> = {}, options: { role?: Role; databaseUrl?: string } = {}): TestService {
+  let started: TestService | null = null;
+  beforeAll(async () => {
+    started = await startTestService(overrides, options);
+  });
+  afterAll(async () => {
+    await started?.stop();
+    started = null;
+  });
+  const running = () => {
+    if (started === null) throw new Error("the file's Dispatch is not running (useDispatch starts it in beforeAll)");
+    return started;
+  };
+  return {
+    get service() {
+      return running().service;
+    },
+    get baseUrl() {
+      return running().baseUrl;
+    },
+    get config() {
+      return running().config;
+    },
+    api: (path, init) => running().api(path, init),
+    stop: () => running().stop(),
   };
 }
 

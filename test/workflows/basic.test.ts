@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { sleep } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let app: WorkflowApp;
 const results: unknown[] = [];
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   app = await startWorkflowApp(dispatch, {
     "/wf": {
       route: async (context) => {
@@ -23,7 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await dispatch.stop();
 });
 
 it("runs a workflow with run and sleep steps", async () => {

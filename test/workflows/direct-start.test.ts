@@ -7,16 +7,15 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let app: WorkflowApp;
 let thirdParty: Receiver;
 const seen = new Map<string, unknown>();
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   thirdParty = await startReceiver(() => ({ status: 200, headers: { "Content-Type": "text/plain" }, body: "called" }));
   app = await startWorkflowApp(dispatch, {
     "/direct": {
@@ -45,7 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await thirdParty.close();
-  await dispatch.stop();
 });
 
 /** Polls `/v2/workflows/logs` until the run has left RUN_STARTED. */

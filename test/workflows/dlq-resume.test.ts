@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sleep } from "../support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "../support/service";
+import { TEST_TOKEN, useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp, type WorkflowRoute } from "../support/workflow-app";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let app: WorkflowApp;
 
 /** Groups whose "second" step throws for now. */
@@ -61,7 +61,6 @@ async function dlqEntries(workflowUrl: string, count: number) {
 }
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   const flaky: WorkflowRoute = {
     route: async (context) => {
       const { group, n } = context.requestPayload as { group: string; n: number };
@@ -126,7 +125,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await dispatch.stop();
 });
 
 /** Triggers one flaky run of `group` (with no retries, so it fails fast) and waits for its DLQ entry. */

@@ -11,10 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markStalledRuns } from "../../src/domain/workflows/stalled";
 import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { type Receiver, type Reply, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-let dispatch: TestService;
+const MiB = 1024 * 1024;
+const dispatch = useDispatch({ maxMessageBytes: 8 * MiB });
 let app: WorkflowApp;
 let thirdParty: Receiver;
 /** Answers 200 as the test says: like an SDK older than v1, like a v1 SDK that never goes on, or like no SDK. */
@@ -37,13 +38,10 @@ async function finishedRun(workflowRunId: string): Promise<Record<string, any>> 
   throw new Error(`run ${workflowRunId} did not finish`);
 }
 
-const MiB = 1024 * 1024;
-
 /** What `context.invoke` needs of a workflow: its id, which names the sibling route (`/child`). */
 const child = { routeFunction: async () => undefined, options: {}, workflowId: "child" } as unknown as InvokableWorkflow<unknown, unknown>;
 
 beforeAll(async () => {
-  dispatch = await startTestService({ maxMessageBytes: 8 * MiB });
   // A third party answering with lower-case names on the wire, as most servers do; /echo sends the body back.
   thirdParty = await startReceiver((request) => ({
     status: 200,
@@ -112,7 +110,6 @@ afterAll(async () => {
   await app.close();
   await thirdParty.close();
   await endpoints.close();
-  await dispatch.stop();
 });
 
 describe("header names", () => {

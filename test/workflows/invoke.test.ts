@@ -11,9 +11,9 @@ import { createWorkflow, serveMany } from "@upstash/workflow/hono";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sleep } from "../support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "../support/service";
+import { TEST_TOKEN, useDispatch } from "../support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let server: ServerType;
 let baseUrl: string;
 let client: WorkflowClient;
@@ -26,7 +26,6 @@ async function waitFor<T>(key: string, timeoutMs = 20_000): Promise<T> {
 }
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   const options = {
     qstashClient: new QStashClient({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, retry: false }),
     receiver: new Receiver({
@@ -62,7 +61,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
-  await dispatch.stop();
 });
 
 describe("invoke, labels and lookback notify", () => {

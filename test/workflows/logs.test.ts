@@ -6,10 +6,10 @@
 import type { InvokableWorkflow, WorkflowRunLog } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let app: WorkflowApp;
 let thirdParty: Receiver;
 
@@ -46,7 +46,6 @@ const child = { routeFunction: async () => undefined, options: {}, workflowId: "
 const invokable = child as unknown as InvokableWorkflow<unknown, unknown>;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   thirdParty = await startReceiver(() => ({ status: 201, headers: { "X-Reply": "r" }, body: "echo" }));
   app = await startWorkflowApp(dispatch, {
     "/all": {
@@ -98,7 +97,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await thirdParty.close();
-  await dispatch.stop();
 });
 
 describe("a finished run", () => {

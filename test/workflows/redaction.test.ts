@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectHidden, REDACTED } from "../support/hidden";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let app: WorkflowApp;
 let thirdParty: Receiver;
 /** What the workflow read: its payload and the secret header. */
@@ -20,7 +20,6 @@ const seen: unknown[] = [];
 const SECRETS = ["payload-secret", "header-secret", "derived-secret", "call-secret", "reply-secret"];
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   thirdParty = await startReceiver(() => ({ status: 200, body: "reply-secret" }));
   app = await startWorkflowApp(dispatch, {
     "/secret": {
@@ -48,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await thirdParty.close();
-  await dispatch.stop();
 });
 
 const expectSecretsHidden = (value: unknown) => expectHidden(value, ...SECRETS);

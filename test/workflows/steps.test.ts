@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let app: WorkflowApp;
 let thirdParty: Receiver;
 const seen = new Map<string, unknown>();
@@ -28,7 +28,6 @@ const runState = async (runId: string) => {
 };
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   thirdParty = await startReceiver((request) => ({
     status: request.path.startsWith("/fail") ? 500 : 200,
     headers: { "Content-Type": "application/json", "X-Third": "yes" },
@@ -117,7 +116,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await thirdParty.close();
-  await dispatch.stop();
 });
 
 describe("workflow steps", () => {

@@ -9,18 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { MAX_PENDING_NOTIFICATIONS, purgeStaleNotifications } from "../../src/domain/workflows/waits";
 import { type Receiver, startReceiver } from "../support/receiver";
-import { request, startTestService, type TestService } from "../support/service";
+import { request, useDispatch } from "../support/service";
 
-let dispatch: TestService;
+const dispatch = useDispatch();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  dispatch = await startTestService();
   // Answers like a workflow SDK that has not finished the run, so the run stays active.
   receiver = await startReceiver(() => ({ status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" }, body: "[]" }));
 });
 afterAll(async () => {
-  await dispatch.stop();
   await receiver.close();
 });
 
