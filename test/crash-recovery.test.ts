@@ -5,8 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cloneDatabase } from "./support/database";
+import { poll } from "./support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
 let databaseUrl: string;
@@ -58,15 +59,6 @@ async function stateOf(messageId: string): Promise<string> {
   return ((await response.json()) as { state: string }).state;
 }
 
-/** Polls until `check` returns true; throws with `describe()` after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean>, describe: () => Promise<string>, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
-    await sleep(200);
-  }
-}
-
 describe("crash recovery", () => {
   it("a worker process killed mid-delivery loses nothing: the message is delivered once a worker runs again", async () => {
     const held = new Promise<void>((resolve) => (releaseHeld = resolve));
@@ -104,7 +96,7 @@ describe("crash recovery", () => {
     expect(requests[1]!.headers["svc-message-id"]).toBe(messageId);
     expect(requests[1]!.body.toString()).toBe('{"hello":"world"}');
 
-    await eventually(
+    await poll(
       async () => (await stateOf(messageId)) === "DELIVERED",
       async () => `state is ${await stateOf(messageId)}\nsecond worker output:\n${second.output()}`,
     );
@@ -118,7 +110,7 @@ describe("crash recovery", () => {
     // The work is done: the message is off the work list and its claims are dropped (the live worker's
     // at its next heartbeat).
     const claimCount = async () => (await sql<{ n: number }[]>`select count(*)::int as n from dispatch.claims`)[0]!.n;
-    await eventually(async () => (await claimCount()) === 0, async () => `${await claimCount()} claims left`);
+    await poll(async () => (await claimCount()) === 0, async () => `${await claimCount()} claims left`);
     const [due] = await sql<{ dueAt: Date | null }[]>`select due_at as "dueAt" from dispatch.messages where id = ${messageId}`;
     expect(due!.dueAt).toBeNull();
     console.log(`crash recovery: redelivered ${recoveredAfterMs} ms after the SIGKILL (events: ${states.join(" → ")})`);
@@ -145,7 +137,7 @@ describe("crash recovery", () => {
     const survivor = await startWorker();
     await victim.kill();
     const killedAt = Date.now();
-    await eventually(
+    await poll(
       async () => (await Promise.all(ids.map(stateOf))).every((state) => state === "DELIVERED"),
       async () =>
         `states ${(await Promise.all(ids.map(stateOf))).join(",")} jobs ${JSON.stringify(
@@ -178,7 +170,7 @@ describe("crash recovery", () => {
     await receiver!.waitFor(20, 30_000).catch((error: Error) => {
       throw new Error(`${error.message}\nworker output:\n${worker.output()}`);
     });
-    await eventually(
+    await poll(
       async () => {
         const received = new Set(receiver!.requests.map((request) => request.headers["svc-message-id"] as string));
         const [delivered] = await sql<{ count: number }[]>`

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../src/db/client";
 import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded";
 import { cloneDatabase } from "./support/database";
+import { poll } from "./support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, sleep, startReceiver } from "./support/receiver";
 import { TEST_TOKEN } from "./support/service";
@@ -137,7 +138,7 @@ describe("Postgres restarts under load", () => {
       await sleep(700);
       await restartPostgres(signal);
       const restartedAt = accepted.size;
-      await waitUntil(async () => accepted.size > restartedAt + 20, async () => `no publish accepted after ${signal}: ${JSON.stringify([...statuses])}\n${dispatch.output().slice(-3000)}`, 10_000);
+      await poll(async () => accepted.size > restartedAt + 20, async () => `no publish accepted after ${signal}: ${JSON.stringify([...statuses])}\n${dispatch.output().slice(-3000)}`, 10_000);
       health.push((await fetch(`${baseUrl}/health`)).status);
     }
     running = false;
@@ -151,7 +152,7 @@ describe("Postgres restarts under load", () => {
     const sql = createSql(databaseUrl, 1);
     try {
       // Generous: on a busy machine the engine watchdog may have to replace a stalled runner first (~25 s).
-      await waitUntil(
+      await poll(
         async () => (await pendingCount(sql)) === 0 && (await claimCount(sql)) === 0,
         async () => `${await engineState(sql)}\n${dispatch.output().slice(-5000)}`,
         60_000,
@@ -188,7 +189,7 @@ describe("Postgres restarts under load", () => {
     });
     expect(publish.status).toBe(503);
     cluster = await startAgain();
-    await waitUntil(async () => (await fetch(`${baseUrl}/health`)).status === 200, async () => "health still 503");
+    await poll(async () => (await fetch(`${baseUrl}/health`)).status === 200, async () => "health still 503");
     expect(await (await fetch(`${baseUrl}/health`)).json()).toEqual({ status: "ok", database: "up" });
     expect(dispatch.child.exitCode).toBeNull();
   }, 60_000);
@@ -229,10 +230,3 @@ async function engineState(sql: Sql): Promise<string> {
   return `pending ${await pendingCount(sql)}, claims ${JSON.stringify(jobs)}, connections ${JSON.stringify(connections)}`;
 }
 
-async function waitUntil(check: () => Promise<boolean>, describe: () => Promise<string>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
-    await sleep(200);
-  }
-}

@@ -6,6 +6,7 @@
  */
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poll } from "./support/poll";
 import { type Received, type Receiver, sleep, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
@@ -28,19 +29,8 @@ afterAll(async () => {
   await receiver.close();
 });
 
-/** Polls until `check` holds; fails after `timeoutMs`. */
-async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await check();
-    if (result) return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 const dlqIdOf = (messageId: string) =>
-  eventually(async () => {
+  poll(async () => {
     const [row] = await dispatch.service.sql<{ dlqId: string }[]>`
       select dlq_id as "dlqId" from dispatch.dlq where message_id = ${messageId}`;
     return row?.dlqId;
@@ -224,7 +214,7 @@ describe("retrying DLQ entries", () => {
       expect(retry.body.messageId).not.toBe(original.messageId);
       expect((await get(`/v2/dlq/${original.dlqId}`)).status).toBe(404);
 
-      const [, got] = await eventually(async () => requestsTo("/retry-one").length >= 2 && requestsTo("/retry-one"), "the retry");
+      const [, got] = await poll(async () => requestsTo("/retry-one").length >= 2 && requestsTo("/retry-one"), "the retry");
       expect(got!.method).toBe("PATCH");
       expect(got!.path).toBe("/retry-one?x=1");
       expect(got!.body.toString()).toBe("body of /retry-one?x=1");
@@ -267,7 +257,7 @@ describe("retrying DLQ entries", () => {
     healed.add("/retry-queued");
     const retry = await send("POST", `/v2/dlq/retry/${original.dlqId}`);
     expect((await get(`/v2/messages/${retry.body.messageId}`)).body.queueName).toBe("retry-queue");
-    await eventually(async () => requestsTo("/retry-queued").length === 2, "the queued retry");
+    await poll(async () => requestsTo("/retry-queued").length === 2, "the queued retry");
   });
 
   it("an unknown entry is a 404, a bad override a 400 that keeps the entry", async () => {
@@ -284,7 +274,7 @@ describe("retrying DLQ entries", () => {
     healed.add("/retry-race");
     const results = await Promise.all([1, 2].map(() => send("POST", `/v2/dlq/retry/${dlqId}`)));
     expect(results.map((r) => r.status).sort()).toEqual([201, 404]);
-    await eventually(async () => requestsTo("/retry-race").length === 2, "the retry");
+    await poll(async () => requestsTo("/retry-race").length === 2, "the retry");
     await sleep(300);
     expect(requestsTo("/retry-race")).toHaveLength(2);
   });
@@ -297,7 +287,7 @@ describe("retrying DLQ entries", () => {
     expect(first.body).toEqual({ responses: [{ messageId: expect.any(String) }, { messageId: expect.any(String) }], cursor: expect.any(String) });
     const rest = await send("POST", `/v2/dlq/retry?label=retry-bulk&count=2&cursor=${encodeURIComponent(first.body.cursor)}`);
     expect(rest.body).toEqual({ responses: [{ messageId: expect.any(String) }], cursor: "" });
-    await eventually(async () => [0, 1, 2].every((i) => requestsTo(`/retry-bulk-${i}`).length === 2), "three retries");
+    await poll(async () => [0, 1, 2].every((i) => requestsTo(`/retry-bulk-${i}`).length === 2), "three retries");
     expect((await get(`/v2/dlq?dlqIds=${entries.map((e) => e.dlqId).join(",")}`)).body).toEqual({ messages: [] });
   });
 });
@@ -324,11 +314,11 @@ describe("the SDK's DLQ API", () => {
     healed.add("/sdk-3");
     const one = await client.dlq.retry(all[3]!);
     expect(one).toEqual({ responses: [{ messageId: expect.any(String) }] });
-    await eventually(async () => requestsTo("/sdk-3").length === 2, "the SDK retry");
+    await poll(async () => requestsTo("/sdk-3").length === 2, "the SDK retry");
 
     healed.add("/sdk-4");
     expect(await client.dlq.retry({ filter: { label: "sdk" } })).toEqual({ responses: [{ messageId: expect.any(String) }] });
-    await eventually(async () => requestsTo("/sdk-4").length === 2, "the SDK bulk retry");
+    await poll(async () => requestsTo("/sdk-4").length === 2, "the SDK bulk retry");
     expect((await client.dlq.listMessages({ filter: { label: "sdk" } })).messages).toEqual([]);
   });
 

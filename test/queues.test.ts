@@ -5,9 +5,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cloneDatabase } from "./support/database";
+import { attemptsOf, engineCycle, expectUntouched } from "./support/engine";
+import { poll } from "./support/poll";
 import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, type Reply, type Responder, sleep, startReceiver } from "./support/receiver";
-import { attemptsOf, engineCycle, expectUntouched } from "./support/engine";
 import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -93,15 +94,6 @@ async function stateOf(messageId: string, api = dispatch): Promise<string> {
   return ((await response.json()) as { state: string }).state;
 }
 
-/** Polls until `check` returns true; throws with `describe()` after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean> | boolean, describe: () => string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-    await sleep(100);
-  }
-}
-
 describe("the queue resource", () => {
   it("enqueue creates the queue on first use (parallelism 1, active) and delivers through it", async () => {
     const target = await receiver();
@@ -122,7 +114,7 @@ describe("the queue resource", () => {
     expect(queue).toMatchObject({ name: "auto-created", parallelism: 1, paused: false });
     expect(queue.createdAt).toBeGreaterThanOrEqual(before - 5000);
     expect(queue.updatedAt).toBeGreaterThanOrEqual(queue.createdAt);
-    await eventually(async () => (await getQueue("auto-created")).lag === 0, () => "lag did not drop to 0");
+    await poll(async () => (await getQueue("auto-created")).lag === 0, () => "lag did not drop to 0");
     const message = await (await dispatch.api(`/v2/messages/${result.messageId}`)).json();
     expect(message.queueName).toBe("auto-created");
   });
@@ -248,7 +240,7 @@ describe("pause and resume", () => {
     expect((await getQueue("paused-waiting")).paused).toBe(false);
     await target.waitFor(5);
     expect(indexesOf(target)).toEqual([0, 1, 2, 3, 4]);
-    await eventually(async () => (await getQueue("paused-waiting")).lag === 0, () => "lag did not drop to 0");
+    await poll(async () => (await getQueue("paused-waiting")).lag === 0, () => "lag did not drop to 0");
     expect(await attemptsOf(dispatch, ids)).toBe(5);
     expect(target.requests).toHaveLength(5);
   });
@@ -265,7 +257,7 @@ describe("pause and resume", () => {
     const pause = await post("/v2/queues/paused-in-flight/pause");
     expect(pause.status).toBe(200);
 
-    await eventually(async () => (await stateOf(ids[0]!)) === "DELIVERED", () => "the in-flight message was not delivered");
+    await poll(async () => (await stateOf(ids[0]!)) === "DELIVERED", () => "the in-flight message was not delivered");
     expect(state.order).toEqual([{ n: 0, status: 200 }]);
     await engineCycle(dispatch);
     expect(target.requests).toHaveLength(1);
@@ -276,7 +268,7 @@ describe("pause and resume", () => {
     expect((await post("/v2/queues/paused-in-flight/resume")).status).toBe(200);
     await target.waitFor(3);
     expect(indexesOf(target)).toEqual([0, 1, 2]);
-    await eventually(async () => (await stateOf(ids[2]!)) === "DELIVERED", () => "the last message was not delivered");
+    await poll(async () => (await stateOf(ids[2]!)) === "DELIVERED", () => "the last message was not delivered");
     expect(state.maxInFlight).toBe(1);
   });
 
@@ -313,7 +305,7 @@ describe("pause and resume", () => {
       ids.push((await enqueue(dispatch, "paused-retrying", `${target.url}/r`, n, headers)).messageId);
     }
     await target.waitFor(1);
-    await eventually(async () => (await stateOf(ids[0]!)) === "RETRY", () => "the first message did not go to RETRY");
+    await poll(async () => (await stateOf(ids[0]!)) === "RETRY", () => "the first message did not go to RETRY");
     expect((await post("/v2/queues/paused-retrying/pause")).status).toBe(200);
 
     // The retry comes due while the queue is paused: a marker due after it arrives, the retry does not.
@@ -325,7 +317,7 @@ describe("pause and resume", () => {
     expect((await post("/v2/queues/paused-retrying/resume")).status).toBe(200);
     await target.waitFor(4);
     expect(indexesOf(target)).toEqual([0, 0, 1, 2]);
-    await eventually(
+    await poll(
       async () => (await Promise.all(ids.map((id) => stateOf(id)))).every((s) => s === "DELIVERED"),
       () => "not every message was delivered",
     );
@@ -365,10 +357,10 @@ describe("parallelism", () => {
     for (let n = 0; n < 15; n++) ids.push((await enqueue(dispatch, "parallel-3", `${target.url}/p`, n)).messageId);
 
     await target.waitFor(15, 30_000);
-    await eventually(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
+    await poll(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
     expect(state.maxInFlight).toBe(3);
     expect(indexesOf(target).sort((a, b) => a - b)).toEqual([...Array(15).keys()]);
-    await eventually(async () => (await getQueue("parallel-3")).lag === 0, () => "lag did not drop to 0");
+    await poll(async () => (await getQueue("parallel-3")).lag === 0, () => "lag did not drop to 0");
     expect(await attemptsOf(dispatch, ids)).toBe(15);
     expect(target.requests).toHaveLength(15);
   });
@@ -380,7 +372,7 @@ describe("parallelism", () => {
     for (let n = 0; n < 8; n++) await enqueue(dispatch, "lowered", `${target.url}/l`, n);
     await upsert("lowered", 1, false);
     await target.waitFor(8, 30_000);
-    await eventually(() => state.order.length === 8, () => `${state.order.length} of 8 answered`);
+    await poll(() => state.order.length === 8, () => `${state.order.length} of 8 answered`);
     expect(state.maxInFlight).toBe(1);
     expect(indexesOf(target)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
@@ -417,7 +409,7 @@ describe("with two worker processes on one database", () => {
       const [row] = await api.service.sql<{ n: number }[]>`select count(distinct process_id)::int as n from dispatch.workers`;
       return row!.n;
     };
-    await eventually(async () => (await workerProcesses()) === 2, () => "two worker processes did not register");
+    await poll(async () => (await workerProcesses()) === 2, () => "two worker processes did not register");
     const ids: string[] = [];
     for (let n = 0; n < 10; n++) {
       ids.push((await enqueue(api, "fifo", `${target.url}/fifo`, n, { "Svc-Retries": "3" })).messageId);
@@ -425,7 +417,7 @@ describe("with two worker processes on one database", () => {
     const expected = [...Array(10).keys()].flatMap((n) => Array<number>((failures.get(n) ?? 0) + 1).fill(n));
 
     await target.waitFor(expected.length, 60_000);
-    await eventually(
+    await poll(
       async () => (await Promise.all(ids.map((id) => stateOf(id, api)))).every((s) => s === "DELIVERED"),
       () => `received ${JSON.stringify(indexesOf(target))}`,
       30_000,
@@ -454,7 +446,7 @@ describe("with two worker processes on one database", () => {
     for (let n = 0; n < 15; n++) await enqueue(api, "parallel-multi", `${target.url}/pm`, n);
 
     await target.waitFor(15, 60_000);
-    await eventually(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
+    await poll(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
     expect(state.maxInFlight).toBe(3);
     expect(indexesOf(target).sort((a, b) => a - b)).toEqual([...Array(15).keys()]);
   }, 90_000);

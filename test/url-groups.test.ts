@@ -4,6 +4,7 @@
  * endpoint — own retries, own DLQ entry, own callbacks, own deduplication.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { poll } from "./support/poll";
 import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
@@ -38,15 +39,6 @@ async function publishToGroup(group: string, headers: Record<string, string> = {
     headers: { "Content-Type": "application/json", ...headers },
     body,
   });
-}
-
-/** Polls until `check` returns true; throws with `describe()` after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean> | boolean, describe: () => string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-    await sleep(100);
-  }
 }
 
 const byUrl = (a: { url: string }, b: { url: string }) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
@@ -278,7 +270,7 @@ describe("publishing to a URL group", () => {
     expect(attempts.every((r) => r.headers["svc-message-id"] === badId)).toBe(true);
     // Three final callbacks (one per endpoint) and one failure callback.
     await callbacks.waitFor(4);
-    await eventually(
+    await poll(
       async () => {
         const [row] = await dispatch.service.sql<{ n: number }[]>`
           select count(*)::int as n from dispatch.messages where topic_name = 'partial-failure' and state in ('DELIVERED', 'FAILED')`;

@@ -8,6 +8,7 @@ import { serve as serveHttp, type ServerType } from "@hono/node-server";
 import { Client as QStashClient, Receiver } from "@upstash/qstash";
 import { Client as WorkflowClient, type RouteFunction, serve, type WorkflowServeOptions } from "@upstash/workflow";
 import { Hono } from "hono";
+import { poll } from "./poll";
 import { TEST_TOKEN, type TestService } from "./service";
 
 /** A workflow route: the function and its serve options. */
@@ -66,4 +67,10 @@ export async function startWorkflowApp(dispatch: TestService, routes: Record<str
 function rewrite(request: Request, baseUrl: string): Request {
   const url = new URL(request.url);
   return new Request(`${baseUrl}${url.pathname}${url.search}`, request);
+}
+
+/** Waits until a workflow has reported `key` in `reports` (a map its routes write to), and returns the value. */
+export async function waitForReport<T>(reports: Map<string, unknown>, key: string, timeoutMs = 20_000): Promise<T> {
+  const found = await poll(() => reports.has(key) && { value: reports.get(key) as T }, `the workflow to report ${key}`, timeoutMs);
+  return found.value;
 }

@@ -5,6 +5,7 @@
  * against unmodified `serve()` handlers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poll } from "../support/poll";
 import { sleep } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp, type WorkflowRoute } from "../support/workflow-app";
@@ -27,15 +28,8 @@ const ranOf = (group: string, n: number) => ({
 });
 
 /** Polls `probe` until it returns something other than undefined. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 25_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Polls `probe` until it has a value (test/support/poll.ts), naming `what` when it times out. */
+const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => poll(probe, what, 25_000);
 
 async function runStates(runIds: string[]): Promise<Map<string, string>> {
   const rows = await dispatch.service.sql<{ run_id: string; state: string }[]>`

@@ -12,7 +12,7 @@ import { markStalledRuns } from "../../src/domain/workflows/stalled";
 import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { type Receiver, type Reply, sleep, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
-import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
+import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
 const MiB = 1024 * 1024;
 const dispatch = useDispatch({ maxMessageBytes: 8 * MiB });
@@ -22,11 +22,7 @@ let thirdParty: Receiver;
 let endpoints: Receiver;
 const seen = new Map<string, unknown>();
 
-async function waitFor<T>(key: string, timeoutMs = 20_000): Promise<T> {
-  for (let waited = 0; !seen.has(key) && waited < timeoutMs; waited += 100) await sleep(100);
-  if (!seen.has(key)) throw new Error(`workflow did not report ${key}`);
-  return seen.get(key) as T;
-}
+const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
 
 /** The run's log once it has left RUN_STARTED. */
 async function finishedRun(workflowRunId: string): Promise<Record<string, any>> {

@@ -10,8 +10,8 @@ import { Client as WorkflowClient } from "@upstash/workflow";
 import { createWorkflow, serveMany } from "@upstash/workflow/hono";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sleep } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
+import { waitForReport } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let server: ServerType;
@@ -19,11 +19,7 @@ let baseUrl: string;
 let client: WorkflowClient;
 const seen = new Map<string, unknown>();
 
-async function waitFor<T>(key: string, timeoutMs = 20_000): Promise<T> {
-  for (let waited = 0; !seen.has(key) && waited < timeoutMs; waited += 100) await sleep(100);
-  if (!seen.has(key)) throw new Error(`workflow did not report ${key}`);
-  return seen.get(key) as T;
-}
+const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
 
 beforeAll(async () => {
   const options = {

@@ -5,18 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
-import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
+import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let app: WorkflowApp;
 let thirdParty: Receiver;
 const seen = new Map<string, unknown>();
 
-async function waitFor<T>(key: string, timeoutMs = 20_000): Promise<T> {
-  for (let waited = 0; !seen.has(key) && waited < timeoutMs; waited += 100) await sleep(100);
-  if (!seen.has(key)) throw new Error(`workflow did not report ${key}`);
-  return seen.get(key) as T;
-}
+const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
 
 const runState = async (runId: string) => {
   for (let i = 0; i < 50; i++) {
