@@ -4,8 +4,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
-import { type Receiver, receiverPool, sleep, startReceiver } from "./support/receiver";
+import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
+import { attemptsOf } from "./support/engine";
+import { poll } from "./support/poll";
 
 const COMPLETION = fakeCompletion("hi from batch", "chatcmpl-batch");
 
@@ -126,7 +128,10 @@ describe("POST /v2/batch", () => {
     expect(payload.sourceMessageId).toBe(results[3].messageId);
     expect(JSON.parse(Buffer.from(payload.body, "base64").toString())).toEqual(COMPLETION);
 
-    await sleep(300);
+    // Every outcome is recorded, one attempt each: nothing more can go out.
+    const delivered = ids.slice(0, 4);
+    await poll(async () => (await attemptsOf(dispatch, delivered)) >= 4, "the four outcomes to be recorded");
+    expect(await attemptsOf(dispatch, delivered)).toBe(4);
     expect([single, groupA, groupB, queued].map((r) => r.requests.length)).toEqual([1, 1, 1, 1]);
   });
 
@@ -161,7 +166,9 @@ describe("POST /v2/batch", () => {
     expect(second).toEqual({ messageId: first.messageId, url: first.url, deduplicated: true });
     const [got] = await target.waitFor(1);
     expect(got!.body.toString()).toBe("x");
-    await sleep(500);
+    // The duplicate was never stored; the one message was attempted once.
+    await poll(async () => (await attemptsOf(dispatch, [first.messageId])) >= 1, "the outcome to be recorded");
+    expect(await attemptsOf(dispatch, [first.messageId])).toBe(1);
     expect(target.requests).toHaveLength(1);
   });
 
@@ -185,7 +192,6 @@ describe("POST /v2/batch", () => {
 
       expect(await messageCount()).toBe(before);
       expect((await dispatch.api("/v2/queues/never-created")).status).toBe(404);
-      await sleep(500);
       expect(target.requests).toHaveLength(0);
     });
 

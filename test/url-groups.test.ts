@@ -4,8 +4,9 @@
  * endpoint — own retries, own DLQ entry, own callbacks, own deduplication.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { attemptsOf } from "./support/engine";
 import { poll } from "./support/poll";
-import { type Receiver, type Responder, sleep, startReceiver } from "./support/receiver";
+import { type Receiver, type Responder, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -240,7 +241,10 @@ describe("publishing to a URL group", () => {
     // Each fanned-out message is a message of its own, naming the group and its endpoint.
     const message = await (await dispatch.api(`/v2/messages/${idFor(`${a.url}/hook-a`)}`)).json();
     expect(message).toMatchObject({ topicName: "fanout", endpointName: "a", url: `${a.url}/hook-a` });
-    await sleep(300);
+    // Every outcome is recorded: one attempt each, all delivered, so nothing more can go out.
+    const ids = results.map((r: { messageId: string }) => r.messageId);
+    await poll(async () => (await attemptsOf(dispatch, ids)) >= 3, "the three outcomes to be recorded");
+    expect(await attemptsOf(dispatch, ids)).toBe(3);
     expect([a, b, c].map((r) => r.requests.length)).toEqual([1, 1, 1]);
   });
 
@@ -278,7 +282,6 @@ describe("publishing to a URL group", () => {
       },
       () => "fanned-out messages did not all finish",
     );
-    await sleep(500);
     expect(good1.requests).toHaveLength(1);
     expect(good2.requests).toHaveLength(1);
     expect(bad.requests).toHaveLength(3);
@@ -342,7 +345,11 @@ describe("publishing to a URL group", () => {
     const [gotB] = await b.waitFor(1);
     expect(gotA!.body.toString()).toBe('{"n":1}');
     expect(gotB!.body.toString()).toBe('{"n":1}');
-    await sleep(1500);
+    // The duplicates were never stored: the group's messages are the first two, each attempted once.
+    const stored = await dispatch.service.sql<{ id: string }[]>`select id from dispatch.messages where topic_name = 'dedup-group'`;
+    expect(stored.map((row) => row.id).sort()).toEqual(firstResults.map((r) => r.messageId).sort());
+    await poll(async () => (await attemptsOf(dispatch, stored.map((row) => row.id))) >= 2, "both outcomes to be recorded");
+    expect(await attemptsOf(dispatch, stored.map((row) => row.id))).toBe(2);
     expect(a.requests).toHaveLength(1);
     expect(b.requests).toHaveLength(1);
 
@@ -378,7 +385,6 @@ describe("publishing to a URL group", () => {
     const [row] = await dispatch.service.sql<{ n: number }[]>`
       select count(*)::int as n from dispatch.messages where topic_name = 'validated'`;
     expect(row!.n).toBe(0);
-    await sleep(300);
     expect(a.requests).toHaveLength(0);
   });
 });
