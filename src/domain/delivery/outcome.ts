@@ -132,7 +132,8 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
       ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${bodies.lengths}::int[],
       ${column((r) => r.error)}::text[], ${tx.array(column((r) => r.retry), 16)}::bool[], ${column((r) => r.failure)}::text[],
       ${column((r) => r.note)}::text[]) with ordinality
-      as a(id, message_id, retried, started_at, duration_ms, result, status, headers, body_length, error, retry, failure, note, n)`;
+      as a(id, message_id, retried, started_at, duration_ms, result, status, headers, body_length, error, retry, failure,
+        note, n)`;
 }
 
 async function markDelivered(tx: Tx, id: string): Promise<void> {

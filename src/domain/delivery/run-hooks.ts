@@ -28,7 +28,9 @@ export interface RunHooks {
 
 /** Until workflows are installed: a message of a run is an error, not silently runless. */
 const unbound = (message: StoredMessage) => {
-  if (message.workflowRunPk !== null) throw new Error("a workflow message needs the run hooks: call installWorkflowHooks() at start-up");
+  if (message.workflowRunPk !== null) {
+    throw new Error("a workflow message needs the run hooks: call installWorkflowHooks() at start-up");
+  }
 };
 const NO_RUNS: RunHooks = {
   callbackFields: async (_tx, message) => (unbound(message), {}),

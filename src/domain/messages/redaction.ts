@@ -148,10 +148,11 @@ export class Redactor {
     let body = message.body;
     if (own.body && body.length > 0) body = Buffer.from(this.value(body));
     else if (source.any) body = this.envelope(body, source);
+    const { contentType } = message;
     return {
       ...message,
       headers: this.hideHeaders(message.headers, own),
-      contentType: message.contentType !== null && own.header("content-type") ? this.value(message.contentType) : message.contentType,
+      contentType: contentType !== null && own.header("content-type") ? this.value(contentType) : contentType,
       body,
       callbackHeaders: callbackHeaders(message.callbackHeaders),
       failureCallbackHeaders: callbackHeaders(message.failureCallbackHeaders),

@@ -134,7 +134,8 @@ function parseTimeout(value: string | undefined, p: string, limits: PublishLimit
   const ms = parseDuration(value);
   if (ms === null || ms === 0) throw badRequest(`${p}timeout must be a duration such as 30s, 5m or 2h, got "${value}"`);
   if (ms > limits.maxTimeoutMs) {
-    throw overLimit(`${p}timeout may only shorten the maximum of ${limits.maxTimeoutMs / 1000}s, got "${value}"`, "DISPATCH_MAX_TIMEOUT");
+    const maximum = `${limits.maxTimeoutMs / 1000}s`;
+    throw overLimit(`${p}timeout may only shorten the maximum of ${maximum}, got "${value}"`, "DISPATCH_MAX_TIMEOUT");
   }
   return ms;
 }
