@@ -3,11 +3,11 @@
  * and api/llm — answered in input order, stored all together or not at all.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { attemptsOf } from "./support/engine";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
+import { poll } from "./support/poll";
 import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
-import { attemptsOf } from "./support/engine";
-import { poll } from "./support/poll";
 
 const COMPLETION = fakeCompletion("hi from batch", "chatcmpl-batch");
 

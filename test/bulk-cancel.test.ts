@@ -5,8 +5,8 @@
  */
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
 import { engineCycle, expectUntouched } from "./support/engine";
+import { type Receiver, sleep, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();

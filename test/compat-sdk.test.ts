@@ -5,8 +5,8 @@
  */
 import { Client, Receiver as SignatureReceiver, SignatureError } from "@upstash/qstash";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Received, type Receiver, sleep, startReceiver } from "./support/receiver";
 import { engineCycle, expectUntouched } from "./support/engine";
+import { type Received, type Receiver, sleep, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();

@@ -5,7 +5,8 @@
  * (Workflow call results and webhook events: workflows/fidelity.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -22,8 +23,8 @@ afterAll(async () => {
 });
 
 async function bodyAt(path: string): Promise<Record<string, any>> {
-  for (let i = 0; i < 300 && !receiver.requests.some((r) => r.path === path); i++) await sleep(50);
-  return JSON.parse(receiver.requests.find((r) => r.path === path)!.body.toString());
+  const request = await poll(() => receiver.requests.find((r) => r.path === path), `a request to ${path}`);
+  return JSON.parse(request.body.toString());
 }
 
 /** Whether every name of every header map in `maps` is canonical. */
@@ -60,12 +61,11 @@ describe("header names", () => {
     const failure = await bodyAt("/failure");
     expect(failure.header).toMatchObject(CANONICAL);
     for (const path of [`/v2/logs?messageId=${messageId}`, `/v2/events?messageId=${messageId}`]) {
-      let entries: Record<string, any>[] = [];
-      for (let i = 0; i < 300 && !entries.some((entry) => entry.state === "FAILED"); i++) {
+      const entries: Record<string, any>[] = await poll(async () => {
         const page = await (await dispatch.api(path)).json();
-        entries = page.logs ?? page.events;
-        await sleep(20);
-      }
+        const found: Record<string, any>[] = page.logs ?? page.events;
+        return found.some((entry) => entry.state === "FAILED") && found;
+      }, `the FAILED entry at ${path}`);
       // The attempt's ERROR entry carries the response.
       const error = entries.find((entry) => entry.state === "ERROR");
       expect(error?.responseHeaders, path).toMatchObject(CANONICAL);

@@ -10,7 +10,8 @@ import { createHash } from "node:crypto";
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectHidden, REDACTED } from "./support/hidden";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -36,21 +37,18 @@ async function publishOk(path: string, headers: Record<string, string>, body?: s
 
 /** The log entries of message `id` (both log routes), once `state` is among them. */
 async function logsOf(id: string, state = "DELIVERED") {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const logs = (await (await dispatch.api(`/v2/logs?messageId=${id}`)).json()).logs as Record<string, any>[];
-    if (logs.some((log) => log.state === state)) {
-      const events = (await (await dispatch.api(`/v2/events?messageId=${id}`)).json()).events;
-      return { logs, events };
-    }
-    await sleep(50);
-  }
-  throw new Error(`message ${id} never reached ${state}`);
+  const logs = await poll(async () => {
+    const page = (await (await dispatch.api(`/v2/logs?messageId=${id}`)).json()).logs as Record<string, any>[];
+    return page.some((log) => log.state === state) && page;
+  }, `message ${id} to reach ${state}`);
+  const events = (await (await dispatch.api(`/v2/events?messageId=${id}`)).json()).events;
+  return { logs, events };
 }
 
 const received = (path: string) => receiver.requests.filter((request) => request.path === path);
 
 async function receivedAt(path: string, count = 1) {
-  for (let attempt = 0; attempt < 300 && received(path).length < count; attempt++) await sleep(50);
+  await poll(() => received(path).length >= count, `${count} request(s) to ${path}`);
   expect(received(path)).toHaveLength(count);
   return received(path);
 }
@@ -208,13 +206,11 @@ describe("callbacks", () => {
 
 describe("the official SDK's redact option", () => {
   /** The SDK's log entry of message `id` (its own E2E checks read `logs[0]`). */
-  async function sdkLog(id: string) {
-    for (let attempt = 0; attempt < 300; attempt++) {
+  function sdkLog(id: string) {
+    return poll(async () => {
       const { logs } = await client.logs({ filter: { messageId: id } });
-      if (logs.some((log) => log.state === "DELIVERED")) return logs;
-      await sleep(50);
-    }
-    throw new Error(`no delivered log for ${id}`);
+      return logs.some((log) => log.state === "DELIVERED") && logs;
+    }, `a delivered log of ${id}`);
   }
   const headerValues = (log: { header?: Record<string, unknown> }) => Object.values(log.header ?? {}).join(",");
 

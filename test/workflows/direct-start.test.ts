@@ -6,7 +6,8 @@
  * user-given `Content-Length` included.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "../support/receiver";
+import { poll } from "../support/poll";
+import { type Receiver, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
@@ -47,13 +48,11 @@ afterAll(async () => {
 });
 
 /** Polls `/v2/workflows/logs` until the run has left RUN_STARTED. */
-async function finishedRun(workflowRunId: string) {
-  for (let waited = 0; waited < 20_000; waited += 100) {
+function finishedRun(workflowRunId: string) {
+  return poll(async () => {
     const { runs } = await (await dispatch.api(`/v2/workflows/logs?workflowRunId=${workflowRunId}`)).json();
-    if (runs[0] && runs[0].workflowState !== "RUN_STARTED") return runs[0];
-    await sleep(100);
-  }
-  throw new Error(`run ${workflowRunId} did not finish in 20 s`);
+    return runs[0] && runs[0].workflowState !== "RUN_STARTED" && runs[0];
+  }, `run ${workflowRunId} to finish`);
 }
 
 it("completes a run whose caller's Content-Length serve() forwards", async () => {

@@ -8,9 +8,10 @@
  */
 import type { InvokableWorkflow } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { markStalledRuns } from "../../src/domain/workflows/stalled";
 import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
-import { type Receiver, type Reply, sleep, startReceiver } from "../support/receiver";
+import { markStalledRuns } from "../../src/domain/workflows/stalled";
+import { poll } from "../support/poll";
+import { type Receiver, type Reply, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
@@ -25,13 +26,11 @@ const seen = new Map<string, unknown>();
 const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
 
 /** The run's log once it has left RUN_STARTED. */
-async function finishedRun(workflowRunId: string): Promise<Record<string, any>> {
-  for (let i = 0; i < 200; i++) {
+function finishedRun(workflowRunId: string): Promise<Record<string, any>> {
+  return poll(async () => {
     const { runs } = await app.client.logs({ workflowRunId });
-    if (runs[0] && runs[0].workflowState !== "RUN_STARTED") return runs[0];
-    await sleep(100);
-  }
-  throw new Error(`run ${workflowRunId} did not finish`);
+    return runs[0] && runs[0].workflowState !== "RUN_STARTED" && (runs[0] as Record<string, any>);
+  }, `run ${workflowRunId} to finish`);
 }
 
 /** What `context.invoke` needs of a workflow: its id, which names the sibling route (`/child`). */
@@ -125,7 +124,7 @@ describe("header names", () => {
   it("a webhook event carries the caller's headers, canonical names", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/webhook") });
     const url = await waitFor<string>(`webhook-url:${workflowRunId}`);
-    for (let i = 0; i < 100 && (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length === 0; i++) await sleep(50);
+    await poll(async () => (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length > 0, "the wait");
     expect((await fetch(url, { method: "POST", headers: { "x-hook-sender": "me" }, body: "b" })).status).toBe(200);
     expect(await waitFor(`webhook:${workflowRunId}`)).toBe("me");
     // The event as the run's step list holds it: the wait step's `out`, base64 of the request.
@@ -152,7 +151,10 @@ describe("the run logs", () => {
     expect(run.workflowState).toBe("RUN_FAILED");
     // The run may fail before the child finishes: the child's result joins the ended run when it comes.
     const complete = (r: Record<string, any>) => r.steps.some((g: { type: string; steps: unknown[] }) => g.type === "parallel" && g.steps.length === 2);
-    for (let i = 0; i < 100 && !complete(run); i++) run = (await sleep(100), await finishedRun(workflowRunId));
+    run = await poll(async () => {
+      const latest = await finishedRun(workflowRunId);
+      return complete(latest) && latest;
+    }, "the child's result in the group");
     const parallel = run.steps.filter((group: { type: string }) => group.type === "parallel");
     expect(parallel, JSON.stringify(run.steps)).toHaveLength(1);
     expect(parallel[0].steps).toEqual([
@@ -168,18 +170,15 @@ describe("the run logs", () => {
 
 /** The run's state and the error its failed message was logged with, once it has left RUN_STARTED. */
 async function failure(workflowRunId: string): Promise<{ state: string; error: string | undefined }> {
-  for (let i = 0; i < 200; i++) {
-    const [run] = await dispatch.service.sql<{ state: string; pk: number }[]>`
+  const run = await poll(async () => {
+    const [row] = await dispatch.service.sql<{ state: string; pk: number }[]>`
       select state, pk from dispatch.workflow_runs where run_id = ${workflowRunId} order by pk desc limit 1`;
-    if (run && run.state !== "RUN_STARTED") {
-      const [message] = await dispatch.service.sql<{ id: string }[]>`
-        select id from dispatch.messages where workflow_run_pk = ${run.pk} order by seq limit 1`;
-      const { logs } = await (await dispatch.api(`/v2/logs?messageId=${message!.id}`)).json();
-      return { state: run.state, error: logs.find((log: { state: string }) => log.state === "FAILED")?.error };
-    }
-    await sleep(100);
-  }
-  throw new Error(`run ${workflowRunId} stayed started`);
+    return row && row.state !== "RUN_STARTED" && row;
+  }, `run ${workflowRunId} to end`);
+  const [message] = await dispatch.service.sql<{ id: string }[]>`
+    select id from dispatch.messages where workflow_run_pk = ${run.pk} order by seq limit 1`;
+  const { logs } = await (await dispatch.api(`/v2/logs?messageId=${message!.id}`)).json();
+  return { state: run.state, error: logs.find((log: { state: string }) => log.state === "FAILED")?.error };
 }
 
 describe("starting a run on an endpoint that cannot run it", () => {
@@ -203,14 +202,13 @@ describe("starting a run on an endpoint that cannot run it", () => {
     const { workflowRunId: waitingId } = await app.client.trigger({ url: app.url("/waiting") });
     const sql = dispatch.service.sql;
     // Until each has done its first step: the silent one's init delivered, the others sleeping or waiting.
-    for (let i = 0; i < 200; i++) {
+    await poll(async () => {
       const [{ n } = { n: 0 }] = await sql<{ n: number }[]>`
         select (select count(*) from dispatch.workflow_waiters)::int
           + (select count(*) from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
              where r.run_id in (${stalledId}, ${sleepingId}) and m.state = 'DELIVERED')::int as n`;
-      if (n >= 3) break;
-      await sleep(100);
-    }
+      return n >= 3;
+    }, "each run's first step");
     const found = await markStalledRuns(sql, 0);
     expect(found.map((run) => run.runId)).toContain(stalledId);
     expect(found.map((run) => run.runId)).not.toContain(sleepingId);

@@ -5,6 +5,7 @@
  */
 import type { InvokableWorkflow, WorkflowRunLog } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poll } from "../support/poll";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
@@ -25,12 +26,10 @@ const logs = async (params: LogsParams) => (await app.client.logs(params)) as { 
 /** Reads logs until `done` holds (the runs move on in the background). */
 async function logsUntil(params: LogsParams, done: (runs: RunLog[]) => boolean): Promise<RunLog[]> {
   let runs: RunLog[] = [];
-  for (let attempt = 0; attempt < 200; attempt++) {
+  return poll(async () => {
     runs = (await logs(params)).runs;
-    if (done(runs)) return runs;
-    await sleep(100);
-  }
-  throw new Error(`logs never matched; last: ${JSON.stringify(runs)}`);
+    return done(runs) && runs;
+  }, () => `logs to match; last: ${JSON.stringify(runs)}`);
 }
 
 /** The one run with `workflowRunId`, once `done` holds for it. */

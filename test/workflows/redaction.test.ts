@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectHidden, REDACTED } from "../support/hidden";
-import { type Receiver, sleep, startReceiver } from "../support/receiver";
+import { poll } from "../support/poll";
+import { type Receiver, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
@@ -51,13 +52,11 @@ afterAll(async () => {
 
 const expectSecretsHidden = (value: unknown) => expectHidden(value, ...SECRETS);
 
-async function runLog(workflowRunId: string, state: string) {
-  for (let attempt = 0; attempt < 300; attempt++) {
+function runLog(workflowRunId: string, state: string) {
+  return poll(async () => {
     const { runs } = await app.client.logs({ workflowRunId });
-    if (runs[0]?.workflowState === state) return runs[0];
-    await sleep(100);
-  }
-  throw new Error(`run ${workflowRunId} never reached ${state}`);
+    return runs[0]?.workflowState === state && runs[0];
+  }, `run ${workflowRunId} to reach ${state}`);
 }
 
 describe("a run triggered with redact", () => {

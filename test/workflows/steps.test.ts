@@ -3,6 +3,7 @@
  * unmodified `serve()` handler with signature verification on.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poll } from "../support/poll";
 import { type Receiver, sleep, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
@@ -14,14 +15,12 @@ const seen = new Map<string, unknown>();
 
 const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
 
-const runState = async (runId: string) => {
-  for (let i = 0; i < 50; i++) {
+/** The run's state once it has left RUN_STARTED. */
+const runState = (runId: string) =>
+  poll(async () => {
     const [run] = await dispatch.service.sql`select state from dispatch.workflow_runs where run_id = ${runId} order by pk desc limit 1`;
-    if (run && run.state !== "RUN_STARTED") return run.state;
-    await sleep(100);
-  }
-  return "RUN_STARTED";
-};
+    return run && run.state !== "RUN_STARTED" && (run.state as string);
+  }, `run ${runId} to end`, 5_000);
 
 beforeAll(async () => {
   thirdParty = await startReceiver((request) => ({
