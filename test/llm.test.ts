@@ -53,7 +53,6 @@ describe("api/llm", () => {
     const [row] = await dispatch.service.sql<{ n: number }[]>`
       select count(*)::int as n from dispatch.messages where api = 'llm'`;
     expect(row!.n).toBe(0);
-    await sleep(300);
     expect(provider.requests).toHaveLength(0);
   });
 

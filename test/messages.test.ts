@@ -1,7 +1,9 @@
 /** Reading and cancelling a message; the event log of its life. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
+import { engineCycle, expectUntouched } from "./support/engine";
+import { poll } from "./support/poll";
 
 const dispatch = useDispatch();
 let receiver: Receiver;
@@ -53,8 +55,10 @@ describe("messages", () => {
     const { messageId } = await response.json();
     const cancel = await dispatch.api(`/v2/messages/${messageId}`, { method: "DELETE" });
     expect(await cancel.json()).toEqual({ cancelled: 1 });
-    await sleep(2000);
+    // A marker due after it has been delivered: the cancelled message came due and was not.
+    await engineCycle(dispatch, "1s");
     expect(receiver.requests.filter((r) => r.path === "/cancelled")).toHaveLength(0);
+    await expectUntouched(dispatch, [messageId]);
     expect(await states(messageId)).toEqual(["CREATED", "CANCEL_REQUESTED", "CANCELED"]);
     const again = await dispatch.api(`/v2/messages/${messageId}`, { method: "DELETE" });
     expect(await again.json()).toEqual({ cancelled: 0 });
@@ -64,8 +68,10 @@ describe("messages", () => {
     const response = await dispatch.api(`/v2/publish/${receiver.url}/now`, { method: "POST", body: "x" });
     const { messageId } = await response.json();
     await receiver.waitFor(1);
-    let log = await states(messageId);
-    for (let i = 0; i < 50 && log.at(-1) !== "DELIVERED"; i++) log = (await sleep(50), await states(messageId));
+    const log = await poll(async () => {
+      const found = await states(messageId);
+      return found.at(-1) === "DELIVERED" && found;
+    }, "the DELIVERED event");
     expect(log).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
   });
 });

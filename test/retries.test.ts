@@ -5,8 +5,9 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultBackoffMs } from "../src/domain/delivery/retry-policy";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
+import { poll } from "./support/poll";
 
 const dispatch = useDispatch();
 let destination: Receiver;
@@ -53,8 +54,8 @@ describe("retries", () => {
       body: '{"order":7}',
     });
     const { messageId } = await response.json();
+    // The failure callback follows the final failure: every attempt has been made.
     const [callback] = await failures.waitFor(1);
-    await sleep(300);
     expect(destination.requests).toHaveLength(4);
     expect(destination.requests.map((r) => r.headers["svc-retried"])).toEqual(["0", "1", "2", "3"]);
     expect(failures.requests).toHaveLength(1);
@@ -97,8 +98,11 @@ describe("retries", () => {
     });
     const { messageId } = await response.json();
     await destination.waitFor(4);
-    await sleep(200);
-    const waits = (await events(messageId)).filter((e) => e.state === "RETRY").map((e) => Number(e.wait));
+    const retries = await poll(async () => {
+      const found = (await events(messageId)).filter((e) => e.state === "RETRY");
+      return found.length >= 3 && found;
+    }, "three RETRY events");
+    const waits = retries.map((e) => Number(e.wait));
     const expected = [0, 1, 2].map((n) => Math.round(Math.min(86400, Math.exp(2 * n)) * 1000 * dispatch.config.retryDelayScale));
     expect(waits).toEqual(expected);
     expect(defaultBackoffMs("svc", 20)).toBe(86_400_000);
@@ -110,8 +114,7 @@ describe("retries", () => {
     const response = await dispatch.api(`/v2/publish/${destination.url}/limited`, { method: "POST" });
     const { messageId } = await response.json();
     await destination.waitFor(2);
-    await sleep(200);
-    const retry = (await events(messageId)).find((e) => e.state === "RETRY")!;
+    const retry = await poll(async () => (await events(messageId)).find((e) => e.state === "RETRY"), "the RETRY event");
     expect(Math.round(Number(retry.wait))).toBe(Math.round(7000 * dispatch.config.retryDelayScale));
     expect((await events(messageId)).at(-1)!.state).toBe("DELIVERED");
   });
@@ -135,8 +138,10 @@ describe("retries", () => {
     await closed.close();
     const response = await dispatch.api(`/v2/publish/${url}/gone`, { method: "POST", headers: { "Svc-Retries": "0" } });
     const { messageId } = await response.json();
-    let log = await events(messageId);
-    for (let i = 0; i < 50 && log.at(-1)?.state !== "FAILED"; i++) log = (await sleep(100), await events(messageId));
+    const log = await poll(async () => {
+      const found = await events(messageId);
+      return found.at(-1)?.state === "FAILED" && found;
+    }, "the FAILED event");
     expect(log.map((e) => e.state)).toEqual(["CREATED", "ACTIVE", "ERROR", "FAILED"]);
     expect(log[2]!.error).toMatch(/ECONNREFUSED/);
   });
