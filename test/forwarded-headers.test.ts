@@ -6,7 +6,8 @@
  */
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Receiver, type Received, sleep, startReceiver } from "./support/receiver";
+import { poll } from "./support/poll";
+import { type Receiver, type Received, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -27,12 +28,10 @@ const BODY = Buffer.from("héllo, wörld", "utf8");
 
 /** Polls the message until it is no longer waiting for a delivery; returns its state and stored headers. */
 async function finished(messageId: string): Promise<{ state: string; header: Record<string, string[]> }> {
-  for (let waited = 0; waited < 15_000; waited += 50) {
+  return poll(async () => {
     const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
-    if (message.state !== "CREATED" && message.state !== "RETRY") return message;
-    await sleep(50);
-  }
-  throw new Error(`message ${messageId} was not delivered in 15 s`);
+    return message.state !== "CREATED" && message.state !== "RETRY" && message;
+  }, `message ${messageId} to finish`, 15_000);
 }
 
 /** What happened to the message: its state, how often it was tried, and the requests its path got. */

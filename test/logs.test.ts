@@ -5,7 +5,8 @@
  */
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -41,11 +42,7 @@ const statesOf = async (query: string) => (await events(query)).events.map((e: {
 
 /** Waits until the message's latest logged state is `state`. */
 async function settled(messageId: string, state: string) {
-  for (let i = 0; i < 300; i++) {
-    if ((await statesOf(`messageIds=${messageId}&count=1`))[0] === state) return;
-    await sleep(50);
-  }
-  throw new Error(`${messageId} never reached ${state}`);
+  await poll(async () => (await statesOf(`messageIds=${messageId}&count=1`))[0] === state, `${messageId} to reach ${state}`);
 }
 
 describe("log entries", () => {

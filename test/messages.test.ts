@@ -1,9 +1,9 @@
 /** Reading and cancelling a message; the event log of its life. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "./support/receiver";
-import { request, TEST_TOKEN, useDispatch } from "./support/service";
 import { engineCycle, expectUntouched } from "./support/engine";
 import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
+import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
 let receiver: Receiver;

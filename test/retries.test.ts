@@ -5,9 +5,9 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { defaultBackoffMs } from "../src/domain/delivery/retry-policy";
+import { poll } from "./support/poll";
 import { type Receiver, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
-import { poll } from "./support/poll";
 
 const dispatch = useDispatch();
 let destination: Receiver;

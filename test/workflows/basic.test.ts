@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { sleep } from "../support/receiver";
+import { poll } from "../support/poll";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
@@ -26,10 +26,12 @@ afterAll(async () => {
 
 it("runs a workflow with run and sleep steps", async () => {
   const { workflowRunId } = await app.client.trigger({ url: app.url("/wf"), body: { hello: "world" } });
-  for (let i = 0; i < 100 && results.length === 0; i++) await sleep(100);
+  await poll(() => results.length > 0, "the workflow's result");
   expect(results).toEqual([{ payload: { hello: "world" }, b: 2 }]);
-  await sleep(500);
-  const [run] = await dispatch.service.sql`select state, response from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+  const run = await poll(async () => {
+    const [row] = await dispatch.service.sql`select state, response from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    return row?.state !== "RUN_STARTED" && row;
+  }, "the run to end");
   expect(run).toMatchObject({ state: "RUN_SUCCESS", response: '{"done":2}' });
 });
 

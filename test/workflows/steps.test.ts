@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, sleep, startReceiver } from "../support/receiver";
+import { type Receiver, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
@@ -123,7 +123,7 @@ describe("workflow steps", () => {
   it("sleeps until a time and notifies another run's waiter from inside a workflow", async () => {
     const key = `k${Date.now()}`;
     await app.client.trigger({ url: app.url("/notified"), body: key });
-    for (let i = 0; i < 50 && (await app.client.getWaiters({ eventId: `evt-notify-${key}` })).length === 0; i++) await sleep(100);
+    await poll(async () => (await app.client.getWaiters({ eventId: `evt-notify-${key}` })).length > 0, "the waiter");
     const { workflowRunId } = await app.client.trigger({ url: app.url("/sleep-until-and-notify"), body: key });
     expect(await waitFor(`notify:${workflowRunId}`)).toEqual({ slept: true, notified: 1 });
     expect(await waitFor(`notified:${key}`)).toEqual({ from: "workflow" });
@@ -143,7 +143,7 @@ describe("workflow steps", () => {
 
   it("resumes a waiting run on notify, and delivers to a notify that came first (lookback)", async () => {
     const first = await app.client.trigger({ url: app.url("/wait"), body: "one" });
-    for (let i = 0; i < 50 && (await app.client.getWaiters({ eventId: "evt-one" })).length === 0; i++) await sleep(100);
+    await poll(async () => (await app.client.getWaiters({ eventId: "evt-one" })).length > 0, "the waiter");
     const notified = await app.client.notify({ eventId: "evt-one", eventData: { hello: 1 } });
     expect(notified).toHaveLength(1);
     expect(await waitFor(`wait:${first.workflowRunId}`)).toEqual({ eventData: { hello: 1 }, timeout: false });
@@ -161,22 +161,30 @@ describe("workflow steps", () => {
     expect(failure.failResponse).toContain("step exploded");
     expect(failure.payload).toEqual({ order: 9 });
     expect(await runState(workflowRunId)).toBe("RUN_FAILED");
-    await sleep(500);
-    const [run] = await dispatch.service.sql`select failure_callback_state, dlq_id from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    const run = await poll(async () => {
+      const [row] = await dispatch.service.sql`select failure_callback_state, dlq_id from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+      return row?.failure_callback_state === "CALLBACK_SUCCESS" && row;
+    }, "the failure function's outcome");
     expect(run).toMatchObject({ failure_callback_state: "CALLBACK_SUCCESS", dlq_id: expect.stringMatching(/^dlq_/) });
   });
 
   it("cancels a run from inside", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/cancel") });
     expect(await runState(workflowRunId)).toBe("RUN_CANCELED");
-    await sleep(500);
+    // Nothing of the run is pending any more, so nothing can run its later steps.
+    await poll(async () => {
+      const pending = await dispatch.service.sql`
+        select 1 from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+        where r.run_id = ${workflowRunId} and m.state in ('CREATED', 'RETRY')`;
+      return pending.length === 0;
+    }, "the run's messages to finish");
     expect(seen.has("cancel:after")).toBe(false);
   });
 
   it("creates a webhook and resumes when it is called", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/webhook") });
     const url = await waitFor<string>(`webhook-url:${workflowRunId}`);
-    for (let i = 0; i < 50 && (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length === 0; i++) await sleep(100);
+    await poll(async () => (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length > 0, "the wait");
     const response = await fetch(url, { method: "POST", body: "hook body" });
     expect(response.ok).toBe(true);
     expect(await waitFor(`webhook:${workflowRunId}`)).toEqual({ timeout: false, body: "hook body", method: "POST" });
