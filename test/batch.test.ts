@@ -7,11 +7,10 @@ import { attemptsOf } from "./support/engine";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
 import { poll } from "./support/poll";
 import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { useDispatch } from "./support/service";
 
 const COMPLETION = fakeCompletion("hi from batch", "chatcmpl-batch");
 
-let dispatch: TestService;
 let provider: Receiver;
 const receivers = receiverPool();
 /** A receiver of its own for one test, closed after it. */
@@ -19,16 +18,16 @@ const receiver = receivers.start;
 
 beforeAll(async () => {
   provider = await startReceiver(answerWith(COMPLETION));
-  dispatch = await startTestService({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" });
 });
 afterEach(async () => {
   provider.requests.length = 0;
   await receivers.closeAll();
 });
 afterAll(async () => {
-  await dispatch?.stop();
   await provider?.close();
 });
+// Registered after the provider's hooks, so it starts after the provider and stops before it.
+const dispatch = useDispatch(() => ({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" }));
 
 const batch = (items: unknown) =>
   dispatch.api("/v2/batch", {

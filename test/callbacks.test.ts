@@ -7,7 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
-const dispatch = useDispatch();
+/** Delays are scaled (DISPATCH_DELAY_SCALE): a 60 s Callback-Delay waits 300 ms, and is stored as 60 s. */
+const DELAY_SCALE = 0.005;
+const dispatch = useDispatch({ delayScale: DELAY_SCALE });
 let destination: Receiver;
 let callbacks: Receiver;
 
@@ -112,13 +114,18 @@ describe("callback", () => {
 
   it("delays the callback by Callback-Delay", async () => {
     destination.respond(() => ({ status: 200 }));
-    const sent = Date.now();
-    await dispatch.api(`/v2/publish/${destination.url}/later`, {
+    const response = await dispatch.api(`/v2/publish/${destination.url}/later`, {
       method: "POST",
-      headers: { "Svc-Callback": `${callbacks.url}/cb`, "Svc-Callback-Delay": "2s" },
+      headers: { "Svc-Callback": `${callbacks.url}/cb`, "Svc-Callback-Delay": "60s" },
     });
-    await destination.waitFor(1);
+    const { messageId } = await response.json();
+    const [delivered] = await destination.waitFor(1);
     const [callback] = await callbacks.waitFor(1);
-    expect(callback!.at - sent).toBeGreaterThanOrEqual(1900);
+    expect(callback!.at - delivered!.at).toBeGreaterThanOrEqual(60_000 * DELAY_SCALE - 20);
+    const [stored] = await dispatch.service.sql`
+      select extract(epoch from not_before - created_at) * 1000 as delay from dispatch.messages
+      where source_message_id = ${messageId}`;
+    expect(Number(stored!.delay)).toBeGreaterThanOrEqual(60_000);
+    expect(Number(stored!.delay)).toBeLessThan(60_100);
   });
 });

@@ -6,12 +6,13 @@
 import { Client } from "@upstash/qstash";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
-import { type Receiver, receiverPool, sleep, startReceiver } from "./support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { engineCycle, expectUntouched } from "./support/engine";
+import { poll } from "./support/poll";
+import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const COMPLETION = fakeCompletion("from the fake provider", "chatcmpl-sdk");
 
-let dispatch: TestService;
 let client: Client;
 let provider: Receiver;
 const receivers = receiverPool();
@@ -20,19 +21,20 @@ const destination = receivers.start;
 
 beforeAll(async () => {
   provider = await startReceiver(answerWith(COMPLETION));
-  dispatch = await startTestService({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" });
-  // devMode: false keeps the SDK from looking for (or downloading) its local dev server.
-  client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
 });
 afterEach(async () => {
   provider.requests.length = 0;
   await receivers.closeAll();
 });
 afterAll(async () => {
-  await dispatch?.stop();
   await provider?.close();
 });
-
+// Registered after the provider's hooks, so it starts after the provider and stops before it.
+const dispatch = useDispatch(() => ({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" }));
+beforeAll(() => {
+  // devMode: false keeps the SDK from looking for (or downloading) its local dev server.
+  client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
+});
 
 type Result = { messageId: string; url?: string; deduplicated?: boolean };
 
@@ -165,7 +167,8 @@ describe("client.queue", () => {
       ids.push(result.messageId);
     }
     expect(await queue.get()).toMatchObject({ paused: true, lag: 3 });
-    await sleep(1000);
+    await engineCycle(dispatch);
+    await expectUntouched(dispatch, ids);
     expect(target.requests).toHaveLength(0);
 
     const listed = await client.queue().list();
@@ -175,8 +178,7 @@ describe("client.queue", () => {
     await target.waitFor(3);
     expect(target.requests.map((r) => JSON.parse(r.body.toString()).n).sort()).toEqual([0, 1, 2]);
     expect(target.requests.map((r) => r.headers["upstash-message-id"]).sort()).toEqual([...ids].sort());
-    const deadline = Date.now() + 10_000;
-    while ((await queue.get()).lag !== 0 && Date.now() < deadline) await sleep(100);
+    await poll(async () => (await queue.get()).lag === 0, "the queue's lag to reach 0");
     expect(await queue.get()).toMatchObject({ paused: false, lag: 0 });
 
     await queue.delete();
@@ -198,7 +200,8 @@ describe("client.queue", () => {
     await doomed.delete();
     const [cancelled] = await dispatch.service.sql<{ state: string }[]>`select state from dispatch.messages where id = ${messageId}`;
     expect(cancelled!.state).toBe("CANCELED");
-    await sleep(1000);
+    await engineCycle(dispatch);
+    await expectUntouched(dispatch, [messageId]);
     expect(target.requests).toHaveLength(4);
   });
 
@@ -286,7 +289,9 @@ describe("client.batchJSON", () => {
         { urlGroup: "sdk-batch-missing", body: { n: 2 } },
       ]),
     ).rejects.toMatchObject({ status: 404 });
-    await sleep(500);
+    const [stored] = await dispatch.service.sql`select count(*)::int as n from dispatch.messages where url like ${`${target.url}/%`}`;
+    expect(stored!.n).toBe(0);
+    await engineCycle(dispatch);
     expect(target.requests).toHaveLength(0);
   });
 });

@@ -1,6 +1,7 @@
 /** Deduplication by id and by content, including concurrent publishes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { engineCycle } from "./support/engine";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -28,7 +29,7 @@ describe("deduplication", () => {
     expect(second.status).toBe(202);
     expect(await second.json()).toEqual({ messageId: firstBody.messageId, url: `${receiver.url}/by-id`, deduplicated: true });
     await receiver.waitFor(1);
-    await sleep(300);
+    await engineCycle(dispatch);
     expect(receiver.requests.filter((r) => r.path === "/by-id")).toHaveLength(1);
     expect(await countFor("/by-id")).toBe(1);
   });

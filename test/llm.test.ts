@@ -6,15 +6,15 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
-import { type Receiver, receiverPool, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { attemptsOf, engineCycle } from "./support/engine";
+import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
+import { startTestService, type TestService, useDispatch } from "./support/service";
 
 const COMPLETION = fakeCompletion("Hello there!", "chatcmpl-123");
 const REQUEST = { model: "fake-model", messages: [{ role: "user", content: "Say hello" }] };
 
 const completion = answerWith(COMPLETION);
 
-let dispatch: TestService;
 let provider: Receiver;
 const receivers = receiverPool();
 /** A receiver of its own for one test, closed after it. */
@@ -22,7 +22,6 @@ const receiver = receivers.start;
 
 beforeAll(async () => {
   provider = await startReceiver(completion);
-  dispatch = await startTestService({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" });
 });
 afterEach(async () => {
   provider.requests.length = 0;
@@ -30,9 +29,10 @@ afterEach(async () => {
   await receivers.closeAll();
 });
 afterAll(async () => {
-  await dispatch?.stop();
   await provider?.close();
 });
+// Registered after the provider's hooks, so it starts after the provider and stops before it.
+const dispatch = useDispatch(() => ({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" }));
 
 
 function publishLlm(headers: Record<string, string>, service = dispatch, path = "/v2/publish/api/llm") {
@@ -85,7 +85,8 @@ describe("api/llm", () => {
 
     const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
     expect(message.api).toBe("llm");
-    await sleep(300);
+    await engineCycle(dispatch);
+    expect(await attemptsOf(dispatch, [messageId])).toBe(1);
     expect(provider.requests).toHaveLength(1);
     expect(callbacks.requests).toHaveLength(1);
   });
@@ -153,7 +154,8 @@ describe("api/llm", () => {
     const payload = JSON.parse(callback!.body.toString());
     expect(payload).toMatchObject({ status: 200, retried: 1, maxRetries: 2, sourceMessageId: messageId });
     expect(JSON.parse(Buffer.from(payload.body, "base64").toString())).toEqual(COMPLETION);
-    await sleep(300);
+    await engineCycle(dispatch);
+    expect(await attemptsOf(dispatch, [messageId])).toBe(2);
     expect(callbacks.requests).toHaveLength(1);
   });
 

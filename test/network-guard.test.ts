@@ -4,29 +4,26 @@
  * Only loopback is ever contacted; other ranges are unit-tested on addresses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
-import { startTestService, type TestService } from "./support/service";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
+import { startTestService, type TestService, useDispatch } from "./support/service";
 
-let guarded: TestService;
+const guarded = useDispatch({ allowPrivateNetworks: false });
 let receiver: Receiver;
 
 beforeAll(async () => {
-  guarded = await startTestService({ allowPrivateNetworks: false });
   receiver = await startReceiver();
 });
 afterAll(async () => {
-  await guarded.stop();
   await receiver.close();
 });
 
-async function finalEvents(service: TestService, messageId: string) {
-  for (let i = 0; i < 100; i++) {
+function finalEvents(service: TestService, messageId: string) {
+  return poll(async () => {
     const rows = await service.service.sql<{ state: string; error: string | null }[]>`
       select state, error from dispatch.message_events where message_id = ${messageId} order by id`;
-    if (rows.at(-1)?.state === "FAILED" || rows.at(-1)?.state === "DELIVERED") return rows;
-    await sleep(50);
-  }
-  throw new Error(`message ${messageId} did not finish`);
+    return ["FAILED", "DELIVERED"].includes(rows.at(-1)?.state ?? "") && rows;
+  }, `message ${messageId} to finish`);
 }
 
 describe("private-network guard", () => {

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
-const dispatch = useDispatch();
+/** Delays are scaled (DISPATCH_DELAY_SCALE): a 60 s Delay waits 300 ms, and is stored as 60 s. */
+const DELAY_SCALE = 0.005;
+const dispatch = useDispatch({ delayScale: DELAY_SCALE });
 let receiver: Receiver;
 
 beforeAll(async () => {
@@ -62,20 +64,26 @@ describe.each([
     expect(events.find((e) => e.state === "ERROR")!.error).toMatch(/timed out after 1000 ms/);
   });
 
-  it("honours Delay: nothing arrives before the delay", async () => {
+  it("honours Delay: the message is due after the delay, and nothing arrives before it", async () => {
     const sent = Date.now();
-    await publish("/d", { [`${p}Delay`]: "2s" });
+    const response = await publish("/d", { [`${p}Delay`]: "60s" });
+    const { messageId } = await response.json();
+    const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
+    expect(message.notBefore - message.createdAt).toBeGreaterThanOrEqual(60_000);
+    expect(message.notBefore - message.createdAt).toBeLessThan(60_100);
     const [got] = await receiver.waitFor(1);
-    expect(got!.at - sent).toBeGreaterThanOrEqual(1900);
+    expect(got!.at - sent).toBeGreaterThanOrEqual(60_000 * DELAY_SCALE - 20);
   });
 
   it("Not-Before wins over Delay", async () => {
     const sent = Date.now();
-    const notBefore = Math.ceil(sent / 1000) + 2;
+    const notBefore = Math.ceil(sent / 1000) + 60;
     const response = await publish("/nb", { [`${p}Delay`]: "1h", [`${p}Not-Before`]: String(notBefore) });
     const { messageId } = await response.json();
     const [got] = await receiver.waitFor(1);
-    expect(got!.at).toBeGreaterThanOrEqual(notBefore * 1000 - 100);
+    // An hour's delay would wait 18 s at this scale; Not-Before's 60 s waits about 300 ms.
+    expect(got!.at - sent).toBeGreaterThanOrEqual((notBefore * 1000 - sent) * DELAY_SCALE - 20);
+    expect(got!.at - sent).toBeLessThan(3600_000 * DELAY_SCALE);
     const message = await (await dispatch.api(`/v2/messages/${messageId}`)).json();
     expect(message.notBefore).toBe(notBefore * 1000);
   });

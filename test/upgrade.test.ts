@@ -14,7 +14,8 @@ import { Logger, runMigrations } from "graphile-worker";
 import { afterAll, afterEach, beforeAll, expect, it, inject } from "vitest";
 import { createSql, type Sql } from "../src/db/client";
 import { TEST_DATABASE_PREFIX, withDatabase } from "./support/global-setup";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
 
 const MIGRATIONS = fileURLToPath(new URL("../sql/migrations", import.meta.url));
@@ -93,7 +94,7 @@ it("delivers what the old engine held and keeps the old events in the log", asyn
     const response = await dispatch!.api(`/v2/events?messageId=${id}&order=earliestFirst`);
     return ((await response.json()) as { events: { state: string; time: number }[] }).events.map((event) => event.state);
   };
-  for (let tries = 0; (await states("msg_old_pending")).length < 3 && tries < 50; tries++) await sleep(100);
+  await poll(async () => (await states("msg_old_pending")).length >= 3, "the old pending message to finish");
   expect(await states("msg_old_delivered")).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
   expect(await states("msg_old_pending")).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
   expect(await states(freshId)).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);

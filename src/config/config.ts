@@ -32,6 +32,8 @@ export interface Config {
   maxQueueParallelism: number;
   /** Multiplies every retry backoff; tests use a small value instead of sleeping. */
   retryDelayScale: number;
+  /** Multiplies the wait before a first attempt (Delay, Not-Before, Callback-Delay, workflow sleeps); for tests. */
+  delayScale: number;
   workerConcurrency: number;
   /** How often an idle worker looks for due jobs (bounds how late a delayed message can fire). */
   pollIntervalMs: number;
@@ -107,6 +109,7 @@ const EnvSchema = v.object({
   DISPATCH_MAX_DELAY: duration("365d"),
   DISPATCH_MAX_QUEUE_PARALLELISM: integer(1000, 1, 1_000_000),
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
+  DISPATCH_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
   DISPATCH_POLL_INTERVAL_MS: integer(50, 10, 60_000),
   DISPATCH_WORKER_DEAD_AFTER: duration("6s"),
@@ -152,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxDelayMs: e.DISPATCH_MAX_DELAY,
     maxQueueParallelism: e.DISPATCH_MAX_QUEUE_PARALLELISM,
     retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
+    delayScale: e.DISPATCH_DELAY_SCALE,
     workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,
     pollIntervalMs: e.DISPATCH_POLL_INTERVAL_MS,
     workerDeadAfterMs: e.DISPATCH_WORKER_DEAD_AFTER,

@@ -11,6 +11,7 @@ import type { Sql } from "../db/client";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
 import { purgeExpiredDeduplicationKeys } from "../domain/publish/deduplication";
+import { messageSettings } from "../domain/publish/options";
 import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
 import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
 import type { HttpClient } from "../outbound/http-client";
@@ -48,7 +49,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const { config, sql, availability } = deps;
   // An outage is logged once by `availability`; anything else is logged as it comes.
   const onError = (error: unknown) => void (availability.failed(error) || deps.log(`worker: ${(error as Error).message}`));
-  const outcomeSettings = { limits: config, deduplicationWindowMs: config.deduplicationWindowMs };
+  const outcomeSettings = messageSettings(config);
   const recorder = new Recorder(sql, availability, outcomeSettings, deps.log);
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
     recorder.flushReleased(),

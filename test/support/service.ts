@@ -52,10 +52,13 @@ export function testConfig(databaseUrl: string, overrides: Partial<Config> = {})
  * database, stopped in `afterAll`. Call it at the top of the file; the object
  * it returns reads the running service.
  */
-export function useDispatch(overrides: Partial<Config> = {}, options: { role?: Role; databaseUrl?: string } = {}): TestService {
+export function useDispatch(
+  overrides: Partial<Config> | (() => Partial<Config>) = {},
+  options: { role?: Role; databaseUrl?: string } = {},
+): TestService {
   let started: TestService | null = null;
   beforeAll(async () => {
-    started = await startTestService(overrides, options);
+    started = await startTestService(typeof overrides === "function" ? overrides() : overrides, options);
   });
   afterAll(async () => {
     await started?.stop();

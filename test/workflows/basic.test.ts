@@ -3,7 +3,8 @@ import { poll } from "../support/poll";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-const dispatch = useDispatch();
+/** Workflow sleeps are scaled (DISPATCH_DELAY_SCALE): a 1 s sleep waits 10 ms; the logs keep 1 s. */
+const dispatch = useDispatch({ delayScale: 0.01 });
 let app: WorkflowApp;
 const results: unknown[] = [];
 

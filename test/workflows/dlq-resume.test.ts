@@ -10,7 +10,8 @@ import { sleep } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp, type WorkflowRoute } from "../support/workflow-app";
 
-const dispatch = useDispatch();
+/** Workflow sleeps are scaled (DISPATCH_DELAY_SCALE): a 1 s sleep waits 10 ms; the logs keep 1 s. */
+const dispatch = useDispatch({ delayScale: 0.01 });
 let app: WorkflowApp;
 
 /** Groups whose "second" step throws for now. */

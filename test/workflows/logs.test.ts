@@ -6,11 +6,12 @@
 import type { InvokableWorkflow, WorkflowRunLog } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, sleep, startReceiver } from "../support/receiver";
+import { type Receiver, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
-const dispatch = useDispatch();
+/** Workflow sleeps are scaled (DISPATCH_DELAY_SCALE): a 1 s sleep waits 10 ms; the logs keep 1 s. */
+const dispatch = useDispatch({ delayScale: 0.01 });
 let app: WorkflowApp;
 let thirdParty: Receiver;
 
@@ -106,7 +107,7 @@ describe("a finished run", () => {
       label: "lab-all",
     });
     const eventId = `evt-${workflowRunId}`;
-    for (let i = 0; i < 200 && (await app.client.getWaiters({ eventId })).length === 0; i++) await sleep(100);
+    await poll(async () => (await app.client.getWaiters({ eventId })).length > 0, `a waiter for ${eventId}`);
     await app.client.notify({ eventId, eventData: { ok: true } });
     const run = await runUntil(workflowRunId, (r) => r.workflowState === "RUN_SUCCESS");
 

@@ -8,7 +8,9 @@ import { type Receiver, startReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
-const dispatch = useDispatch();
+/** Workflow sleeps are scaled (DISPATCH_DELAY_SCALE): a 60 s sleep waits 600 ms. */
+const DELAY_SCALE = 0.01;
+const dispatch = useDispatch({ delayScale: DELAY_SCALE });
 let app: WorkflowApp;
 let thirdParty: Receiver;
 const seen = new Map<string, unknown>();
@@ -42,9 +44,11 @@ beforeAll(async () => {
     "/sleep-until-and-notify": {
       route: async (context) => {
         const startedAt = await context.run("clock", () => Date.now());
-        await context.sleepUntil("until", Math.ceil(startedAt / 1000) + 1);
+        const until = Math.ceil(startedAt / 1000) + 60;
+        await context.sleepUntil("until", until);
         const { notifyResponse } = await context.notify("tell", `evt-notify-${context.requestPayload}`, { from: "workflow" });
-        seen.set(`notify:${context.workflowRunId}`, { slept: Date.now() >= (Math.ceil(startedAt / 1000) + 1) * 1000, notified: notifyResponse.length });
+        const slept = Date.now() - startedAt >= (until * 1000 - startedAt) * DELAY_SCALE - 20;
+        seen.set(`notify:${context.workflowRunId}`, { slept, notified: notifyResponse.length });
       },
     },
     "/notified": {

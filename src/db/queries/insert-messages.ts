@@ -28,8 +28,11 @@ export type MessageInsert = Pick<
 
 const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
-/** Inserts `rows` in order (their `seq` follows the array). */
-export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<void> {
+/**
+ * Inserts `rows` in order (their `seq` follows the array). `delayScale`
+ * multiplies the wait before each first attempt; `not_before` keeps what was asked.
+ */
+export async function insertMessageRows(tx: Tx, rows: MessageInsert[], delayScale: number): Promise<void> {
   const column = <T>(pick: (row: MessageInsert) => T) => rows.map(pick);
   const bodies = byteaBatch(column((r) => r.body));
   await tx`
@@ -54,7 +57,8 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[]): Promise<
         callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels, redact_fields,
         schedule_id, caller_ip, not_before, delay_ms, workflow_run_pk, workflow_call_type, n)),
     timed as (
-      select r.*, ${byteaSlice(tx, bodies, "r.body_length", "r.n")} as body, t.due, greatest(t.due, now()) as next
+      select r.*, ${byteaSlice(tx, bodies, "r.body_length", "r.n")} as body, t.due,
+        greatest(now() + (t.due - now()) * ${delayScale}::float8, now()) as next
       from r, lateral (select coalesce(to_timestamp(r.not_before), now() + r.delay_ms * interval '1 millisecond') as due) t),
     inserted as (
       insert into dispatch.messages (

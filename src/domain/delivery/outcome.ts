@@ -198,6 +198,6 @@ async function sendCallback(
     return null;
   }
   if (!callback) return null;
-  const [published] = await insertMessages(tx, [callback], settings.deduplicationWindowMs);
+  const [published] = await insertMessages(tx, [callback], settings);
   return published!.messageId;
 }

@@ -87,7 +87,7 @@ export async function retryDlqEntries(
 ): Promise<PageOf<PublishResult>> {
   const { items, cursor } = await selectEntries(tx, selection, page, true);
   const messages = items.map((entry) => retryMessage(entry.message, overrides, settings.limits));
-  const results = await insertMessages(tx, messages, settings.deduplicationWindowMs);
+  const results = await insertMessages(tx, messages, settings);
   const retried = items.filter((_, index) => !results[index]!.deduplicated).map((entry) => entry.dlqId);
   await tx`delete from dispatch.dlq where dlq_id = any(${retried}::text[])`;
   return { items: results, cursor };

@@ -10,6 +10,7 @@ import { insertMessageRows } from "../../db/queries/insert-messages";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { lockQueues, startQueuedMessages } from "../messages/queue-admission";
 import { claimDeduplicationKeys } from "./deduplication";
+import type { MessageSettings } from "./options";
 import { bindWorkflowMessages } from "./workflow-binding";
 
 /**
@@ -17,15 +18,15 @@ import { bindWorkflowMessages } from "./workflow-binding";
  * deduplication key is held by a live window (or by an earlier message of the
  * same batch) is not stored; its result carries the holder's id.
  */
-export async function insertMessages(tx: Tx, messages: NewMessage[], deduplicationWindowMs: number): Promise<PublishResult[]> {
-  const deduplicated = await deduplicate(tx, messages, deduplicationWindowMs);
+export async function insertMessages(tx: Tx, messages: NewMessage[], settings: MessageSettings): Promise<PublishResult[]> {
+  const deduplicated = await deduplicate(tx, messages, settings.deduplicationWindowMs);
   const duplicateOf = new Map([...deduplicated.duplicateOf, ...(await bindWorkflowMessages(tx, deduplicated.fresh))]);
   const fresh = deduplicated.fresh.filter((message) => !duplicateOf.has(message.id));
   if (fresh.length > 0) {
     const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
     // Locking the queues first makes publish order (`seq`) the start order.
     await lockQueues(tx, queueNames);
-    await insertRows(tx, fresh);
+    await insertRows(tx, fresh, settings.delayScale);
     for (const name of queueNames) await startQueuedMessages(tx, name);
   }
   return messages.map((message) => {
@@ -54,7 +55,7 @@ async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
 }
 
 /** Stores the batch in one statement (`insert-messages.ts`). */
-function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
+function insertRows(tx: Tx, messages: NewMessage[], delayScale: number): Promise<void> {
   return insertMessageRows(
     tx,
     messages.map((m) => ({
@@ -62,5 +63,6 @@ function insertRows(tx: Tx, messages: NewMessage[]): Promise<void> {
       workflowRunPk: m.workflowRunPk ?? null,
       workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
     })),
+    delayScale,
   );
 }

@@ -29,6 +29,17 @@ export interface PublishLimits {
 export interface MessageSettings {
   limits: PublishLimits;
   deduplicationWindowMs: number;
+  /**
+   * Multiplies the wait before a message's first attempt (Delay, Not-Before,
+   * Callback-Delay, workflow sleeps); 1 outside tests. The stored Not-Before
+   * keeps what was asked.
+   */
+  delayScale: number;
+}
+
+/** The message settings of a configuration. */
+export function messageSettings(config: PublishLimits & { deduplicationWindowMs: number; delayScale: number }): MessageSettings {
+  return { limits: config, deduplicationWindowMs: config.deduplicationWindowMs, delayScale: config.delayScale };
 }
 
 /** A callback target and the publish headers of the message that calls it. */

@@ -8,6 +8,7 @@ import type { Sql } from "../../db/client";
 import { Coalescer } from "../../db/coalescer";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { insertMessages } from "./insert";
+import type { MessageSettings } from "./options";
 import { publish, type PublishRequest, type PublishResponse, type PublishSettings } from "./prepare";
 
 /** Publishes requests through shared transactions. */
@@ -18,7 +19,7 @@ export class Publisher {
     private readonly sql: Sql,
     private readonly settings: PublishSettings,
   ) {
-    this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings.deduplicationWindowMs), {
+    this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings), {
       maxBatch: 500,
       // Two batches in flight: one commits while the next fills. More would split the
       // waiting requests into smaller batches, each paying a commit and a NOTIFY.
@@ -42,8 +43,8 @@ function needsTransaction(message: NewMessage): boolean {
 }
 
 /** Stores several requests' messages with one `insertMessages`, splitting the results back. */
-async function storeGroups(tx: Parameters<typeof insertMessages>[0], groups: NewMessage[][], windowMs: number) {
-  const results = await insertMessages(tx, groups.flat(), windowMs);
+async function storeGroups(tx: Parameters<typeof insertMessages>[0], groups: NewMessage[][], settings: MessageSettings) {
+  const results = await insertMessages(tx, groups.flat(), settings);
   let next = 0;
   return groups.map((group) => results.slice(next, (next += group.length)));
 }

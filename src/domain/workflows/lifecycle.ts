@@ -149,6 +149,6 @@ export async function publishContinuation(
     if (latest) await appendSteps(tx, [{ runPk: latest.pk, messageId: id, callType: "step", body }]);
     return id;
   }
-  const [published] = await insertMessages(tx, [message], settings.deduplicationWindowMs);
+  const [published] = await insertMessages(tx, [message], settings);
   return published!.messageId;
 }

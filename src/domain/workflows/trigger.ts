@@ -138,7 +138,7 @@ export async function triggerRun(tx: Tx, request: TriggerRequest, settings: Publ
     { destination: request.workflowUrl, headers, body: request.body, queueName: null, callerIp: request.callerIp },
     settings,
   );
-  const [result] = await insertMessages(tx, messages, settings.deduplicationWindowMs);
+  const [result] = await insertMessages(tx, messages, settings);
   const pk = messages[0]!.workflowRunPk;
   // Its first delivery must be answered by a v1 SDK (detectNonWorkflowDestination).
   if (pk !== undefined) await tx`update dispatch.workflow_runs set config = config || '{"restTrigger": true}' where pk = ${pk}`;

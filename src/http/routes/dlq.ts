@@ -8,7 +8,7 @@ import { badRequest } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
 import type { PublishResult } from "../../domain/messages/new-message";
 import type { Redactor } from "../../domain/messages/redaction";
-import type { MessageSettings } from "../../domain/publish/options";
+import { messageSettings } from "../../domain/publish/options";
 import type { AppDeps } from "../deps";
 import {
   bulkParams,
@@ -37,7 +37,7 @@ const MAX_COUNT = 100;
 /** Routes of the DLQ resource. */
 export function dlqRoutes(deps: AppDeps) {
   const { sql } = deps;
-  const settings: MessageSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
+  const settings = messageSettings(deps.config);
   return new Hono()
     .get("/", async (c) => {
       const params = queryParams(c, PARAMETERS);

@@ -6,6 +6,7 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config/config";
 import { badRequest, overLimit, tooLarge } from "../../domain/errors";
+import { messageSettings } from "../../domain/publish/options";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
 import { Publisher } from "../../domain/publish/publisher";
 import type { JsonPath } from "../../domain/storable-text";
@@ -34,11 +35,7 @@ const isItemBody = (path: JsonPath) => path.length === 2 && path[1] === "body";
 
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
-  const publisher = new Publisher(deps.sql, {
-    limits: deps.config,
-    deduplicationWindowMs: deps.config.deduplicationWindowMs,
-    llmUrl: llmUrl(deps.config),
-  });
+  const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) });
   const run = (requests: PublishRequest[]) => publisher.publish(requests);
   const single = async (c: Context, queueName: string | null, prefix: string) =>
     respond(c, (await run([singleRequest(c, queueName, prefix, deps.config.maxMessageBytes)]))[0]!);

@@ -9,7 +9,7 @@ import { type Context, Hono } from "hono";
 import { badRequest } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
 import type { Redactor } from "../../domain/messages/redaction";
-import type { MessageSettings } from "../../domain/publish/options";
+import { messageSettings } from "../../domain/publish/options";
 import {
   deleteWorkflowDlq,
   findWorkflowDlqEntry,
@@ -47,7 +47,7 @@ const FAILURE_FUNCTION_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CAL
 /** Routes of the workflow DLQ resource, mounted at `/v2/workflows/dlq`. */
 export function workflowDlqRoutes(deps: AppDeps) {
   const { sql } = deps;
-  const settings: MessageSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
+  const settings = messageSettings(deps.config);
   const restartMany = async (c: Context, mode: NewRunMode) => {
     const params = await bulkParams(c, ACTION_PARAMETERS);
     const picked = selection(params, true);

@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { AppError, badRequest } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
-import type { MessageSettings } from "../../domain/publish/options";
+import { messageSettings } from "../../domain/publish/options";
 import { listWaiters, notify, registerWait } from "../../domain/workflows/waits";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
@@ -20,14 +20,10 @@ const WaitSchema = v.object({
   step: v.record(v.string(), v.unknown()),
 });
 
-const settingsOf = (deps: AppDeps): MessageSettings => ({
-  limits: deps.config,
-  deduplicationWindowMs: deps.config.deduplicationWindowMs,
-});
 
 /** Authenticated routes: wait, notify, waiters. */
 export function workflowEventRoutes(deps: AppDeps) {
-  const settings = settingsOf(deps);
+  const settings = messageSettings(deps.config);
   const notifyRoute = async (eventId: string, runId: string | null, body: Buffer) =>
     deps.sql.begin((tx) => notify(tx, eventId, body, runId, settings));
   return new Hono()
@@ -53,7 +49,7 @@ export function workflowEventRoutes(deps: AppDeps) {
  * user id must be one of the service's tokens' `UserID`.
  */
 export function workflowHookRoutes(deps: AppDeps) {
-  const settings = settingsOf(deps);
+  const settings = messageSettings(deps.config);
   const userIds = new Set(deps.tokens.map(userIdOf).filter((id): id is string => id !== null));
   return new Hono().all("/:userId/:runId/:eventId", async (c) => {
     if (!userIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");

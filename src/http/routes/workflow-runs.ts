@@ -6,7 +6,7 @@
  */
 import { Hono } from "hono";
 import { AppError, badRequest } from "../../domain/errors";
-import { parseBoolean, type MessageSettings } from "../../domain/publish/options";
+import { messageSettings, parseBoolean } from "../../domain/publish/options";
 import { cancelRuns, type RunCancelSelection } from "../../domain/workflows/cancel";
 import { finishRun } from "../../domain/workflows/lifecycle";
 import { findActiveRun, findLatestRun, stepList } from "../../domain/workflows/runs";
@@ -21,7 +21,7 @@ const CANCEL_PARAMETERS = [
 
 /** Routes of a single workflow run. */
 export function workflowRunRoutes(deps: AppDeps) {
-  const settings: MessageSettings = { limits: deps.config, deduplicationWindowMs: deps.config.deduplicationWindowMs };
+  const settings = messageSettings(deps.config);
   return new Hono()
     .delete("/", async (c) => {
       const selection = cancelSelection(await bulkParams(c, CANCEL_PARAMETERS));

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { llmUrl } from "../../config/config";
 import type { Dialect } from "../../domain/headers/dialect";
+import { messageSettings } from "../../domain/publish/options";
 import { triggerRun } from "../../domain/workflows/trigger";
 import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
@@ -12,11 +13,7 @@ import { callerIp, rawDestination, requestHeaders } from "../request";
 
 /** The trigger route, mounted at `/v2`. */
 export function workflowTriggerRoutes(deps: AppDeps) {
-  const settings = {
-    limits: deps.config,
-    deduplicationWindowMs: deps.config.deduplicationWindowMs,
-    llmUrl: llmUrl(deps.config),
-  };
+  const settings = { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) };
   return new Hono().post("/trigger/*", async (c) => {
     const { headers } = requestHeaders(c);
     // A trigger targets a workflow SDK: compat headers unless native ones are given.

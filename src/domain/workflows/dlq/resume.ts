@@ -111,7 +111,7 @@ async function startNewRun(
     message.labels = overrides.labels ?? message.labels;
     return [message];
   });
-  await insertMessages(tx, messages, settings.deduplicationWindowMs);
+  await insertMessages(tx, messages, settings);
   return { workflowRunId: runId, workflowCreatedAt: created.createdAt.getTime() };
 }
 
@@ -215,7 +215,7 @@ export async function retryFailureFunction(tx: Tx, dlqId: string, settings: Mess
   const [failed] = await findMessages(tx, [run.failureCallbackMessageId]);
   if (!failed) throw badRequest(`the failure callback of workflow run ${run.runId} is no longer stored`);
   const message = rerunMessage(failed, failed.body, run, 0);
-  await insertMessages(tx, [message], settings.deduplicationWindowMs);
+  await insertMessages(tx, [message], settings);
   await tx`
     update dispatch.workflow_runs
     set failure_callback_state = 'CALLBACK_INPROGRESS', failure_callback_message_id = ${message.id}
