@@ -35,7 +35,13 @@ export interface Service {
 }
 
 /** Starts Dispatch with `config` in `role`. */
-export async function startService(config: Config, role: Role, log: (message: string) => void): Promise<Service> {
+export async function startService(
+  config: Config,
+  role: Role,
+  log: (message: string) => void,
+  /** The clock schedules fire by (tests move it on); the system clock by default. */
+  now?: () => number,
+): Promise<Service> {
   installWorkflowHooks();
   const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
   const databaseUrl = config.databaseUrl ?? embedded!.url;
@@ -52,9 +58,9 @@ export async function startService(config: Config, role: Role, log: (message: st
     maxResponseBytes: config.maxMessageBytes,
   });
   const availability = new DatabaseAvailability(sql, log);
-  const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log });
+  const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log, now });
   const redactor = new Redactor(await ensureRedactionKey(sql));
-  const deps = { config, sql, tokens, readonlyTokens: config.readonlyTokens, redactor, availability, log };
+  const deps = { config, sql, tokens, readonlyTokens: config.readonlyTokens, redactor, availability, log, now };
   const server = role === "worker" ? null : await listen(createApp(deps), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,

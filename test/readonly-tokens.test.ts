@@ -34,6 +34,7 @@ beforeAll(async () => {
   existing.id = (await published.json()).messageId;
   await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "ro-queue", parallelism: 1 }) });
   await dispatch.api("/v2/topics/ro-group/endpoints", { method: "POST", body: JSON.stringify({ endpoints: [{ url: `${receiver.url}/g` }] }) });
+  await dispatch.api(`/v2/schedules/${receiver.url}/s`, { method: "POST", headers: { "Svc-Cron": "0 0 1 1 *", "Svc-Schedule-Id": "ro-schedule" } });
   await dispatch.api(`/v2/publish/${receiver.url}/fail`, { method: "POST", headers: { "Svc-Retries": "0" }, body: "x" });
   for (let tries = 0; tries < 100 && existing.dlqId === undefined; tries++) {
     const dlq = await (await dispatch.api("/v2/dlq")).json();
@@ -54,6 +55,7 @@ function pathOf(route: string): string {
     .replace(/\*$/, `${receiver.url}/readonly`)
     .replace(/:name\b/, path.startsWith("/v2/topics") ? "ro-group" : "ro-queue")
     .replace(/:queue\b/, "ro-queue")
+    .replace(/^\/v2\/schedules\/:id\b/, "/v2/schedules/ro-schedule")
     .replace(/:(\w+)/g, (_, name: string) => (workflow ? undefined : existing[name]) ?? `probe-${name}`);
   // The events view of the workflow logs is only grouped by run (docs/workflow-protocol.md §11).
   return filled === "/v2/workflows/events" ? `${filled}?groupBy=workflowRunId` : filled;

@@ -9,6 +9,8 @@ import postgres from "postgres";
 export type Sql = postgres.Sql;
 /** A transaction (or the pool itself) that queries can run on. */
 export type Tx = postgres.TransactionSql | postgres.Sql;
+/** An open transaction (one that can hold savepoints). */
+export type Transaction = postgres.TransactionSql;
 
 /** Opens a pool on `url`; `max` bounds its connections. */
 export function createSql(url: string, max = 10): Sql {

@@ -291,6 +291,42 @@ export const queues = dispatch.table(
   (t) => [check("queues_parallelism_check", sql`${t.parallelism} >= 1`)],
 );
 
+/**
+ * Cron schedules: a stored publish request (destination, publish headers,
+ * body, queue) that is published once per tick of `cron`. `next_tick_at` is
+ * the tick the schedule waits for; the worker that fires it moves it on in the
+ * same transaction, so each tick fires once across replicas.
+ */
+export const schedules = dispatch.table(
+  "schedules",
+  {
+    id: text("id").primaryKey(),
+    /** As given, trimmed, with its optional `CRON_TZ=<zone>` prefix. */
+    cron: text("cron").notNull(),
+    /** A URL, a URL group name or `api/llm`. */
+    destination: text("destination").notNull(),
+    dialect: text("dialect").$type<Dialect>().notNull(),
+    /** The publish headers of the request (lower-case names), without credentials or the schedule's own. */
+    headers: jsonb("headers").$type<Record<string, string>>().notNull(),
+    body: bytea("body").notNull(),
+    queueName: text("queue_name"),
+    callerIp: text("caller_ip"),
+    paused: boolean("paused").notNull().default(false),
+    nextTickAt: timestamptz("next_tick_at").notNull(),
+    lastTickAt: timestamptz("last_tick_at"),
+    /** Messages produced by the last tick. */
+    lastMessageIds: text("last_message_ids").array().notNull().default(sql`'{}'`),
+    /** Why the last tick produced nothing (e.g. its URL group was deleted); null when it did. */
+    lastError: text("last_error"),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+  },
+  (t) => [
+    check("schedules_dialect_check", oneOf(t.dialect, DIALECTS)),
+    index("schedules_next_tick_idx").on(t.nextTickAt).where(sql`not ${t.paused}`),
+  ],
+);
+
 /** URL groups (topics): a named set of endpoints a publish fans out to. */
 export const urlGroups = dispatch.table("url_groups", {
   name: text("name").primaryKey(),

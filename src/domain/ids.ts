@@ -31,3 +31,4 @@ export const newMessageId = () => `msg_${randomBase58(28)}`;
 export const newDlqId = () => `dlq_${randomBase58(28)}`;
 export const newSigningKey = () => `sig_${randomBase58(28)}`;
 export const newJwtId = () => `jwt_${randomBase58(28)}`;
+export const newScheduleId = () => `scd_${randomBase58(28)}`;

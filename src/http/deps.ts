@@ -16,4 +16,6 @@ export interface AppDeps {
   /** Outage tracking: a database outage answers 503 and is logged once. */
   availability: DatabaseAvailability;
   log: (message: string) => void;
+  /** The clock schedules are planned by (tests move it on); the system clock when absent. */
+  now?: () => number;
 }

@@ -42,7 +42,7 @@ export const MAX_QUERY_PARAMETER_BYTES = 8192;
 export function checkRequestInput(): MiddlewareHandler {
   return async (c, next) => {
     const url = new URL(c.req.url);
-    const patterns = matchedRoutes(c).map(patternOf);
+    const patterns = handlingRoutes(matchedRoutes(c)).map(patternOf);
     checkPathParameters(url.pathname.split("/"), patterns);
     const destination = patterns.some((pattern) => pattern.destination);
     for (const part of url.search.slice(1).split("&")) {
@@ -58,6 +58,16 @@ interface Pattern {
   segments: string[];
   /** Whether the route takes a destination URL at its final `*`. */
   destination: boolean;
+}
+
+/**
+ * The middleware and the one route that answers: routes registered later for
+ * the same path (`POST /v2/schedules/*` after `POST /v2/schedules/:id/pause`)
+ * match too but never run, so their patterns say nothing about this request.
+ */
+function handlingRoutes(routes: RouterRoute[]): RouterRoute[] {
+  const handler = routes.find((route) => route.method !== "ALL");
+  return routes.filter((route) => route.method === "ALL" || route === handler);
 }
 
 function patternOf(route: RouterRoute): Pattern {

@@ -1,11 +1,11 @@
 /**
- * The worker role: the delivery engine's claim loop, graphile-worker for
+ * The worker role: the delivery engine's claim loop, the schedules' loop, graphile-worker for
  * timed jobs (workflow wait timeouts, maintenance; supervised, so a database
  * outage cannot stop it for good), and the liveness heartbeat that lets other
  * processes recover this one's claims and jobs.
  */
 import { setMaxListeners } from "node:events";
-import type { Config } from "../config/config";
+import { type Config, llmUrl } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
@@ -19,6 +19,7 @@ import { Claimer } from "./claimer";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";
 import { Recorder } from "./recorder";
+import { Scheduler } from "./scheduler";
 import { superviseRunner } from "./supervisor";
 
 /** A running worker. */
@@ -34,6 +35,8 @@ export interface WorkerDeps {
   http: HttpClient;
   availability: DatabaseAvailability;
   log: (message: string) => void;
+  /** The clock schedules fire by; tests move it on. */
+  now?: () => number;
 }
 
 const MAINTENANCE_TASK = "maintenance";
@@ -112,11 +115,20 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     },
     { sql, availability, liveness, log: deps.log },
   );
+  const scheduler = new Scheduler({
+    sql,
+    availability,
+    settings: { ...outcomeSettings, llmUrl: llmUrl(config) },
+    now: deps.now ?? Date.now,
+    log: deps.log,
+  });
   liveness.start();
   await claimer.start();
+  await scheduler.start();
   return {
     async stop() {
       const grace = setTimeout(() => shutdown.abort(), STOP_GRACE_MS);
+      await scheduler.stop();
       await claimer.stop();
       clearTimeout(grace);
       await recorder.flushReleased().catch(onError);

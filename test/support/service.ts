@@ -54,7 +54,7 @@ export function testConfig(databaseUrl: string, overrides: Partial<Config> = {})
  */
 export function useDispatch(
   overrides: Partial<Config> | (() => Partial<Config>) = {},
-  options: { role?: Role; databaseUrl?: string } = {},
+  options: ServiceOptions = {},
 ): TestService {
   let started: TestService | null = null;
   beforeAll(async () => {
@@ -83,17 +83,25 @@ export function useDispatch(
   };
 }
 
+/** How a test service runs: its role, its database, and the clock its schedules fire by. */
+export interface ServiceOptions {
+  role?: Role;
+  databaseUrl?: string;
+  now?: () => number;
+}
+
 /** Starts Dispatch on a fresh database (or `databaseUrl`) in `role`. */
 export async function startTestService(
   overrides: Partial<Config> = {},
-  options: { role?: Role; databaseUrl?: string } = {},
+  options: ServiceOptions = {},
 ): Promise<TestService> {
   const databaseUrl = options.databaseUrl ?? (await cloneDatabase());
   const config = testConfig(databaseUrl, overrides);
-  const service = await startService(config, options.role ?? "all", (line) => {
+  const log = (line: string) => {
     noteLogLine(line);
     if (!line.includes("terminating connection")) console.error(line);
-  });
+  };
+  const service = await startService(config, options.role ?? "all", log, options.now);
   const baseUrl = service.baseUrl ?? "";
   const stopped = track(`a Dispatch service (${options.role ?? "all"}) at ${baseUrl || "no URL"}`);
   return {

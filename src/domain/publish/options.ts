@@ -4,6 +4,7 @@
  * every invalid value is a 400 naming the header, and nothing is stored.
  */
 import { parseDuration } from "../duration";
+import { type FlowControl, parseFlowControl } from "../flow-control/limits";
 import { badRequest, overLimit } from "../errors";
 import { type Dialect, PREFIX } from "../headers/dialect";
 import { withoutHopHeaders } from "../headers/hop-headers";
@@ -69,8 +70,8 @@ export interface PublishOptions {
   labels: string[];
   /** What the API hides (`Redact-Fields`, messages/redaction.ts); the originals are still delivered. */
   redactFields: RedactFields;
-  /** Flow control as given (`Flow-Control-Key` / `-Value`); kept on workflow runs. */
-  flowControl: { key: string; value: string } | null;
+  /** Flow control (`Flow-Control-Key` / `-Value`); kept on workflow runs. */
+  flowControl: FlowControl | null;
   /** The workflow run the message belongs to, if any (docs/workflow-protocol.md §2.1). */
   workflow: WorkflowBinding | null;
 }
@@ -195,15 +196,6 @@ export function parseBoolean(value: string | undefined, header: string): boolean
   const text = value.trim().toLowerCase();
   if (text !== "true" && text !== "false") throw badRequest(`${header} must be true or false, got "${value}"`);
   return text === "true";
-}
-
-function parseFlowControl(key: string | undefined, value: string | undefined, p: string) {
-  if (key === undefined || key.trim() === "") return null;
-  if (!/^[A-Za-z0-9._-]{1,200}$/.test(key.trim())) throw badRequest(`${p}flow-control-key may hold only letters, digits, ".", "_" and "-"`);
-  const parts = (value ?? "").split(",").map((part) => part.trim()).filter(Boolean);
-  const valid = parts.length > 0 && parts.every((part) => /^(parallelism|rate)=\d+$|^period=\S+$/.test(part));
-  if (!valid) throw badRequest(`${p}flow-control-value must list parallelism=N, rate=N and/or period=<duration>`);
-  return { key: key.trim(), value: parts.join(", ") };
 }
 
 function parseLabels(value: string | undefined, p: string): string[] {

@@ -22,6 +22,8 @@ export interface PublishRequest {
   body: Buffer;
   queueName: string | null;
   callerIp: string | null;
+  /** The schedule whose tick this is (schedules/fire.ts). */
+  scheduleId?: string;
 }
 
 /** What publishing needs from configuration. */
@@ -67,7 +69,12 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
   const dialect = detectDialect(Object.keys(request.headers));
   const options = parsePublishOptions(request.headers, dialect, settings.limits);
   const queueName = request.queueName === null ? null : checkQueueName(request.queueName);
-  const provenance = { origin: "publish" as const, sourceMessageId: null, callerIp: request.callerIp };
+  const provenance = {
+    origin: "publish" as const,
+    sourceMessageId: null,
+    callerIp: request.callerIp,
+    scheduleId: request.scheduleId ?? null,
+  };
   const { destination } = request;
   if (/^https?:\/\//i.test(destination)) {
     return { messages: [buildMessage(options, { url: checkUrl(destination), queueName }, request.body, provenance)], kind: "url" };

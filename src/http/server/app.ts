@@ -15,6 +15,7 @@ import { logRoutes } from "../routes/logs";
 import { messageRoutes } from "../routes/messages";
 import { publishRoutes } from "../routes/publish";
 import { queueRoutes } from "../routes/queues";
+import { scheduleRoutes } from "../routes/schedules";
 import { topicRoutes } from "../routes/topics";
 import { workflowDlqHandOff, workflowDlqRoutes } from "../routes/workflow-dlq";
 import { workflowEventRoutes, workflowHookRoutes } from "../routes/workflow-events";
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps) {
     .route("/messages", messageRoutes(deps))
     .route("/queues", queueRoutes(deps))
     .route("/topics", topicRoutes(deps))
+    .route("/schedules", scheduleRoutes(deps))
     // `GET /v2/dlq?source=workflow` is the workflow DLQ (docs/workflow-protocol.md §11); the rest is the plain DLQ.
     .route("/dlq", workflowDlqHandOff(deps))
     .route("/dlq", dlqRoutes(deps))

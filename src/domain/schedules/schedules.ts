@@ -1,0 +1,156 @@
+/**
+ * Schedules (docs/hosted-api.md §7): a publish request stored with a cron
+ * expression, published once per tick (fire.ts). Creating one with an
+ * existing id replaces its whole configuration; the request is checked as a
+ * publish would be, so a schedule that would fail to publish is refused
+ * up front with the publish's 4xx.
+ */
+import type { Tx } from "../../db/client";
+import { badRequest, AppError } from "../errors";
+import { detectDialect, type Dialect, PREFIX } from "../headers/dialect";
+import { withoutHopHeaders } from "../headers/hop-headers";
+import { newScheduleId } from "../ids";
+import { prepareMessages, type PublishRequest, type PublishSettings } from "../publish/prepare";
+import { checkQueueName } from "../queues/queues";
+import { nextTick, parseCron } from "./cron";
+
+/** What `POST /v2/schedules/{destination}` hands over. */
+export interface ScheduleRequest {
+  destination: string;
+  /** Request headers, lower-case names. */
+  headers: Record<string, string>;
+  body: Buffer;
+  callerIp: string | null;
+}
+
+/** A stored schedule. */
+export interface ScheduleRow {
+  id: string;
+  cron: string;
+  destination: string;
+  dialect: Dialect;
+  headers: Record<string, string>;
+  body: Buffer;
+  queueName: string | null;
+  callerIp: string | null;
+  paused: boolean;
+  nextTickAt: Date;
+  lastTickAt: Date | null;
+  lastMessageIds: string[];
+  lastError: string | null;
+  createdAt: Date;
+}
+
+/** Channel notified when a schedule's next tick may have come sooner (created, replaced, resumed): the workers look again. */
+export const SCHEDULES_CHANNEL = "dispatch_schedules";
+
+const ID = /^[A-Za-z0-9._-]{1,100}$/;
+/** Credentials meant for Dispatch: never stored, never forwarded. */
+const CREDENTIALS = new Set(["authorization", "proxy-authorization"]);
+/** Publish headers that make no sense on a message made again every tick. */
+const ONE_OFF = ["not-before", "deduplication-id", "content-based-deduplication"];
+
+/** Creates or replaces a schedule; returns its id. A paused schedule stays paused. */
+export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: PublishSettings, now = new Date()): Promise<string> {
+  const dialect = detectDialect(Object.keys(request.headers));
+  const p = PREFIX[dialect].toLowerCase();
+  const cron = parseCron(request.headers[`${p}cron`]);
+  const id = scheduleIdOf(request.headers[`${p}schedule-id`], p);
+  const queue = request.headers[`${p}queue-name`];
+  const queueName = queue === undefined || queue.trim() === "" ? null : checkQueueName(queue.trim());
+  const oneOff = ONE_OFF.find((name) => request.headers[p + name] !== undefined);
+  if (oneOff !== undefined) throw badRequest(`${p}${oneOff} cannot be used on a schedule: every tick publishes a new message`);
+  const headers = storedHeaders(request.headers, p);
+  await prepareMessages(tx, publishRequest({ ...request, headers, queueName, id }), settings);
+  await tx`
+    insert into dispatch.schedules (id, cron, destination, dialect, headers, body, queue_name, caller_ip, next_tick_at)
+    values (${id}, ${cron.text}, ${request.destination}, ${dialect}, ${tx.json(headers)}, ${request.body}, ${queueName},
+      ${request.callerIp}, ${nextTick(cron, now)})
+    on conflict (id) do update set cron = excluded.cron, destination = excluded.destination, dialect = excluded.dialect,
+      headers = excluded.headers, body = excluded.body, queue_name = excluded.queue_name, caller_ip = excluded.caller_ip,
+      next_tick_at = excluded.next_tick_at, last_error = null, updated_at = now()`;
+  await tx`select pg_notify(${SCHEDULES_CHANNEL}, '')`;
+  return id;
+}
+
+/** The publish request a schedule makes at each tick. */
+export function publishRequest(schedule: Pick<ScheduleRow, "id" | "destination" | "headers" | "body" | "queueName" | "callerIp">): PublishRequest {
+  return {
+    destination: schedule.destination,
+    headers: schedule.headers,
+    body: schedule.body,
+    queueName: schedule.queueName,
+    callerIp: schedule.callerIp,
+    scheduleId: schedule.id,
+  };
+}
+
+/** Schedules, or the one with `id`, oldest first. */
+export function listSchedules(tx: Tx, id?: string): Promise<ScheduleRow[]> {
+  return tx<ScheduleRow[]>`
+    select ${scheduleColumns(tx)} from dispatch.schedules where ${id === undefined ? tx`true` : tx`id = ${id}`}
+    order by created_at, id`;
+}
+
+/** The columns of a `ScheduleRow`. */
+export function scheduleColumns(tx: Tx) {
+  return tx`id, cron, destination, dialect, headers, body, queue_name as "queueName", caller_ip as "callerIp", paused,
+    next_tick_at as "nextTickAt", last_tick_at as "lastTickAt", last_message_ids as "lastMessageIds",
+    last_error as "lastError", created_at as "createdAt"`;
+}
+
+/** The states of the messages each schedule's last tick made: `IN_PROGRESS`, `SUCCESS` or `FAIL`, by message id. */
+export async function scheduleStates(tx: Tx, schedules: ScheduleRow[]): Promise<Map<string, Record<string, string>>> {
+  const ids = schedules.flatMap((schedule) => schedule.lastMessageIds);
+  const rows = ids.length === 0 ? [] : await tx<{ id: string; scheduleId: string; state: string }[]>`
+    select id, schedule_id as "scheduleId",
+      case when state = 'DELIVERED' then 'SUCCESS' when state in ('FAILED', 'CANCELED') then 'FAIL' else 'IN_PROGRESS' end
+        as state
+    from dispatch.messages where id = any(${ids}::text[])`;
+  const states = new Map<string, Record<string, string>>();
+  for (const row of rows) states.set(row.scheduleId, { ...states.get(row.scheduleId), [row.id]: row.state });
+  return states;
+}
+
+/** One schedule, or a 404. */
+export async function getSchedule(tx: Tx, id: string): Promise<ScheduleRow> {
+  const [schedule] = await listSchedules(tx, id);
+  if (!schedule) throw new AppError(404, `schedule ${id} not found`);
+  return schedule;
+}
+
+/** Deletes a schedule: no tick fires after this; messages it made stay. */
+export async function deleteSchedule(tx: Tx, id: string): Promise<void> {
+  const [row] = await tx`delete from dispatch.schedules where id = ${id} returning id`;
+  if (!row) throw new AppError(404, `schedule ${id} not found`);
+}
+
+/**
+ * Pauses (idempotently) or resumes a schedule. A paused schedule skips its
+ * ticks; resuming waits for the next tick from now, so skipped ticks stay skipped.
+ */
+export async function setSchedulePaused(tx: Tx, id: string, paused: boolean, now = new Date()): Promise<void> {
+  const [row] = await tx<{ cron: string; paused: boolean }[]>`
+    select cron, paused from dispatch.schedules where id = ${id} for update`;
+  if (!row) throw new AppError(404, `schedule ${id} not found`);
+  if (row.paused === paused) return;
+  const next = paused ? null : nextTick(parseCron(row.cron), now);
+  await tx`
+    update dispatch.schedules set paused = ${paused}, next_tick_at = coalesce(${next}, next_tick_at), updated_at = now()
+    where id = ${id}`;
+  if (!paused) await tx`select pg_notify(${SCHEDULES_CHANNEL}, '')`;
+}
+
+function scheduleIdOf(value: string | undefined, p: string): string {
+  if (value === undefined || value.trim() === "") return newScheduleId();
+  const id = value.trim();
+  if (!ID.test(id)) throw badRequest(`${p}schedule-id may hold only 1-100 letters, digits, ".", "_" and "-", got "${value}"`);
+  return id;
+}
+
+/** The request's headers a tick publishes with: no credentials, hop headers or the schedule's own. */
+function storedHeaders(headers: Record<string, string>, p: string): Record<string, string> {
+  const own = new Set([`${p}cron`, `${p}schedule-id`, `${p}queue-name`]);
+  const kept = Object.entries(headers).filter(([name]) => !CREDENTIALS.has(name) && !own.has(name));
+  return withoutHopHeaders(Object.fromEntries(kept));
+}

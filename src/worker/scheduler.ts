@@ -1,0 +1,85 @@
+/**
+ * The schedules' loop in one worker process: fire the ticks that are due
+ * (domain/schedules/fire.ts), then sleep until the earliest next tick. A
+ * NOTIFY on `SCHEDULES_CHANNEL` (a schedule created or resumed anywhere)
+ * wakes it, and it never sleeps longer than `LOOK_AGAIN_MS`, in case a
+ * NOTIFY was lost while its connection was away. Every worker runs it; the
+ * row locks make each tick fire once.
+ */
+import type { DatabaseAvailability } from "../db/availability";
+import type { Sql } from "../db/client";
+import type { PublishSettings } from "../domain/publish/prepare";
+import { fireDueSchedules, nextDueTick } from "../domain/schedules/fire";
+import { SCHEDULES_CHANNEL } from "../domain/schedules/schedules";
+
+/** What the loop works with. */
+export interface SchedulerDeps {
+  sql: Sql;
+  availability: DatabaseAvailability;
+  settings: PublishSettings;
+  /** The time ticks are judged by (tests move it on instead of waiting minutes). */
+  now: () => number;
+  log: (message: string) => void;
+}
+
+/** Longest sleep between two looks at the schedules. */
+const LOOK_AGAIN_MS = 1000;
+
+/** Fires schedules until stopped. */
+export class Scheduler {
+  private stopping = false;
+  private timer: NodeJS.Timeout | null = null;
+  private wakeUp: () => void = () => {};
+  private woken = false;
+  private loop: Promise<void> = Promise.resolve();
+  private unlisten: (() => Promise<void>) | null = null;
+
+  constructor(private readonly deps: SchedulerDeps) {}
+
+  async start(): Promise<void> {
+    const listening = await this.deps.sql.listen(SCHEDULES_CHANNEL, () => this.wake());
+    this.unlisten = listening.unlisten;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    await this.unlisten?.().catch(() => {});
+  }
+
+  private wake(): void {
+    this.woken = true;
+    this.wakeUp();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      this.woken = false;
+      const waitMs = await this.fireDue().catch((error: unknown) => {
+        if (!this.deps.availability.failed(error)) this.deps.log(`schedules: ${(error as Error).message}`);
+        return LOOK_AGAIN_MS;
+      });
+      if (!this.woken) await this.sleep(waitMs);
+    }
+  }
+
+  /** Fires what is due; returns how long to sleep before the next look. */
+  private async fireDue(): Promise<number> {
+    const { sql, settings, now } = this.deps;
+    while (!this.stopping && (await fireDueSchedules(sql, settings, new Date(now()))) > 0);
+    const next = await nextDueTick(sql);
+    return next === null ? LOOK_AGAIN_MS : Math.max(0, Math.min(LOOK_AGAIN_MS, next.getTime() - now()));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wakeUp = () => {
+        if (this.timer) clearTimeout(this.timer);
+        resolve();
+      };
+      this.timer = setTimeout(resolve, ms);
+    });
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Schedules in the native dialect: create, read, replace, pause, resume and
+ * delete; each tick fires once and publishes the stored request with the
+ * schedule's id. The service's schedules fire by a clock the test moves on,
+ * so a minute's tick takes no real minute.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TestClock } from "../support/clock";
+import { poll } from "../support/poll";
+import { type Receiver, startReceiver } from "../support/receiver";
+import { startDispatchProcess } from "../support/processes";
+import { startTestService, TEST_TOKEN, useDispatch } from "../support/service";
+
+const clock = new TestClock();
+const { now } = clock;
+const dispatch = useDispatch({}, { now });
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver.close();
+});
+afterEach(() => {
+  receiver.requests.length = 0;
+});
+
+interface ScheduleJson {
+  scheduleId: string;
+  cron: string;
+  destination: string;
+  nextScheduleTime: number;
+  lastScheduleTime?: number;
+  lastScheduleStates?: Record<string, string>;
+  isPaused: boolean;
+  [field: string]: unknown;
+}
+
+const create = (destination: string, headers: Record<string, string>, body?: string) =>
+  dispatch.api(`/v2/schedules/${destination}`, { method: "POST", headers, body });
+
+async function createOk(destination: string, headers: Record<string, string>, body?: string): Promise<string> {
+  const response = await create(destination, headers, body);
+  const json = await response.json();
+  expect(response.status, JSON.stringify(json)).toBe(200);
+  return json.scheduleId;
+}
+
+const getSchedule = async (id: string) => (await (await dispatch.api(`/v2/schedules/${id}`)).json()) as ScheduleJson;
+
+/** Moves the clock to just past the schedule's next tick and waits until that tick has fired. */
+async function passNextTick(id: string): Promise<ScheduleJson> {
+  const before = await getSchedule(id);
+  await clock.moveTo(dispatch, before.nextScheduleTime + 5);
+  return poll(async () => {
+    const after = await getSchedule(id);
+    return after.lastScheduleTime === before.nextScheduleTime && after;
+  }, `schedule ${id} to fire its tick at ${before.nextScheduleTime}`);
+}
+
+const producedBy = async (id: string) =>
+  dispatch.service.sql<{ id: string; url: string; topicName: string | null; queueName: string | null }[]>`
+    select id, url, topic_name as "topicName", queue_name as "queueName" from dispatch.messages
+    where schedule_id = ${id} order by seq`;
+
+describe("a schedule", () => {
+  it("is created with its configuration, fires at every tick, and publishes the stored request each time", async () => {
+    const id = await createOk(
+      `${receiver.url}/tick`,
+      {
+        "Svc-Cron": " * * * * * ",
+        "Content-Type": "application/json",
+        "Svc-Method": "PUT",
+        "Svc-Retries": "2",
+        "Svc-Timeout": "30s",
+        "Svc-Delay": "0s",
+        "Svc-Forward-X-Tenant": "acme",
+        "Svc-Label": "billing",
+        "Svc-Callback": `${receiver.url}/callback`,
+        "Authorization-Extra": "ignored",
+      },
+      '{"job":"report"}',
+    );
+    expect(id).toMatch(/^scd_\w{28}$/);
+    const created = await getSchedule(id);
+    expect(created).toMatchObject({
+      scheduleId: id,
+      cron: "* * * * *",
+      destination: `${receiver.url}/tick`,
+      method: "PUT",
+      retries: 2,
+      timeout: 30,
+      header: { "X-Tenant": ["acme"], "Content-Type": ["application/json"] },
+      body: '{"job":"report"}',
+      callback: `${receiver.url}/callback`,
+      isPaused: false,
+      label: "billing",
+      labels: ["billing"],
+    });
+    expect(created.callerIP).toMatch(/127\.0\.0\.1/);
+    expect(created.lastScheduleTime).toBeUndefined();
+    expect(created.nextScheduleTime % 60_000).toBe(0);
+    expect(created.nextScheduleTime).toBeGreaterThan(Date.now());
+    expect(created.nextScheduleTime).toBeLessThanOrEqual(Date.now() + 60_000);
+
+    const first = await passNextTick(id);
+    expect(first.nextScheduleTime).toBe(created.nextScheduleTime + 60_000);
+    const second = await passNextTick(id);
+    expect(second.lastScheduleTime).toBe(created.nextScheduleTime + 60_000);
+    expect(second.nextScheduleTime).toBe(created.nextScheduleTime + 120_000);
+
+    const produced = await producedBy(id);
+    expect(produced).toHaveLength(2);
+    const ticks = (await receiver.waitFor(4)).filter((request) => request.path === "/tick");
+    expect(ticks).toHaveLength(2);
+    for (const request of ticks) {
+      expect(request.method).toBe("PUT");
+      expect(request.headers["svc-schedule-id"]).toBe(id);
+      expect(request.headers["x-tenant"]).toBe("acme");
+      expect(request.headers["authorization-extra"]).toBeUndefined();
+      expect(request.body.toString()).toBe('{"job":"report"}');
+    }
+    const message = await (await dispatch.api(`/v2/messages/${produced[1]!.id}`)).json();
+    expect(message).toMatchObject({ scheduleId: id, maxRetries: 2, labels: ["billing"] });
+    const callback = receiver.requests.find((request) => request.path === "/callback")!;
+    expect(JSON.parse(callback.body.toString())).toMatchObject({ scheduleId: id });
+    await poll(async () => Object.values((await getSchedule(id)).lastScheduleStates ?? {})[0] === "SUCCESS", "SUCCESS");
+    expect((await getSchedule(id)).lastScheduleStates).toEqual({ [produced[1]!.id]: "SUCCESS" });
+
+    const events = await (await dispatch.api(`/v2/events?scheduleId=${id}`)).json();
+    expect(new Set(events.events.map((event: { messageId: string }) => event.messageId))).toEqual(
+      new Set(produced.map((row) => row.id)),
+    );
+    expect((await (await dispatch.api("/v2/schedules")).json()).map((s: ScheduleJson) => s.scheduleId)).toContain(id);
+  });
+
+  it("with a Schedule-Id is replaced whole by a second create, keeping the id", async () => {
+    const headers = { "Svc-Cron": "0 * * * *", "Svc-Schedule-Id": "nightly.report", "Svc-Retries": "5" };
+    expect(await createOk(`${receiver.url}/v1`, headers, "first body")).toBe("nightly.report");
+    const replaced = await createOk(`${receiver.url}/v2`, { "Svc-Cron": "*/5 * * * *", "Svc-Schedule-Id": "nightly.report" });
+    expect(replaced).toBe("nightly.report");
+    const schedule = await getSchedule("nightly.report");
+    expect(schedule).toMatchObject({ cron: "*/5 * * * *", destination: `${receiver.url}/v2`, retries: 3, body: "" });
+    expect(schedule.nextScheduleTime % 300_000).toBe(0);
+    const [count] = await dispatch.service.sql`select count(*)::int as n from dispatch.schedules where id = 'nightly.report'`;
+    expect(count!.n).toBe(1);
+  });
+
+  it("fans out to a URL group and enqueues into its Queue-Name", async () => {
+    const group = "scheduled-group";
+    for (const path of ["/a", "/b"]) {
+      const response = await dispatch.api(`/v2/topics/${group}/endpoints`, {
+        method: "POST",
+        body: JSON.stringify({ endpoints: [{ url: `${receiver.url}${path}` }] }),
+      });
+      expect(response.status).toBe(200);
+    }
+    const id = await createOk(group, { "Svc-Cron": "* * * * *", "Svc-Queue-Name": "scheduled-queue" });
+    await passNextTick(id);
+    const produced = await producedBy(id);
+    expect(produced.map((row) => [row.url, row.topicName, row.queueName]).sort()).toEqual([
+      [`${receiver.url}/a`, group, "scheduled-queue"],
+      [`${receiver.url}/b`, group, "scheduled-queue"],
+    ]);
+    expect(await getSchedule(id)).toMatchObject({ queueName: "scheduled-queue" });
+  });
+
+  it("paused skips its ticks, resumed fires from the next tick on, deleted fires no more", async () => {
+    const paused = await createOk(`${receiver.url}/paused`, { "Svc-Cron": "* * * * *" });
+    const marker = await createOk(`${receiver.url}/marker`, { "Svc-Cron": "* * * * *" });
+    expect((await dispatch.api(`/v2/schedules/${paused}/pause`, { method: "PATCH" })).status).toBe(200);
+    expect((await dispatch.api(`/v2/schedules/${paused}/pause`, { method: "POST" })).status).toBe(200);
+    expect((await getSchedule(paused)).isPaused).toBe(true);
+    // The marker's tick is due at the same time: once it has fired, the paused one was passed over.
+    await passNextTick(marker);
+    await passNextTick(marker);
+    expect(await producedBy(paused)).toEqual([]);
+    expect((await getSchedule(paused)).lastScheduleTime).toBeUndefined();
+
+    expect((await dispatch.api(`/v2/schedules/${paused}/resume`, { method: "PATCH" })).status).toBe(200);
+    const resumed = await getSchedule(paused);
+    expect(resumed.isPaused).toBe(false);
+    expect(resumed.nextScheduleTime).toBeGreaterThan(now());
+    expect(resumed.nextScheduleTime).toBeLessThanOrEqual(now() + 60_000);
+    await passNextTick(paused);
+    expect(await producedBy(paused)).toHaveLength(1);
+
+    expect((await dispatch.api(`/v2/schedules/${paused}`, { method: "DELETE" })).status).toBe(200);
+    expect((await dispatch.api(`/v2/schedules/${paused}`)).status).toBe(404);
+    await passNextTick(marker);
+    expect(await producedBy(paused)).toHaveLength(1);
+    const [kept] = await producedBy(paused);
+    expect((await dispatch.api(`/v2/messages/${kept!.id}`)).status).toBe(200);
+  });
+
+  it("a tick whose URL group is gone produces nothing and says why", async () => {
+    await dispatch.api("/v2/topics/doomed-group/endpoints", {
+      method: "POST",
+      body: JSON.stringify({ endpoints: [{ url: `${receiver.url}/doomed` }] }),
+    });
+    const id = await createOk("doomed-group", { "Svc-Cron": "* * * * *" });
+    expect((await dispatch.api("/v2/topics/doomed-group", { method: "DELETE" })).status).toBe(200);
+    const fired = await passNextTick(id);
+    expect(fired.error).toMatch(/doomed-group/);
+    expect(await producedBy(id)).toEqual([]);
+  });
+
+  it("hides what Redact-Fields names when shown, and still publishes the originals", async () => {
+    const id = await createOk(
+      `${receiver.url}/secret`,
+      { "Svc-Cron": "* * * * *", "Svc-Redact-Fields": "body,header[X-Api-Key]", "Svc-Forward-X-Api-Key": "k-123" },
+      "card=4242",
+    );
+    const shown = await getSchedule(id);
+    expect(shown.body).toMatch(/^REDACTED:[0-9a-f]{64}$/);
+    expect((shown.header as Record<string, string[]>)["X-Api-Key"]![0]).toMatch(/^REDACTED:/);
+    await passNextTick(id);
+    const [got] = (await receiver.waitFor(1)).filter((request) => request.path === "/secret");
+    expect(got!.body.toString()).toBe("card=4242");
+    expect(got!.headers["x-api-key"]).toBe("k-123");
+  });
+});
+
+describe("bad schedules are refused with a 400 and store nothing", () => {
+  it.each([
+    [{}, /cron expression is required/],
+    [{ "Svc-Cron": "every minute" }, /invalid cron/],
+    [{ "Svc-Cron": "* * * *" }, /five fields/],
+    [{ "Svc-Cron": "CRON_TZ=Nowhere/Land * * * * *" }, /unknown time zone/],
+    [{ "Svc-Cron": "* * * * *", "Svc-Schedule-Id": "bad id!" }, /schedule-id may hold only/],
+    [{ "Svc-Cron": "* * * * *", "Svc-Retries": "many" }, /retries/],
+    [{ "Svc-Cron": "* * * * *", "Svc-Not-Before": "1700000000" }, /not-before cannot be used on a schedule/],
+    [{ "Svc-Cron": "* * * * *", "Svc-Deduplication-Id": "x" }, /deduplication-id cannot be used on a schedule/],
+    [{ "Svc-Cron": "* * * * *", "Svc-Queue-Name": "no spaces allowed" }, /invalid queue name/],
+    [{ "Svc-Cron": "* * * * *", "Svc-Flow-Control-Key": "k", "Svc-Flow-Control-Value": "parallelism=0" }, /at least 1/],
+  ])("%j", async (headers, message) => {
+    const response = await create(`${receiver.url}/never`, headers as Record<string, string>);
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatch(message);
+    const [count] = await dispatch.service.sql`select count(*)::int as n from dispatch.schedules where destination = ${`${receiver.url}/never`}`;
+    expect(count!.n).toBe(0);
+  });
+
+  it("an invalid destination is a 400; an unknown URL group a 404; an unknown id a 404", async () => {
+    expect((await create("not a url", { "Svc-Cron": "* * * * *" })).status).toBe(400);
+    expect((await create("no-such-group", { "Svc-Cron": "* * * * *" })).status).toBe(404);
+    for (const [method, path] of [["GET", ""], ["DELETE", ""], ["PATCH", "/pause"], ["POST", "/resume"]] as const) {
+      expect((await dispatch.api(`/v2/schedules/scd_missing${path}`, { method })).status).toBe(404);
+    }
+  });
+});
+
+describe("ticks across processes", () => {
+  it("fire once each with a second worker on the same database judging by the same clock", async () => {
+    const second = await startTestService({}, { role: "worker", databaseUrl: dispatch.service.databaseUrl, now });
+    try {
+      const id = await createOk(`${receiver.url}/raced`, { "Svc-Cron": "* * * * *" });
+      for (let tick = 0; tick < 3; tick++) await passNextTick(id);
+      expect(await producedBy(id)).toHaveLength(3);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("fire exactly once with two worker processes racing, however many were missed while none ran", async () => {
+    const api = await startTestService({}, { role: "api" });
+    try {
+      const id = await (
+        await api.api(`/v2/schedules/${receiver.url}/once`, { method: "POST", headers: { "Svc-Cron": "* * * * *" } })
+      ).json();
+      // No worker ran for the last ten minutes: ten ticks came due unseen.
+      await api.service.sql`update dispatch.schedules set next_tick_at = now() - interval '10 minutes' where id = ${id.scheduleId}`;
+      const env = {
+        DATABASE_URL: api.service.databaseUrl,
+        DISPATCH_TOKEN: TEST_TOKEN,
+        DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
+      };
+      const workers = await Promise.all([1, 2].map(() => startDispatchProcess("worker", env)));
+      try {
+        await receiver.waitFor(1);
+        const schedule = await (await api.api(`/v2/schedules/${id.scheduleId}`)).json();
+        expect(schedule.nextScheduleTime).toBeGreaterThan(Date.now());
+        const [count] = await api.service.sql`select count(*)::int as n from dispatch.messages where schedule_id = ${id.scheduleId}`;
+        expect(count!.n).toBe(1);
+        expect(receiver.requests.filter((request) => request.path === "/once")).toHaveLength(1);
+      } finally {
+        await Promise.all(workers.map((worker) => worker.terminate()));
+      }
+    } finally {
+      await api.stop();
+    }
+  });
+});
