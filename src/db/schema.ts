@@ -104,6 +104,16 @@ export const messages = dispatch.table(
      */
     redactFields: text("redact_fields").array(),
     scheduleId: text("schedule_id"),
+    /** Flow control (docs/hosted-api.md §11): the key and the value as published, normalised. */
+    flowControlKey: text("flow_control_key"),
+    flowControlValue: text("flow_control_value"),
+    /** An attempt admitted by its flow-control key is under way: it counts against the key's parallelism. */
+    flowActive: boolean("flow_active").notNull().default(false),
+    /**
+     * Due, but held back by its flow-control key (paused, or at its limit):
+     * off the work list until a finished attempt or a freed rate slot lets it go.
+     */
+    flowParked: boolean("flow_parked").notNull().default(false),
     callerIp: text("caller_ip"),
     notBefore: timestamptz("not_before").notNull(),
     nextDeliveryAt: timestamptz("next_delivery_at").notNull(),
@@ -149,6 +159,13 @@ export const messages = dispatch.table(
     index("messages_pending_queue_idx")
       .on(t.pendingQueue, t.queueStarted, t.seq)
       .where(sql`${t.pendingQueue} is not null`),
+    check(
+      "messages_flow_parked_check",
+      sql`not ${t.flowParked} or (${t.flowControlKey} is not null and ${t.dueAt} is null and ${oneOf(t.state, PENDING_STATES)})`,
+    ),
+    index("messages_flow_active_idx").on(t.flowControlKey).where(sql`${t.flowActive}`),
+    index("messages_flow_parked_idx").on(t.flowControlKey, t.seq).where(sql`${t.flowParked}`),
+    index("messages_flow_control_key_idx").on(t.flowControlKey).where(sql`${t.flowControlKey} is not null`),
     uniqueIndex("messages_canceled_seq_idx").on(t.canceledSeq).where(sql`${t.canceledSeq} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
     index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
@@ -324,6 +341,32 @@ export const schedules = dispatch.table(
   (t) => [
     check("schedules_dialect_check", oneOf(t.dialect, DIALECTS)),
     index("schedules_next_tick_idx").on(t.nextTickAt).where(sql`not ${t.paused}`),
+  ],
+);
+
+/**
+ * Flow-control keys (docs/hosted-api.md §11): the limits in force for each key
+ * (those of its latest message, unless pinned), whether it is paused, and
+ * when its recent deliveries started, for the rate's sliding window. The row
+ * lock orders every replica's admissions of the key.
+ */
+export const flowControlKeys = dispatch.table(
+  "flow_control_keys",
+  {
+    key: text("key").primaryKey(),
+    parallelism: integer("parallelism"),
+    rate: integer("rate"),
+    periodMs: integer("period_ms").notNull().default(1000),
+    pinnedParallelism: boolean("pinned_parallelism").notNull().default(false),
+    pinnedRate: boolean("pinned_rate").notNull().default(false),
+    paused: boolean("paused").notNull().default(false),
+    /** Start times of the deliveries admitted within the last period (at most `rate` of them). */
+    starts: timestamptz("starts").array().notNull().default(sql`'{}'`),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+  },
+  (t) => [
+    check("flow_control_keys_limits_check", sql`coalesce(${t.parallelism}, 1) >= 1 and coalesce(${t.rate}, 1) >= 1 and ${t.periodMs} >= 1000`),
   ],
 );
 

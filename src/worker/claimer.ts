@@ -2,6 +2,9 @@
  * The delivery engine's loop in one worker process: claim due messages
  * (`claim-messages.ts`), attempt each, record the outcomes in batches.
  *
+ * Claimed messages with a flow-control key are attempted only as their key
+ * admits them (domain/flow-control/admission.ts).
+ *
  * It claims when it has free capacity and is woken by a NOTIFY on the due
  * channel (publishes, queue starts), by a finished attempt while it was full,
  * by its own retries coming due, and otherwise polls every `pollIntervalMs`
@@ -14,8 +17,12 @@ import { claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/insert-messages";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
+import { admitClaimed } from "../domain/flow-control/admission";
 import type { StoredMessage } from "../domain/messages/message";
 import type { Recorder } from "./recorder";
+
+/** How long keyed messages whose admission failed wait before they are claimed again. */
+const ADMISSION_RETRY_MS = 1000;
 
 /** What the loop works with. */
 export interface ClaimerDeps {
@@ -100,8 +107,30 @@ export class Claimer {
       return 0;
     }
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
-    for (const message of messages) this.track(this.deliver(message));
+    for (const message of await this.admit(messages)) this.track(this.deliver(message));
     return messages.length;
+  }
+
+  /**
+   * The claimed messages that may be attempted now: those without a
+   * flow-control key, and those their key admits (the rest are held back by
+   * the admission and need no record). If admission fails, the keyed
+   * messages are handed back.
+   */
+  private async admit(messages: StoredMessage[]): Promise<StoredMessage[]> {
+    const keyed = messages.filter((message) => message.flowControlKey !== null);
+    if (keyed.length === 0) return messages;
+    const free = messages.filter((message) => message.flowControlKey === null);
+    try {
+      const { admitted, held } = await admitClaimed(this.deps.sql, keyed);
+      for (const message of held) this.deps.recorder.skipped(message.claimId!);
+      return [...free, ...admitted];
+    } catch (error) {
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: admission failed: ${(error as Error).message}`);
+      // Not at once: an admission that keeps failing must not spin.
+      for (const message of keyed) this.track(this.handBack(message, ADMISSION_RETRY_MS));
+      return free;
+    }
   }
 
   private async releaseUnknown(): Promise<void> {
@@ -135,10 +164,10 @@ export class Claimer {
    * that fails, its claim stays registered: once this process stops beating,
    * the sweep of another one puts the message back.
    */
-  private async handBack(message: StoredMessage): Promise<void> {
+  private async handBack(message: StoredMessage, delayMs = 0): Promise<void> {
     const claim = { messageId: message.id, claimId: message.claimId! };
     try {
-      await this.deps.availability.retrying(() => releaseClaimedMessages(this.deps.sql, [claim]));
+      await this.deps.availability.retrying(() => releaseClaimedMessages(this.deps.sql, [claim], delayMs));
       this.deps.recorder.skipped(claim.claimId);
     } catch (error) {
       this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`);

@@ -10,6 +10,7 @@ import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
+import { releaseAllParked } from "../domain/flow-control/keys";
 import { purgeExpiredDeduplicationKeys } from "../domain/publish/deduplication";
 import { messageSettings } from "../domain/publish/options";
 import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
@@ -105,6 +106,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
           await purgeExpiredDeduplicationKeys(sql);
           await purgeStaleNotifications(sql);
           for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run));
+          await sql.begin((tx) => releaseAllParked(tx));
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
           const { waiterId } = payload as { waiterId: number };

@@ -19,7 +19,7 @@ export type MessageInsert = Pick<
   | "id" | "dialect" | "origin" | "sourceMessageId" | "url" | "topicName" | "endpointName" | "queueName" | "api"
   | "method" | "headers" | "contentType" | "body" | "timeoutMs" | "maxRetries" | "retryDelayExpression"
   | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "deduplicationId" | "labels"
-  | "redactFields" | "scheduleId" | "callerIp" | "workflowRunPk" | "workflowCallType"
+  | "redactFields" | "scheduleId" | "callerIp" | "workflowRunPk" | "workflowCallType" | "flowControlKey" | "flowControlValue"
 > & {
   /** Unix seconds of the first attempt; wins over `delayMs`. */
   notBefore: number | null;
@@ -51,11 +51,13 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[], delayScal
         ${column((r) => json(r.redactFields))}::text[], ${column((r) => r.scheduleId)}::text[],
         ${column((r) => r.callerIp)}::text[],
         ${column((r) => r.notBefore)}::bigint[], ${column((r) => r.delayMs)}::bigint[],
-        ${column((r) => r.workflowRunPk)}::bigint[], ${column((r) => r.workflowCallType)}::text[]
+        ${column((r) => r.workflowRunPk)}::bigint[], ${column((r) => r.workflowCallType)}::text[],
+        ${column((r) => r.flowControlKey)}::text[], ${column((r) => r.flowControlValue)}::text[]
       ) with ordinality as r(id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api,
         method, headers, content_type, body_length, timeout_ms, max_retries, retry_delay_expression, callback,
         callback_headers, failure_callback, failure_callback_headers, deduplication_id, labels, redact_fields,
-        schedule_id, caller_ip, not_before, delay_ms, workflow_run_pk, workflow_call_type, n)),
+        schedule_id, caller_ip, not_before, delay_ms, workflow_run_pk, workflow_call_type, flow_control_key,
+        flow_control_value, n)),
     timed as (
       select r.*, ${byteaSlice(tx, bodies, "r.body_length", "r.n")} as body, t.due,
         greatest(now() + (t.due - now()) * ${delayScale}::float8, now()) as next
@@ -65,14 +67,16 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[], delayScal
         id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method, headers,
         content_type, body, timeout_ms, max_retries, retry_delay_expression, callback, callback_headers,
         failure_callback, failure_callback_headers, deduplication_id, labels, redact_fields, schedule_id,
-        caller_ip, not_before, next_delivery_at, due_at, pending_queue, workflow_run_pk, workflow_call_type)
+        caller_ip, not_before, next_delivery_at, due_at, pending_queue, workflow_run_pk, workflow_call_type,
+        flow_control_key, flow_control_value)
       select id, dialect, origin, source_message_id, url, topic_name, endpoint_name, queue_name, api, method,
         headers::jsonb, content_type, body, timeout_ms, max_retries, retry_delay_expression, callback,
         callback_headers::jsonb, failure_callback, failure_callback_headers::jsonb, deduplication_id,
         array(select jsonb_array_elements_text(labels::jsonb)),
         case when redact_fields is not null then array(select jsonb_array_elements_text(redact_fields::jsonb)) end,
         schedule_id, caller_ip, due, next,
-        case when queue_name is null then next end, queue_name, workflow_run_pk, workflow_call_type
+        case when queue_name is null then next end, queue_name, workflow_run_pk, workflow_call_type,
+        flow_control_key, flow_control_value
       from timed order by n
       returning due_at)
     select pg_notify(${DUE_CHANNEL}, '') from (select 1 from inserted where due_at <= now() limit 1) as due`;

@@ -34,7 +34,7 @@ async function dropClaims(sql: Tx, which: postgres.Fragment): Promise<number> {
     with dropped as (delete from dispatch.claims c where ${which} returning c.id, c.message_ids),
     orphans as (select d.id as claim_id, unnest(d.message_ids) as message_id from dropped d),
     requeued as (
-      update dispatch.messages m set due_at = now()
+      update dispatch.messages m set due_at = now(), flow_active = false
       from orphans o
       where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}
       returning m.id)
@@ -50,7 +50,7 @@ export async function releaseClaimedMessages(
 ): Promise<void> {
   if (claims.length === 0) return;
   await sql`
-    update dispatch.messages m set due_at = now() + ${delayMs} * interval '1 millisecond'
+    update dispatch.messages m set due_at = now() + ${delayMs} * interval '1 millisecond', flow_active = false
     from unnest(${claims.map((c) => c.messageId)}::text[], ${claims.map((c) => c.claimId)}::bigint[]) as o(id, claim_id)
     where m.id = o.id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}`;
 }

@@ -6,6 +6,7 @@
 import { byteaBatch, byteaSlice } from "../../db/bytea-batch";
 import type { Tx } from "../../db/client";
 import { type MessageState, PENDING_STATES } from "../../db/vocabulary";
+import { releaseDeliveries } from "../flow-control/admission";
 import { newDlqId } from "../ids";
 import type { StoredMessage } from "../messages/message";
 import type { NewMessage } from "../messages/new-message";
@@ -32,6 +33,7 @@ export function isPlainDelivery({ message, outcome }: AttemptRecord): boolean {
   return (
     outcome.kind === "delivered" &&
     message.queueName === null &&
+    message.flowControlKey === null &&
     message.workflowCallType !== "failureCall" &&
     !callbackDue(message, true)
   );
@@ -72,6 +74,8 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
     await finish(tx, record, settings, notes[i]!);
   }
   await insertAttempts(tx, records, positions, notes);
+  // Every attempt, recorded or overtaken by a cancel, frees its flow-control slot.
+  await releaseDeliveries(tx, records.map((record) => record.message));
 }
 
 async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, notes: AttemptNotes): Promise<void> {

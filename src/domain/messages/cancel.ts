@@ -33,7 +33,7 @@ export async function cancelSelected(tx: Tx, selection: CancelSelection): Promis
 export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
   const cancelled = await tx<{ id: string; queueName: string | null }[]>`
     update dispatch.messages
-    set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null,
+    set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false,
       canceled_seq = nextval('dispatch.messages_seq_seq')
     where id = any(${ids}::text[]) and ${isPending(tx)}
     returning id, queue_name as "queueName"`;

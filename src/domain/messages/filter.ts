@@ -48,8 +48,7 @@ export function matchMessages(tx: Tx, filter: MessageFilter): postgres.Fragment 
   on(filter.scheduleId, (v) => tx`m.schedule_id = any(${v}::text[])`);
   on(filter.queueName, (v) => tx`m.queue_name = any(${v}::text[])`);
   on(filter.label, (v) => tx`m.labels && ${v}::text[]`);
-  // Messages carry no flow-control key, so no message has the one asked for.
-  on(filter.flowControlKey, () => tx`false`);
+  on(filter.flowControlKey, (v) => tx`m.flow_control_key = any(${v}::text[])`);
   on(filter.callerIp, (v) => tx`m.caller_ip = any(${v}::text[])`);
   on(filter.host, (v) => tx`lower(substring(m.url from ${HOST})) = any(${v.map((h) => h.toLowerCase())}::text[])`);
   on(filter.path, (v) => tx`coalesce(nullif(substring(m.url from ${PATH}), ''), '/') = any(${v}::text[])`);

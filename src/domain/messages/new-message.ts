@@ -12,12 +12,16 @@ import type { WorkflowBinding } from "../headers/workflow";
 export type { MessageOrigin };
 
 /** A message about to be stored (`insertMessages`). */
-export type NewMessage = Omit<MessageInsert, "dialect" | "origin" | "labels" | "workflowRunPk" | "workflowCallType"> & {
+export type NewMessage = Omit<
+  MessageInsert,
+  "dialect" | "origin" | "labels" | "workflowRunPk" | "workflowCallType" | "flowControlKey" | "flowControlValue"
+> & {
   dialect: Dialect;
   origin: MessageOrigin;
   labels: string[];
   /** Key of the deduplication window this message claims, if any. */
   deduplicationKey: string | null;
+  /** Flow control of the message (or of its workflow run, once bound). */
   flowControl: { key: string; value: string } | null;
   /** The run the message belongs to, as published; bound to a run when stored. */
   workflow: WorkflowBinding | null;

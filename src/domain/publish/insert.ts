@@ -1,12 +1,13 @@
 /**
  * Storing new messages: their deduplication windows, their workflow runs
- * (through the binding hook), the rows (each row is its CREATED event) and
- * their queues' admission, all in the caller's transaction. Publishing,
+ * (through the binding hook), their flow-control keys' limits, the rows (each
+ * row is its CREATED event) and their queues' admission, all in the caller's transaction. Publishing,
  * fan-out, callbacks, DLQ retries and workflow continuations all come through
  * `insertMessages`.
  */
 import type { Tx } from "../../db/client";
 import { insertMessageRows } from "../../db/queries/insert-messages";
+import { configureKeys } from "../flow-control/keys";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { lockQueues, startQueuedMessages } from "../messages/queue-admission";
 import { claimDeduplicationKeys } from "./deduplication";
@@ -26,6 +27,7 @@ export async function insertMessages(tx: Tx, messages: NewMessage[], settings: M
     const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
     // Locking the queues first makes publish order (`seq`) the start order.
     await lockQueues(tx, queueNames);
+    await configureKeys(tx, fresh.flatMap((message) => (message.flowControl === null ? [] : [message.flowControl])));
     await insertRows(tx, fresh, settings.delayScale);
     for (const name of queueNames) await startQueuedMessages(tx, name);
   }
@@ -62,6 +64,8 @@ function insertRows(tx: Tx, messages: NewMessage[], delayScale: number): Promise
       ...m,
       workflowRunPk: m.workflowRunPk ?? null,
       workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
+      flowControlKey: m.flowControl?.key ?? null,
+      flowControlValue: m.flowControl?.value ?? null,
     })),
     delayScale,
   );

@@ -17,6 +17,7 @@ import {
   singleParam,
   timeRangeParams,
 } from "../query";
+import { flowControlFields } from "../serialize";
 
 const PARAMETERS = [
   "cursor", "count", "order", "messageIds", "messageId", "state", "url", "topicName", "scheduleId", "queueName",
@@ -89,6 +90,7 @@ function logJson(e: LogEvent, redactor: Redactor) {
       retryDelayExpression: m.retryDelayExpression,
       retryDelayExpr: m.retryDelayExpression,
     }),
+    ...flowControlFields(m.flowControlKey, m.flowControlValue),
     ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),
   };
 }

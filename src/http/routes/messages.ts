@@ -11,7 +11,7 @@ import type { Redactor } from "../../domain/messages/redaction";
 import { findMessage } from "../../domain/messages/store";
 import type { AppDeps } from "../deps";
 import { bulkParams, integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
-import { bodyFields } from "../serialize";
+import { bodyFields, flowControlFields } from "../serialize";
 
 const CANCEL_PARAMETERS = [
   "messageIds", "count", "fromDate", "toDate", "url", "topicName", "scheduleId", "queueName", "label",
@@ -80,6 +80,7 @@ export function messageJson(stored: StoredMessage, redactor: Redactor) {
     }),
     ...(m.deduplicationId !== null && { deduplicationId: m.deduplicationId }),
     ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
+    ...flowControlFields(m.flowControlKey, m.flowControlValue),
     // py/go SDKs read `callerIP`, the TS SDK's type says `callerIp` (docs/hosted-api.md §16 #11).
     ...(m.callerIp !== null && { callerIP: m.callerIp, callerIp: m.callerIp }),
     ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),

@@ -16,7 +16,7 @@ import {
 import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
 import { callerIp, rawDestination, requestHeaders } from "../request";
-import { bodyFields } from "../serialize";
+import { bodyFields, flowControlFields } from "../serialize";
 
 /** Routes of the schedule resource, mounted at `/v2/schedules`. */
 export function scheduleRoutes(deps: AppDeps) {
@@ -86,11 +86,7 @@ function scheduleJson(row: ScheduleRow, states: Record<string, string>, limits: 
     ...(row.callerIp !== null && { callerIP: row.callerIp, callerIp: row.callerIp }),
     isPaused: row.paused,
     ...(row.queueName !== null && { queueName: row.queueName }),
-    ...(flow && {
-      flowControlKey: flow.key,
-      ...(flow.limits.parallelism !== null && { parallelism: flow.limits.parallelism }),
-      ...(flow.limits.rate !== null && { rate: flow.limits.rate, period: flow.limits.periodMs / 1000 }),
-    }),
+    ...flowControlFields(flow?.key ?? null, flow?.value ?? null),
     ...(options.labels.length > 0 && { label: options.labels[0], labels: options.labels }),
     ...(row.lastTickAt !== null && { lastScheduleTime: row.lastTickAt.getTime(), lastScheduleStates: states }),
     nextScheduleTime: row.nextTickAt.getTime(),

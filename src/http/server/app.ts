@@ -10,6 +10,7 @@ import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
 import { dlqRoutes } from "../routes/dlq";
 import { healthRoutes } from "../routes/health";
+import { flowControlRoutes } from "../routes/flow-control";
 import { keyRoutes } from "../routes/keys";
 import { logRoutes } from "../routes/logs";
 import { messageRoutes } from "../routes/messages";
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps) {
     .route("/queues", queueRoutes(deps))
     .route("/topics", topicRoutes(deps))
     .route("/schedules", scheduleRoutes(deps))
+    .route("/", flowControlRoutes(deps))
     // `GET /v2/dlq?source=workflow` is the workflow DLQ (docs/workflow-protocol.md §11); the rest is the plain DLQ.
     .route("/dlq", workflowDlqHandOff(deps))
     .route("/dlq", dlqRoutes(deps))

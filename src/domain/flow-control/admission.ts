@@ -1,0 +1,73 @@
+/**
+ * Flow-control admission (docs/hosted-api.md §11), in the engine's claim
+ * path: a claimed message with a flow-control key is attempted only if its
+ * key may start another delivery — fewer than `parallelism` in flight, fewer
+ * than `rate` started in the last `period` (a sliding window), not paused.
+ * The key rows are locked while deciding, so the limits hold across every
+ * worker process.
+ *
+ * What may not start now costs no polling: it leaves the work list
+ * (`flow_parked`) until a finished delivery of its key frees a slot
+ * (`releaseDeliveries`), or, when only the rate holds it back, until the
+ * moment its window frees a slot (`releaseParked` in keys.ts). Resume, pin
+ * and a rate reset release what may start; the maintenance task runs
+ * `releaseAllParked` as a safety net.
+ */
+import type { Sql, Tx } from "../../db/client";
+import type { StoredMessage } from "../messages/message";
+import { freeSlots, keyStates, releaseParked, windowAfter } from "./keys";
+
+/** What admission decided for a claim's keyed messages. */
+export interface Admission {
+  /** To attempt now. */
+  admitted: StoredMessage[];
+  /** Handed back: held until their key lets them go. */
+  held: StoredMessage[];
+}
+
+/** Admits what the keys of `claimed` allow (all of `claimed` have a key and are claimed by the caller). */
+export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admission> {
+  return sql.begin(async (tx) => {
+    const keys = [...new Set(claimed.map((message) => message.flowControlKey!))].sort();
+    const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
+    const admission: Admission = { admitted: [], held: [] };
+    for (const key of keys) {
+      const state = states.get(key);
+      const candidates = claimed.filter((message) => message.flowControlKey === key);
+      // A key with no row was configured by no message: it has no limits.
+      const free = state ? freeSlots(state) : candidates.length;
+      admission.admitted.push(...candidates.slice(0, free));
+      admission.held.push(...candidates.slice(free));
+      if (state?.rate != null) await saveWindow(tx, key, windowAfter(state, Math.min(free, candidates.length)));
+    }
+    await record(tx, admission);
+    // Room left over releases held messages; a key its rate holds back is woken when its window frees a slot.
+    await releaseParked(tx, keys);
+    return admission;
+  });
+}
+
+/**
+ * Records that `messages` (with keys) finished their attempts: they no longer
+ * count as in flight, and their keys release what may start now.
+ */
+export async function releaseDeliveries(tx: Tx, messages: StoredMessage[]): Promise<void> {
+  const keyed = messages.filter((message) => message.flowControlKey !== null);
+  if (keyed.length === 0) return;
+  await tx`update dispatch.messages set flow_active = false where id = any(${keyed.map((m) => m.id)}::text[]) and flow_active`;
+  await releaseParked(tx, keyed.map((message) => message.flowControlKey!));
+}
+
+async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
+  if (admitted.length > 0) {
+    await tx`update dispatch.messages set flow_active = true where id = any(${admitted.map((m) => m.id)}::text[])`;
+  }
+  if (held.length > 0) {
+    await tx`update dispatch.messages set claim_id = null, flow_parked = true where id = any(${held.map((m) => m.id)}::text[])`;
+  }
+}
+
+async function saveWindow(tx: Tx, key: string, window: Date[]): Promise<void> {
+  const starts = window.map((start) => start.toISOString());
+  await tx`update dispatch.flow_control_keys set starts = ${starts}::timestamptz[] where key = ${key}`;
+}

@@ -1,0 +1,150 @@
+/**
+ * Flow control in one service: parallelism and rate per key as a real
+ * receiver sees them, pause, pin and unpin, rate reset, the key's state, the
+ * fields and filters of messages, and unlimited messages going by while a key
+ * is throttled.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
+import { engineCycle, expectUntouched } from "../support/engine";
+import { poll } from "../support/poll";
+import { useDispatch } from "../support/service";
+
+const dispatch = useDispatch();
+let counting: CountingReceiver;
+
+beforeAll(async () => {
+  counting = await startCountingReceiver(100);
+});
+afterAll(async () => {
+  await counting.receiver.close();
+});
+
+async function publish(path: string, key: string | null, value: string | null, extra: Record<string, string> = {}) {
+  const headers: Record<string, string> = { ...extra };
+  if (key !== null) headers["Svc-Flow-Control-Key"] = key;
+  if (value !== null) headers["Svc-Flow-Control-Value"] = value;
+  const response = await dispatch.api(`/v2/publish/${counting.receiver.url}${path}`, { method: "POST", headers, body: path });
+  const json = await response.json();
+  expect(response.status, JSON.stringify(json)).toBe(200);
+  return json.messageId as string;
+}
+
+const arrivals = (path: string) => counting.receiver.requests.filter((request) => request.path === path);
+const waitForArrivals = (path: string, count: number) =>
+  poll(() => arrivals(path).length >= count && arrivals(path), `${count} requests to ${path}`, 30_000);
+const keyInfo = async (key: string) => (await dispatch.api(`/v2/flowControl/${key}`)).json();
+
+describe("flow control", () => {
+  it("never has more than parallelism deliveries of a key in flight, and does reach it", async () => {
+    for (let i = 0; i < 12; i++) await publish("/par", "par-key", "parallelism=3");
+    await waitForArrivals("/par", 12);
+    expect(counting.maxInFlight("/par")).toBe(3);
+    await poll(async () => (await keyInfo("par-key")).parallelismCount === 0, "no delivery of par-key in flight");
+    expect(await keyInfo("par-key")).toMatchObject({
+      flowControlKey: "par-key",
+      parallelismMax: 3,
+      parallelismCount: 0,
+      rateMax: 0,
+      waitListSize: 0,
+      isPaused: false,
+      isPinnedParallelism: false,
+      isPinnedRate: false,
+    });
+  });
+
+  it("starts at most rate deliveries in any period", async () => {
+    for (let i = 0; i < 15; i++) await publish("/rate", "rate-key", "rate=5, period=1s");
+    const got = await waitForArrivals("/rate", 15);
+    expect(busiestWindow(got.map((request) => request.at), 1000)).toBeLessThanOrEqual(5);
+    const info = await keyInfo("rate-key");
+    expect(info).toMatchObject({ rateMax: 5, ratePeriod: 1, parallelismMax: 0 });
+    expect(info.rateCount).toBeLessThanOrEqual(5);
+  });
+
+  it("holds a paused key's messages and delivers them on resume", async () => {
+    await publish("/paused", "paused-key", "parallelism=2");
+    await waitForArrivals("/paused", 1);
+    expect((await dispatch.api("/v2/flowControl/paused-key/pause", { method: "POST" })).status).toBe(200);
+    const held = [];
+    for (let i = 0; i < 4; i++) held.push(await publish("/paused", "paused-key", "parallelism=2"));
+    await engineCycle(dispatch);
+    await expectUntouched(dispatch, held);
+    expect(await keyInfo("paused-key")).toMatchObject({ isPaused: true, waitListSize: 4 });
+    expect((await dispatch.api("/v2/flowControl/paused-key/resume", { method: "POST" })).status).toBe(200);
+    await waitForArrivals("/paused", 5);
+    expect(await keyInfo("paused-key")).toMatchObject({ isPaused: false });
+  });
+
+  it("a pinned limit overrides what messages bring until unpinned", async () => {
+    await publish("/pin-seed", "pin-key", "parallelism=5");
+    const pinned = await dispatch.api("/v2/flowControl/pin-key/pin?parallelism=1", { method: "POST" });
+    expect(pinned.status).toBe(200);
+    for (let i = 0; i < 5; i++) await publish("/pinned", "pin-key", "parallelism=5");
+    await waitForArrivals("/pinned", 5);
+    expect(counting.maxInFlight("/pinned")).toBe(1);
+    expect(await keyInfo("pin-key")).toMatchObject({ parallelismMax: 1, isPinnedParallelism: true });
+    expect((await dispatch.api("/v2/flowControl/pin-key/unpin?parallelism=true", { method: "POST" })).status).toBe(200);
+    expect(await keyInfo("pin-key")).toMatchObject({ parallelismMax: 1, isPinnedParallelism: false });
+    await publish("/unpinned", "pin-key", "parallelism=4");
+    expect(await keyInfo("pin-key")).toMatchObject({ parallelismMax: 4 });
+  });
+
+  it("resetRate forgets the window; bad pins are 400 and unknown keys 404", async () => {
+    for (let i = 0; i < 2; i++) await publish("/reset", "reset-key", "rate=2, period=1m");
+    await waitForArrivals("/reset", 2);
+    const third = await publish("/reset", "reset-key", "rate=2, period=1m");
+    await engineCycle(dispatch);
+    await expectUntouched(dispatch, [third]);
+    expect(await keyInfo("reset-key")).toMatchObject({ rateCount: 2, rateMax: 2, ratePeriod: 60 });
+    expect((await dispatch.api("/v2/flowControl/reset-key/resetRate", { method: "POST" })).status).toBe(200);
+    await waitForArrivals("/reset", 3);
+
+    for (const query of ["", "?parallelism=0", "?rate=x", "?period=0"]) {
+      const response = await dispatch.api(`/v2/flowControl/reset-key/pin${query}`, { method: "POST" });
+      expect(response.status, query).toBe(400);
+      expect((await response.json()).error).toBeTruthy();
+    }
+    for (const action of ["pause", "resume", "pin?rate=1", "unpin?rate=true", "resetRate"]) {
+      expect((await dispatch.api(`/v2/flowControl/no-such-key/${action}`, { method: "POST" })).status).toBe(404);
+    }
+    expect((await dispatch.api("/v2/flowControl/no-such-key")).status).toBe(404);
+  });
+
+  it("unlimited messages go by while a key is throttled", async () => {
+    const slow = [];
+    for (let i = 0; i < 6; i++) slow.push(await publish("/throttled", "slow-key", "rate=1, period=1m"));
+    for (let i = 0; i < 20; i++) await publish("/free", null, null);
+    await waitForArrivals("/free", 20);
+    expect(arrivals("/throttled")).toHaveLength(1);
+    expect((await keyInfo("slow-key")).waitListSize).toBe(5);
+  });
+
+  it("messages show their flow control, and it filters logs, the DLQ and bulk cancel", async () => {
+    const id = await publish("/shown", "shown-key", "parallelism=2, rate=7, period=10s");
+    const message = await (await dispatch.api(`/v2/messages/${id}`)).json();
+    expect(message).toMatchObject({ flowControlKey: "shown-key", parallelism: 2, rate: 7, period: 10 });
+    await waitForArrivals("/shown", 1);
+    const logs = await (await dispatch.api("/v2/events?flowControlKey=shown-key")).json();
+    expect(new Set(logs.events.map((event: { messageId: string }) => event.messageId))).toEqual(new Set([id]));
+    expect(logs.events[0]).toMatchObject({ flowControlKey: "shown-key", parallelism: 2, rate: 7, period: 10 });
+
+    await dispatch.api("/v2/flowControl/cancel-a/pause", { method: "POST" }).catch(() => {});
+    const a = await publish("/cancel", "cancel-a", "parallelism=1", { "Svc-Delay": "1h" });
+    const b = await publish("/cancel", "cancel-b", "parallelism=1", { "Svc-Delay": "1h" });
+    const c = await publish("/cancel", "cancel-c", "parallelism=1", { "Svc-Delay": "1h" });
+    const cancelled = await dispatch.api("/v2/messages?flowControlKey=cancel-a&flowControlKey=cancel-b", { method: "DELETE" });
+    expect(await cancelled.json()).toEqual({ cancelled: 2 });
+    const states = await dispatch.service.sql`select id, state from dispatch.messages where id = any(${[a, b, c]}::text[]) order by id`;
+    expect(Object.fromEntries(states.map((row) => [row.id, row.state]))).toEqual({ [a]: "CANCELED", [b]: "CANCELED", [c]: "CREATED" });
+  });
+
+  it("lists keys with search, and reports global parallelism", async () => {
+    const all = await (await dispatch.api("/v2/flowControl")).json();
+    expect(all.map((info: { flowControlKey: string }) => info.flowControlKey)).toEqual(expect.arrayContaining(["par-key", "rate-key"]));
+    const found = await (await dispatch.api("/v2/flowControl?search=RATE")).json();
+    expect(found.map((info: { flowControlKey: string }) => info.flowControlKey)).toEqual(["rate-key"]);
+    const global = await (await dispatch.api("/v2/globalParallelism")).json();
+    expect(global).toEqual({ parallelismMax: dispatch.config.workerConcurrency, parallelismCount: expect.any(Number) });
+  });
+});

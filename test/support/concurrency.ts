@@ -1,0 +1,37 @@
+/**
+ * A receiver that holds each request for a while and counts how many it
+ * holds at once, per path: what a destination sees of parallelism limits.
+ */
+import { type Receiver, sleep, startReceiver } from "./receiver";
+
+export interface CountingReceiver {
+  receiver: Receiver;
+  /** Most requests to `path` held at once so far. */
+  maxInFlight(path: string): number;
+}
+
+/** Answers 200 after `holdMs`, counting concurrent requests per path. */
+export async function startCountingReceiver(holdMs: number): Promise<CountingReceiver> {
+  const current = new Map<string, number>();
+  const max = new Map<string, number>();
+  const receiver = await startReceiver(async (request) => {
+    const now = (current.get(request.path) ?? 0) + 1;
+    current.set(request.path, now);
+    max.set(request.path, Math.max(max.get(request.path) ?? 0, now));
+    await sleep(holdMs);
+    current.set(request.path, current.get(request.path)! - 1);
+    return { status: 200, body: "ok" };
+  });
+  return { receiver, maxInFlight: (path) => max.get(path) ?? 0 };
+}
+
+/** The most of `times` (ms, any order) that fall within any window of `windowMs`. */
+export function busiestWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let start = 0, end = 0; end < sorted.length; end++) {
+    while (sorted[end]! - sorted[start]! >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
