@@ -60,6 +60,9 @@ export async function keyStates(tx: Tx, keys: string[] | { search: string }, loc
   const which = Array.isArray(keys)
     ? tx`k.key = any(${keys}::text[])`
     : tx`position(lower(${keys.search}) in lower(k.key)) > 0`;
+  // Locked first, read after: a statement that waited for a lock still reads what others
+  // committed meanwhile only in the locked rows, not in its subqueries (READ COMMITTED).
+  if (lock) await tx`select key from dispatch.flow_control_keys k where ${which} order by key for update`;
   const rows = await tx<(Omit<KeyState, "window"> & { starts: Date[] })[]>`
     select k.key, k.parallelism, k.rate, k.period_ms as "periodMs", k.paused, k.pinned_parallelism as "pinnedParallelism",
       k.pinned_rate as "pinnedRate", now() as now, k.starts,
@@ -68,7 +71,7 @@ export async function keyStates(tx: Tx, keys: string[] | { search: string }, loc
         where m.flow_control_key = k.key and m.state in ('CREATED', 'RETRY') and not m.flow_active
           and m.next_delivery_at <= now()) as waiting
     from dispatch.flow_control_keys k where ${which}
-    order by k.key ${lock ? tx`for update of k` : tx``}`;
+    order by k.key`;
   return rows.map(({ starts, ...row }) => {
     const since = row.now.getTime() - row.periodMs - rateMarginMs(row.periodMs);
     const window = starts.map((start) => new Date(start)).filter((start) => start.getTime() > since);

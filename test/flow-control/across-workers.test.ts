@@ -1,0 +1,68 @@
+/**
+ * Flow-control limits hold per key across worker processes: two workers
+ * (real child processes) deliver one key's messages, and the receiver never
+ * sees more than its parallelism at once nor more than its rate in any period.
+ */
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
+import { poll } from "../support/poll";
+import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "../support/processes";
+import { TEST_TOKEN, useDispatch } from "../support/service";
+
+const dispatch = useDispatch({}, { role: "api" });
+let counting: CountingReceiver;
+let workers: DispatchProcess[] = [];
+
+beforeAll(async () => {
+  counting = await startCountingReceiver(100);
+  const env = {
+    DATABASE_URL: dispatch.service.databaseUrl,
+    DISPATCH_TOKEN: TEST_TOKEN,
+    DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
+    DISPATCH_WORKER_CONCURRENCY: "16",
+  };
+  workers = await Promise.all([1, 2].map(() => startDispatchProcess("worker", env)));
+});
+afterEach(() => {
+  counting.receiver.requests.length = 0;
+});
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.terminate()));
+  await killAllDispatchProcesses();
+  await counting.receiver.close();
+});
+
+async function publishMany(path: string, count: number, value: string) {
+  const items = Array.from({ length: count }, (_, i) => ({
+    destination: `${counting.receiver.url}${path}`,
+    headers: { "Svc-Flow-Control-Key": `across${path.replace("/", "-")}`, "Svc-Flow-Control-Value": value },
+    body: String(i),
+  }));
+  const response = await dispatch.api("/v2/batch", { method: "POST", body: JSON.stringify(items) });
+  expect(response.status).toBe(200);
+}
+
+const arrived = (path: string, count: number) =>
+  poll(() => {
+    const got = counting.receiver.requests.filter((request) => request.path === path);
+    return got.length >= count && got;
+  }, `${count} requests to ${path}`, 30_000);
+
+it("parallelism 3 is never exceeded by two workers together, and is reached", async () => {
+  await publishMany("/parallel", 24, "parallelism=3");
+  const got = await arrived("/parallel", 24);
+  expect(counting.maxInFlight("/parallel")).toBe(3);
+  expect(new Set(got.map((request) => request.body.toString())).size).toBe(24);
+  const delivered = async () => (await dispatch.service.sql<{ n: number }[]>`
+    select count(*)::int as n from dispatch.messages where flow_control_key = 'across-parallel' and state = 'DELIVERED'`)[0]!.n;
+  await poll(async () => (await delivered()) === 24, "all 24 recorded as delivered");
+  // Each was sent once: the workers did not both take one.
+  expect(counting.receiver.requests.filter((request) => request.path === "/parallel")).toHaveLength(24);
+});
+
+it("rate 10 per second: no one-second window sees more than 10 starts", async () => {
+  await publishMany("/rated", 30, "rate=10, period=1s");
+  const got = await arrived("/rated", 30);
+  expect(busiestWindow(got.map((request) => request.at), 1000)).toBeLessThanOrEqual(10);
+  expect(new Set(got.map((request) => request.body.toString())).size).toBe(30);
+});
