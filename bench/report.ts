@@ -11,8 +11,10 @@ import type { Baselines } from "./baselines";
 import type { Costs } from "./costs";
 import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
+import type { FlowControlResult } from "./flow-control";
 import type { LargeMessages } from "./large-messages";
 import type { Plan, ScenarioResult } from "./scenarios";
+import type { ScheduleResult } from "./schedules";
 import type { Percentiles } from "./stats";
 
 /** Everything a run measured. */
@@ -29,6 +31,8 @@ export interface BenchRun {
   backlog: BacklogSeed;
   crash: CrashRecovery;
   large: LargeMessages;
+  flowControl: FlowControlResult;
+  schedules: ScheduleResult;
 }
 
 /** A target and whether the run met it. */
@@ -219,6 +223,25 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
   });
   checks.push(crashTarget(run.crash));
+  const f = run.flowControl;
+  const isolation = ratio(f.unlimitedBesideThrottledPerSecond, f.unlimitedAlonePerSecond);
+  checks.push(
+    {
+      target: `flow control: no one-second window over rate (${f.rate}/s)`,
+      measured: `${f.busiestSecond} in the busiest second, ${times(f.rateAccuracy)} of the rate achieved`,
+      met: f.busiestSecond <= f.rate,
+    },
+    {
+      target: "flow control: a throttled key does not slow unlimited messages (≥ 80 % of their rate alone)",
+      measured: times(isolation),
+      met: isolation >= 0.8,
+    },
+    {
+      target: "schedule p99 firing lateness < 1 s after the tick (every schedule fired once)",
+      measured: `${ms(run.schedules.arrivedLateMs.p99)} to arrival, ${run.schedules.fired}/${run.schedules.schedules} fired`,
+      met: run.schedules.fired === run.schedules.schedules && (run.schedules.arrivedLateMs.p99 ?? Infinity) < 1000,
+    },
+  );
   checks.push({
     target: "every accepted publish delivered exactly once (every scenario)",
     measured: faults.length === 0 ? "yes" : faults.join("; "),
@@ -382,6 +405,27 @@ function largeTable(l: LargeMessages): string {
   return `### 7-large: 5 MiB messages (DISPATCH_MAX_MESSAGE_SIZE raised to 8 MiB)\n\n${table(["Figure", "Value"], rows)}`;
 }
 
+function flowControlTable(f: FlowControlResult): string {
+  const rows: string[][] = [
+    [`rate limit / messages of the key, published at once`, `${f.rate} per second / ${f.rateMessages}`],
+    ["sustained rate: arrivals after the first second's, over first to last arrival (accuracy)", `${num(f.achievedRate, 1)}/s (${times(f.rateAccuracy)})`],
+    ["most arrivals in any one-second window", String(f.busiestSecond)],
+    [`${int(f.unlimited)} unlimited messages delivered: alone / beside ${int(f.throttled)} waiting on a key at 1 per minute`,
+      `${int(f.unlimitedAlonePerSecond)}/s / ${int(f.unlimitedBesideThrottledPerSecond)}/s (${times(ratio(f.unlimitedBesideThrottledPerSecond, f.unlimitedAlonePerSecond))})`],
+    ["throttled messages delivered meanwhile (1 per minute allows 1)", String(f.throttledDelivered)],
+  ];
+  return `### 8-flow-control: rate accuracy and isolation (one process)\n\n${table(["Figure", "Value"], rows)}`;
+}
+
+function scheduleTable(s: ScheduleResult): string {
+  const rows: string[][] = [
+    ["every-minute schedules / fired at the tick", `${s.schedules} / ${s.fired}`],
+    ["tick → message created (fired), p50 / p99", pct(s.firedLateMs)],
+    ["tick → arrival at the receiver, p50 / p99", pct(s.arrivedLateMs)],
+  ];
+  return `### 9-schedules: firing lateness (one process, one real tick)\n\n${table(["Figure", "Value"], rows)}`;
+}
+
 function machine(): string {
   const cpu = cpus();
   return `${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform} ${process.arch}`;
@@ -428,6 +472,10 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     crashTable(run.crash),
     ``,
     largeTable(run.large),
+    ``,
+    flowControlTable(run.flowControl),
+    ``,
+    scheduleTable(run.schedules),
     ``,
   ].join("\n");
 }

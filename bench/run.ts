@@ -20,11 +20,13 @@ import { cpuSnapshot, cpuUseSince } from "./cpu";
 import { crashRecovery } from "./crash-recovery";
 import { type DatabaseServer, startDatabaseServer } from "./database";
 import { killAllDispatch } from "./dispatch";
+import { flowControl } from "./flow-control";
 import { type Helper, startHelper } from "./ipc";
 import { largeMessages } from "./large-messages";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
 import { scaleOut } from "./scale-out";
+import { scheduleLateness } from "./schedules";
 import {
   type BenchContext,
   benchPids,
@@ -76,7 +78,7 @@ const BASELINE_MS = {
 };
 
 /** The run is abandoned (children killed, exit 1) past this. */
-const WATCHDOG_MS = { full: 9 * 60_000, quick: 3 * 60_000 };
+const WATCHDOG_MS = { full: 11 * 60_000, quick: 5 * 60_000 };
 
 const began = Date.now();
 /** Progress lines carry the seconds since the run began. */
@@ -161,6 +163,15 @@ async function main(): Promise<number> {
     log(`  publish p50 ${large.publishMs.p50?.toFixed(0)} ms, end to end p50 ${large.endToEndMs.p50?.toFixed(0)} ms ` +
       `(direct POST ${large.directPostMs.p50?.toFixed(0)} ms), ${large.rssPerInFlightMiB.toFixed(1)} MiB RSS per message in flight`);
 
+    log("Scenario 8 (flow control: rate accuracy, and unlimited messages beside a throttled key):");
+    const flow = await flowControl(ctx);
+    log(`  ${flow.achievedRate.toFixed(1)}/s of ${flow.rate}/s, busiest second ${flow.busiestSecond}; unlimited ` +
+      `${flow.unlimitedAlonePerSecond.toFixed(0)}/s alone, ${flow.unlimitedBesideThrottledPerSecond.toFixed(0)}/s beside the throttled key`);
+    log("Scenario 9 (schedule firing lateness):");
+    const schedules = await scheduleLateness(ctx);
+    log(`  ${schedules.fired}/${schedules.schedules} fired, tick → arrival p50 ${schedules.arrivedLateMs.p50?.toFixed(0)} ms, ` +
+      `p99 ${schedules.arrivedLateMs.p99?.toFixed(0)} ms`);
+
     const run: BenchRun = {
       command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
       startedAt: startedAt.toISOString(),
@@ -173,6 +184,8 @@ async function main(): Promise<number> {
       backlog,
       crash,
       large,
+      flowControl: flow,
+      schedules,
     };
     const checks = checkTargets(run);
     const markdown = renderReport(run, checks);

@@ -129,7 +129,20 @@ describe("flow control", () => {
     expect(new Set(logs.events.map((event: { messageId: string }) => event.messageId))).toEqual(new Set([id]));
     expect(logs.events[0]).toMatchObject({ flowControlKey: "shown-key", parallelism: 2, rate: 7, period: 10 });
 
-    await dispatch.api("/v2/flowControl/cancel-a/pause", { method: "POST" }).catch(() => {});
+    // Nothing listens on port 9: the attempt fails, and with no retries the message goes to the DLQ.
+    const failing = await dispatch.api("/v2/publish/http://127.0.0.1:9/dead", {
+      method: "POST",
+      headers: { "Svc-Retries": "0", "Svc-Flow-Control-Key": "dead-key", "Svc-Flow-Control-Value": "rate=3" },
+    });
+    const { messageId: dead } = await failing.json();
+    const dlq = await poll(async () => {
+      const { messages } = await (await dispatch.api("/v2/dlq?flowControlKey=dead-key")).json();
+      return messages.length > 0 && messages;
+    }, "the failed message in the DLQ");
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]).toMatchObject({ messageId: dead, flowControlKey: "dead-key", rate: 3, period: 1 });
+    expect((await (await dispatch.api("/v2/dlq?flowControlKey=shown-key")).json()).messages).toEqual([]);
+
     const a = await publish("/cancel", "cancel-a", "parallelism=1", { "Svc-Delay": "1h" });
     const b = await publish("/cancel", "cancel-b", "parallelism=1", { "Svc-Delay": "1h" });
     const c = await publish("/cancel", "cancel-c", "parallelism=1", { "Svc-Delay": "1h" });

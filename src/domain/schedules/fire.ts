@@ -18,7 +18,11 @@ import { publishRequest, scheduleColumns, type ScheduleRow } from "./schedules";
 /** How many due schedules one transaction fires at most. */
 const BATCH = 50;
 
-/** Fires the ticks due at `now`; returns how many fired. */
+/**
+ * Fires the ticks due at `now`; returns how many fired. Each schedule's
+ * request is prepared on its own (a refusal is that schedule's `error`), and
+ * the messages of all of them are stored with one `insertMessages`.
+ */
 export function fireDueSchedules(sql: Sql, settings: PublishSettings, now: Date): Promise<number> {
   return sql.begin(async (tx) => {
     const due = await tx<ScheduleRow[]>`
@@ -26,7 +30,16 @@ export function fireDueSchedules(sql: Sql, settings: PublishSettings, now: Date)
       where not paused and next_tick_at <= ${now}
       order by next_tick_at limit ${BATCH}
       for update skip locked`;
-    for (const schedule of due) await fire(tx, schedule, settings, now);
+    if (due.length === 0) return 0;
+    const prepared = await Promise.all(due.map((schedule) => prepare(tx, schedule, settings)));
+    const results = await insertMessages(tx, prepared.flatMap((p) => p.messages), settings);
+    let next = 0;
+    const fired = due.map((schedule, i) => ({
+      schedule,
+      messageIds: results.slice(next, (next += prepared[i]!.messages.length)).map((result) => result.messageId),
+      error: prepared[i]!.error,
+    }));
+    await moveOn(tx, fired, now);
     return due.length;
   });
 }
@@ -38,22 +51,31 @@ export async function nextDueTick(sql: Sql): Promise<Date | null> {
   return row?.at ?? null;
 }
 
-async function fire(tx: Transaction, schedule: ScheduleRow, settings: PublishSettings, now: Date): Promise<void> {
-  let messageIds: string[] = [];
-  let error: string | null = null;
+/** The schedule's messages for this tick, or why its publish is refused. */
+async function prepare(tx: Transaction, schedule: ScheduleRow, settings: PublishSettings) {
   try {
-    messageIds = await tx.savepoint(async (sp) => {
-      const prepared = await prepareMessages(sp, publishRequest(schedule), settings);
-      return (await insertMessages(sp, prepared.messages, settings)).map((result) => result.messageId);
-    });
+    return { messages: (await prepareMessages(tx, publishRequest(schedule), settings)).messages, error: null };
   } catch (caught) {
     if (!(caught instanceof AppError)) throw caught;
-    error = caught.message;
+    return { messages: [], error: caught.message };
   }
-  const after = new Date(Math.max(now.getTime(), schedule.nextTickAt.getTime()));
+}
+
+/** Records each fired tick and moves its schedule to the next tick after the later of the tick and `now`. */
+async function moveOn(tx: Transaction, fired: { schedule: ScheduleRow; messageIds: string[]; error: string | null }[], now: Date) {
+  const rows = fired.map(({ schedule, messageIds, error }) => ({
+    id: schedule.id,
+    tick: schedule.nextTickAt.toISOString(),
+    next: nextTick(parseCron(schedule.cron), new Date(Math.max(now.getTime(), schedule.nextTickAt.getTime()))).toISOString(),
+    messageIds: JSON.stringify(messageIds),
+    error,
+  }));
+  const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
   await tx`
-    update dispatch.schedules
-    set last_tick_at = ${schedule.nextTickAt}, next_tick_at = ${nextTick(parseCron(schedule.cron), after)},
-      last_message_ids = ${messageIds}, last_error = ${error}
-    where id = ${schedule.id}`;
+    update dispatch.schedules s
+    set last_tick_at = f.tick, next_tick_at = f.next, last_error = f.error,
+      last_message_ids = array(select jsonb_array_elements_text(f.message_ids::jsonb))
+    from unnest(${column((r) => r.id)}::text[], ${column((r) => r.tick)}::timestamptz[], ${column((r) => r.next)}::timestamptz[],
+      ${column((r) => r.messageIds)}::text[], ${column((r) => r.error)}::text[]) as f(id, tick, next, message_ids, error)
+    where s.id = f.id`;
 }
