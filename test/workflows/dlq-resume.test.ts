@@ -143,7 +143,7 @@ describe("workflow DLQ", () => {
     const originals = entries.map((entry) => entry.workflowRunId);
     failing.delete("bulk");
 
-    const overrides = { "Upstash-Retries": "2", "Upstash-Flow-Control-Key": "resumed", "Upstash-Flow-Control-Value": "parallelism=4" };
+    const overrides = { "Upstash-Retries": "2", "Upstash-Flow-Control-Key": "resumed", "Upstash-Flow-Control-Value": "parallelism=20" };
     const query = `workflowUrl=${encodeURIComponent(url)}`;
     const first = await dispatch.api(`/v2/workflows/dlq/resume?${query}`, { method: "POST", headers: overrides });
     expect(first.status).toBe(200);
@@ -163,7 +163,7 @@ describe("workflow DLQ", () => {
     const runs = await dispatch.service.sql<{ run_id: string; created_at: Date; config: Record<string, unknown> }[]>`
       select run_id, created_at, config from dispatch.workflow_runs where run_id = any(${resumed.map((run) => run.workflowRunId)}::text[])`;
     for (const run of runs) {
-      expect(run.config).toMatchObject({ maxRetries: 2, flowControl: { key: "resumed", value: "parallelism=4" } });
+      expect(run.config).toMatchObject({ maxRetries: 2, flowControl: { key: "resumed", value: "parallelism=20" } });
       expect(resumed.find((r) => r.workflowRunId === run.run_id)!.workflowCreatedAt).toBe(run.created_at.getTime());
     }
     // The completed first step was kept, not run again; the failed second step ran again and the run went on.
