@@ -80,6 +80,7 @@ const NO_BODY = [
   "POST /v2/flowControl/:key/pin",
   "POST /v2/flowControl/:key/unpin",
   "POST /v2/flowControl/:key/resetRate",
+  "POST /v2/flowControl/:key/reset",
   "POST /v2/dlq/retry/:dlqId",
   "DELETE /v2/dlq/:dlqId",
   "POST /v2/keys/rotate",

@@ -29,8 +29,8 @@ export interface ClaimerDeps {
   sql: Sql;
   availability: DatabaseAvailability;
   recorder: Recorder;
-  /** Makes one attempt; null when shutdown interrupted it. */
-  attempt: (message: StoredMessage) => Promise<AttemptRecord | null>;
+  /** Makes one attempt, if it can start by `startBy` (epoch ms); null when it was not made or shutdown interrupted it. */
+  attempt: (message: StoredMessage, startBy?: number) => Promise<AttemptRecord | null>;
   /** Registered lock holder under which claims are taken (its heartbeat keeps them). */
   workerId: string;
   concurrency: number;
@@ -107,7 +107,7 @@ export class Claimer {
       return 0;
     }
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
-    for (const message of await this.admit(messages)) this.track(this.deliver(message));
+    for (const [message, startBy] of await this.admit(messages)) this.track(this.deliver(message, startBy));
     return messages.length;
   }
 
@@ -117,14 +117,16 @@ export class Claimer {
    * the admission and need no record). If admission fails, the keyed
    * messages are handed back.
    */
-  private async admit(messages: StoredMessage[]): Promise<StoredMessage[]> {
+  private async admit(messages: StoredMessage[]): Promise<[StoredMessage, number | undefined][]> {
     const keyed = messages.filter((message) => message.flowControlKey !== null);
-    if (keyed.length === 0) return messages;
-    const free = messages.filter((message) => message.flowControlKey === null);
+    const free = messages.filter((message) => message.flowControlKey === null).map((m): [StoredMessage, undefined] => [m, undefined]);
+    if (keyed.length === 0) return free;
+    const began = Date.now();
     try {
-      const { admitted, held } = await admitClaimed(this.deps.sql, keyed);
+      const { admitted, held, startWithinMs } = await admitClaimed(this.deps.sql, keyed);
       for (const message of held) this.deps.recorder.skipped(message.claimId!);
-      return [...free, ...admitted];
+      const within = (message: StoredMessage) => startWithinMs.get(message.id);
+      return [...free, ...admitted.map((m): [StoredMessage, number | undefined] => [m, within(m) === undefined ? undefined : began + within(m)!])];
     } catch (error) {
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: admission failed: ${(error as Error).message}`);
       // Not at once: an admission that keeps failing must not spin.
@@ -139,10 +141,10 @@ export class Claimer {
     if (released > 0) this.deps.log(`worker: ${released} messages of a claim whose answer was lost are due again`);
   }
 
-  private async deliver(message: StoredMessage): Promise<void> {
+  private async deliver(message: StoredMessage, startBy?: number): Promise<void> {
     this.inFlight++;
     try {
-      const record = await this.deps.attempt(message);
+      const record = await this.deps.attempt(message, startBy);
       if (record === null) await this.handBack(message);
       else {
         await this.deps.recorder.record(record);

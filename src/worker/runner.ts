@@ -77,7 +77,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     sql,
     availability,
     recorder,
-    attempt: (message) => deliverClaimed(deliverDeps, message),
+    attempt: (message, startBy) => deliverClaimed(deliverDeps, message, startBy),
     workerId: `${liveness.processId}:claims`,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.pollIntervalMs,

@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
+import { engineCycle, expectUntouched } from "../support/engine";
 import { poll } from "../support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "../support/processes";
 import { TEST_TOKEN, useDispatch } from "../support/service";
@@ -58,6 +59,28 @@ it("parallelism 3 is never exceeded by two workers together, and is reached", as
   await poll(async () => (await delivered()) === 24, "all 24 recorded as delivered");
   // Each was sent once: the workers did not both take one.
   expect(counting.receiver.requests.filter((request) => request.path === "/parallel")).toHaveLength(24);
+});
+
+it("a paused key holds its messages in both workers; resumed, they go", async () => {
+  expect((await dispatch.api("/v2/flowControl/across-parallel/pause", { method: "POST" })).status).toBe(200);
+  await publishMany("/parallel", 6, "parallelism=3");
+  await engineCycle(dispatch);
+  const held = await dispatch.service.sql<{ id: string }[]>`
+    select id from dispatch.messages where flow_control_key = 'across-parallel' and state = 'CREATED'`;
+  expect(held).toHaveLength(6);
+  await expectUntouched(dispatch, held.map((row) => row.id));
+  expect(counting.receiver.requests).toHaveLength(0);
+  expect((await dispatch.api("/v2/flowControl/across-parallel/resume", { method: "POST" })).status).toBe(200);
+  await arrived("/parallel", 6);
+});
+
+it("a pinned parallelism of 1 holds across both workers whatever messages bring", async () => {
+  await publishMany("/pinned", 1, "parallelism=8");
+  await arrived("/pinned", 1);
+  expect((await dispatch.api("/v2/flowControl/across-pinned/pin?parallelism=1", { method: "POST" })).status).toBe(200);
+  await publishMany("/pinned", 12, "parallelism=8");
+  await arrived("/pinned", 13);
+  expect(counting.maxInFlight("/pinned")).toBe(1);
 });
 
 it("rate 10 per second: no one-second window sees more than 10 starts", async () => {

@@ -99,13 +99,21 @@ describe("flow control", () => {
     expect(await keyInfo("reset-key")).toMatchObject({ rateCount: 2, rateMax: 2, ratePeriod: 60 });
     expect((await dispatch.api("/v2/flowControl/reset-key/resetRate", { method: "POST" })).status).toBe(200);
     await waitForArrivals("/reset", 3);
+    // The window restarted with the third: a fourth fits in it, a fifth waits for `reset`.
+    await publish("/reset", "reset-key", "rate=2, period=1m");
+    const fifth = await publish("/reset", "reset-key", "rate=2, period=1m");
+    await waitForArrivals("/reset", 4);
+    await engineCycle(dispatch);
+    await expectUntouched(dispatch, [fifth]);
+    expect((await dispatch.api("/v2/flowControl/reset-key/reset", { method: "POST" })).status).toBe(200);
+    await waitForArrivals("/reset", 5);
 
     for (const query of ["", "?parallelism=0", "?rate=x", "?period=0"]) {
       const response = await dispatch.api(`/v2/flowControl/reset-key/pin${query}`, { method: "POST" });
       expect(response.status, query).toBe(400);
       expect((await response.json()).error).toBeTruthy();
     }
-    for (const action of ["pause", "resume", "pin?rate=1", "unpin?rate=true", "resetRate"]) {
+    for (const action of ["pause", "resume", "pin?rate=1", "unpin?rate=true", "resetRate", "reset"]) {
       expect((await dispatch.api(`/v2/flowControl/no-such-key/${action}`, { method: "POST" })).status).toBe(404);
     }
     expect((await dispatch.api("/v2/flowControl/no-such-key")).status).toBe(404);

@@ -15,7 +15,7 @@
  */
 import type { Sql, Tx } from "../../db/client";
 import type { StoredMessage } from "../messages/message";
-import { freeSlots, keyStates, releaseParked, windowAfter } from "./keys";
+import { freeSlots, keyStates, rateMarginMs, releaseParked, windowAfter } from "./keys";
 
 /** What admission decided for a claim's keyed messages. */
 export interface Admission {
@@ -23,6 +23,15 @@ export interface Admission {
   admitted: StoredMessage[];
   /** Handed back: held until their key lets them go. */
   held: StoredMessage[];
+  /**
+   * For admitted messages of rate-limited keys: how long after the admission
+   * began their request must start, or not at all (the worker hands it back
+   * for a new admission). The rate window counts each admission for its
+   * period plus a margin; half of it bounds when the request starts, the
+   * other half how much longer one request may take than another to reach
+   * the destination, so the destination sees the rate kept.
+   */
+  startWithinMs: Map<string, number>;
 }
 
 /** Admits what the keys of `claimed` allow (all of `claimed` have a key and are claimed by the caller). */
@@ -30,7 +39,7 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
   return sql.begin(async (tx) => {
     const keys = [...new Set(claimed.map((message) => message.flowControlKey!))].sort();
     const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
-    const admission: Admission = { admitted: [], held: [] };
+    const admission: Admission = { admitted: [], held: [], startWithinMs: new Map() };
     for (const key of keys) {
       const state = states.get(key);
       const candidates = claimed.filter((message) => message.flowControlKey === key);
@@ -38,7 +47,9 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
       const free = state ? freeSlots(state) : candidates.length;
       admission.admitted.push(...candidates.slice(0, free));
       admission.held.push(...candidates.slice(free));
-      if (state?.rate != null) await saveWindow(tx, key, windowAfter(state, Math.min(free, candidates.length)));
+      if (state?.rate == null) continue;
+      await saveWindow(tx, key, windowAfter(state, Math.min(free, candidates.length)));
+      for (const message of candidates.slice(0, free)) admission.startWithinMs.set(message.id, rateMarginMs(state.periodMs) / 2);
     }
     await record(tx, admission);
     // Room left over releases held messages; a key its rate holds back is woken when its window frees a slot.

@@ -46,6 +46,9 @@ export function flowControlRoutes(deps: AppDeps) {
       }),
     )
     .post("/flowControl/:key/resetRate", act((c) => sql.begin((tx) => resetKeyRate(tx, key(c)))))
+    // `reset` (docs/hosted-api.md §11, newer) resets the counters: the parallelism count is the
+    // deliveries in flight, which nothing may forget, so it resets the rate's.
+    .post("/flowControl/:key/reset", act((c) => sql.begin((tx) => resetKeyRate(tx, key(c)))))
     .get("/globalParallelism", async (c) => c.json(await globalParallelism(sql, deps.config.workerConcurrency)));
 }
 
