@@ -150,6 +150,10 @@ describe("flow control", () => {
     expect(dlq).toHaveLength(1);
     expect(dlq[0]).toMatchObject({ messageId: dead, flowControlKey: "dead-key", rate: 3, period: 1 });
     expect((await (await dispatch.api("/v2/dlq?flowControlKey=shown-key")).json()).messages).toEqual([]);
+    // A retry from the DLQ keeps the key.
+    const retried = await (await dispatch.api(`/v2/dlq/retry/${dlq[0].dlqId}`, { method: "POST" })).json();
+    const retry = await (await dispatch.api(`/v2/messages/${retried.messageId}`)).json();
+    expect(retry).toMatchObject({ flowControlKey: "dead-key", rate: 3 });
 
     const a = await publish("/cancel", "cancel-a", "parallelism=1", { "Svc-Delay": "1h" });
     const b = await publish("/cancel", "cancel-b", "parallelism=1", { "Svc-Delay": "1h" });

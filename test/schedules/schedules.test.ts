@@ -194,6 +194,19 @@ describe("a schedule", () => {
     expect((await dispatch.api(`/v2/messages/${kept!.id}`)).status).toBe(200);
   });
 
+  it("makes messages under its flow-control key", async () => {
+    const id = await createOk(`${receiver.url}/flow`, {
+      "Svc-Cron": "* * * * *",
+      "Svc-Flow-Control-Key": "scheduled-key",
+      "Svc-Flow-Control-Value": "parallelism=1",
+    });
+    await passNextTick(id);
+    const [made] = await producedBy(id);
+    const message = await (await dispatch.api(`/v2/messages/${made!.id}`)).json();
+    expect(message).toMatchObject({ scheduleId: id, flowControlKey: "scheduled-key", parallelism: 1 });
+    expect(await getSchedule(id)).toMatchObject({ flowControlKey: "scheduled-key", parallelism: 1 });
+  });
+
   it("a tick whose URL group is gone produces nothing and says why", async () => {
     await dispatch.api("/v2/topics/doomed-group/endpoints", {
       method: "POST",

@@ -161,6 +161,10 @@ export function retryMessage(original: StoredMessage, overrides: RetryOverrides,
   if (original.timeoutMs !== null) headers[`${p}timeout`] = `${Math.ceil(original.timeoutMs / 1000)}s`;
   if (original.retryDelayExpression !== null) headers[`${p}retry-delay`] = original.retryDelayExpression;
   if (original.labels && original.labels.length > 0) headers[`${p}label`] = original.labels.join(",");
+  if (original.flowControlKey !== null) {
+    headers[`${p}flow-control-key`] = original.flowControlKey;
+    headers[`${p}flow-control-value`] = original.flowControlValue ?? "";
+  }
   addCallback(headers, p, "callback", original.callback, original.callbackHeaders);
   addCallback(headers, p, "failure-callback", original.failureCallback, original.failureCallbackHeaders);
   const overridePrefix = PREFIX[overrides.dialect].toLowerCase();
