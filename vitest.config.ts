@@ -6,9 +6,10 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/no-internal-errors.ts"],
     pool: "forks",
-    // Two files at once: most of a file's time is spent waiting on its service and receivers, so two
-    // share this project's two-core machines well (vitest's default would run one at a time there).
-    maxWorkers: 2,
+    // Three files at once: most of a file's time is spent waiting on its service, receivers and child
+    // processes, so three share this project's two-core machines well (vitest's default would run
+    // one at a time there); no test measures time, so the extra load changes no result.
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ["default"],

@@ -112,7 +112,10 @@ describe("a schedule", () => {
 
     const produced = await producedBy(id);
     expect(produced).toHaveLength(2);
-    const ticks = (await receiver.waitFor(4)).filter((request) => request.path === "/tick");
+    const ticks = await poll(() => {
+      const got = receiver.requests.filter((request) => request.path === "/tick");
+      return got.length >= 2 && receiver.requests.some((request) => request.path === "/callback") && got;
+    }, "two ticks and a callback");
     expect(ticks).toHaveLength(2);
     for (const request of ticks) {
       expect(request.method).toBe("PUT");
@@ -229,7 +232,7 @@ describe("a schedule", () => {
     expect(shown.body).toMatch(/^REDACTED:[0-9a-f]{64}$/);
     expect((shown.header as Record<string, string[]>)["X-Api-Key"]![0]).toMatch(/^REDACTED:/);
     await passNextTick(id);
-    const [got] = (await receiver.waitFor(1)).filter((request) => request.path === "/secret");
+    const got = await poll(() => receiver.requests.find((request) => request.path === "/secret"), "the tick's delivery to /secret");
     expect(got!.body.toString()).toBe("card=4242");
     expect(got!.headers["x-api-key"]).toBe("k-123");
   });
@@ -291,7 +294,7 @@ describe("ticks across processes", () => {
       };
       const workers = await Promise.all([1, 2].map(() => startDispatchProcess("worker", env)));
       try {
-        await receiver.waitFor(1);
+        await poll(() => receiver.requests.some((request) => request.path === "/once"), "the tick's delivery to /once");
         const schedule = await (await api.api(`/v2/schedules/${id.scheduleId}`)).json();
         expect(schedule.nextScheduleTime).toBeGreaterThan(Date.now());
         const [count] = await api.service.sql`select count(*)::int as n from dispatch.messages where schedule_id = ${id.scheduleId}`;
