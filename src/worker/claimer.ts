@@ -20,6 +20,7 @@ import type { AttemptRecord } from "../domain/delivery/outcome";
 import { admitClaimed } from "../domain/flow-control/admission";
 import type { StoredMessage } from "../domain/messages/message";
 import type { Recorder } from "./recorder";
+import { WakeableLoop } from "./wakeable-loop";
 
 /** How long keyed messages whose admission failed wait before they are claimed again. */
 const ADMISSION_RETRY_MS = 1000;
@@ -43,50 +44,38 @@ export class Claimer {
   private inFlight = 0;
   /** Whether a claim failed since the last check: it may have committed unseen. */
   private unsure = false;
-  private stopping = false;
-  private woken = false;
-  private wakeUp: () => void = () => {};
   private readonly running = new Set<Promise<void>>();
-  private loop: Promise<void> = Promise.resolve();
-  private unlisten: (() => Promise<void>) | null = null;
+  private readonly loop: WakeableLoop;
   /** Claims wait for this many free slots while the worker is busy. */
   private readonly minClaim: number;
 
   constructor(private readonly deps: ClaimerDeps) {
     this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
+    this.loop = new WakeableLoop(deps.sql, DUE_CHANNEL);
   }
 
   /** Starts listening and claiming. */
   async start(): Promise<void> {
-    const listening = await this.deps.sql.listen(DUE_CHANNEL, () => this.wake());
-    this.unlisten = listening.unlisten;
-    this.loop = this.run();
+    await this.loop.start(() => this.round());
   }
 
   /** Stops claiming and waits for the attempts in flight (the caller aborts them if it must). */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.wake();
-    await this.loop;
+    await this.loop.stop();
     await Promise.all(this.running);
-    await this.unlisten?.().catch(() => {});
   }
 
   /** Wakes the loop now; `at` wakes it at that time instead (a retry of this process coming due). */
   wake(at?: number): void {
     if (at !== undefined && at > Date.now()) return void setTimeout(() => this.wake(), at - Date.now()).unref();
-    this.woken = true;
-    this.wakeUp();
+    this.loop.wake();
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      const free = this.deps.concurrency - this.inFlight;
-      const claimed = free >= this.minClaim ? await this.claim(free) : 0;
-      if (claimed === free && claimed > 0) continue;
-      if (!this.woken) await this.sleep();
-      this.woken = false;
-    }
+  /** Claims what fits; a full claim goes again at once, anything less waits for a wake or the poll. */
+  private async round(): Promise<number | null> {
+    const free = this.deps.concurrency - this.inFlight;
+    const claimed = free >= this.minClaim ? await this.claim(free) : 0;
+    return claimed === free && claimed > 0 ? null : this.deps.pollIntervalMs;
   }
 
   /**
@@ -179,16 +168,5 @@ export class Claimer {
   private track(work: Promise<void>): void {
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
-  }
-
-  private sleep(): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, this.deps.pollIntervalMs);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        this.wakeUp = () => {};
-        resolve();
-      };
-    });
   }
 }

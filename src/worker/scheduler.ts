@@ -11,6 +11,7 @@ import type { Sql } from "../db/client";
 import type { PublishSettings } from "../domain/publish/prepare";
 import { fireDueSchedules, nextDueTick } from "../domain/schedules/fire";
 import { SCHEDULES_CHANNEL } from "../domain/schedules/schedules";
+import { WakeableLoop } from "./wakeable-loop";
 
 /** What the loop works with. */
 export interface SchedulerDeps {
@@ -27,59 +28,30 @@ const LOOK_AGAIN_MS = 1000;
 
 /** Fires schedules until stopped. */
 export class Scheduler {
-  private stopping = false;
-  private timer: NodeJS.Timeout | null = null;
-  private wakeUp: () => void = () => {};
-  private woken = false;
-  private loop: Promise<void> = Promise.resolve();
-  private unlisten: (() => Promise<void>) | null = null;
+  private readonly loop: WakeableLoop;
 
-  constructor(private readonly deps: SchedulerDeps) {}
-
-  async start(): Promise<void> {
-    const listening = await this.deps.sql.listen(SCHEDULES_CHANNEL, () => this.wake());
-    this.unlisten = listening.unlisten;
-    this.loop = this.run();
+  constructor(private readonly deps: SchedulerDeps) {
+    this.loop = new WakeableLoop(deps.sql, SCHEDULES_CHANNEL);
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.wake();
-    await this.loop;
-    await this.unlisten?.().catch(() => {});
-  }
-
-  private wake(): void {
-    this.woken = true;
-    this.wakeUp();
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      this.woken = false;
-      const waitMs = await this.fireDue().catch((error: unknown) => {
+  start(): Promise<void> {
+    return this.loop.start(() =>
+      this.fireDue().catch((error: unknown) => {
         if (!this.deps.availability.failed(error)) this.deps.log(`schedules: ${(error as Error).message}`);
         return LOOK_AGAIN_MS;
-      });
-      if (!this.woken) await this.sleep(waitMs);
-    }
+      }),
+    );
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Fires what is due; returns how long to sleep before the next look. */
   private async fireDue(): Promise<number> {
     const { sql, settings, now } = this.deps;
-    while (!this.stopping && (await fireDueSchedules(sql, settings, new Date(now()))) > 0);
+    while (!this.loop.stopped && (await fireDueSchedules(sql, settings, new Date(now()))) > 0);
     const next = await nextDueTick(sql);
     return next === null ? LOOK_AGAIN_MS : Math.max(0, Math.min(LOOK_AGAIN_MS, next.getTime() - now()));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      this.wakeUp = () => {
-        if (this.timer) clearTimeout(this.timer);
-        resolve();
-      };
-      this.timer = setTimeout(resolve, ms);
-    });
   }
 }
