@@ -17,7 +17,7 @@ import { claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/insert-messages";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
-import { admitClaimed } from "../domain/flow-control/admission";
+import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
 import type { StoredMessage } from "../domain/messages/message";
 import type { Recorder } from "./recorder";
 import { WakeableLoop } from "./wakeable-loop";
@@ -25,13 +25,19 @@ import { WakeableLoop } from "./wakeable-loop";
 /** How long keyed messages whose admission failed wait before they are claimed again. */
 const ADMISSION_RETRY_MS = 1000;
 
+/** When an admitted rate-limited request must start by (epoch ms), and the start its window counted. */
+interface Start {
+  by: number;
+  admittedAt: Date;
+}
+
 /** What the loop works with. */
 export interface ClaimerDeps {
   sql: Sql;
   availability: DatabaseAvailability;
   recorder: Recorder;
-  /** Makes one attempt, if it can start by `startBy` (epoch ms); null when it was not made or shutdown interrupted it. */
-  attempt: (message: StoredMessage, startBy?: number) => Promise<AttemptRecord | null>;
+  /** Makes one attempt, if it can start by `startBy` (epoch ms): null when shutdown interrupted it, "late" when it could not start. */
+  attempt: (message: StoredMessage, startBy?: number) => Promise<AttemptRecord | "late" | null>;
   /** Registered lock holder under which claims are taken (its heartbeat keeps them). */
   workerId: string;
   concurrency: number;
@@ -96,7 +102,7 @@ export class Claimer {
       return 0;
     }
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
-    for (const [message, startBy] of await this.admit(messages)) this.track(this.deliver(message, startBy));
+    for (const [message, start] of await this.admit(messages)) this.track(this.deliver(message, start));
     return messages.length;
   }
 
@@ -106,16 +112,19 @@ export class Claimer {
    * the admission and need no record). If admission fails, the keyed
    * messages are handed back.
    */
-  private async admit(messages: StoredMessage[]): Promise<[StoredMessage, number | undefined][]> {
+  private async admit(messages: StoredMessage[]): Promise<[StoredMessage, Start | undefined][]> {
     const keyed = messages.filter((message) => message.flowControlKey !== null);
     const free = messages.filter((message) => message.flowControlKey === null).map((m): [StoredMessage, undefined] => [m, undefined]);
     if (keyed.length === 0) return free;
     const began = Date.now();
     try {
-      const { admitted, held, startWithinMs } = await admitClaimed(this.deps.sql, keyed);
+      const { admitted, held, startWithinMs, admittedAt } = await admitClaimed(this.deps.sql, keyed);
       for (const message of held) this.deps.recorder.skipped(message.claimId!);
-      const within = (message: StoredMessage) => startWithinMs.get(message.id);
-      return [...free, ...admitted.map((m): [StoredMessage, number | undefined] => [m, within(m) === undefined ? undefined : began + within(m)!])];
+      const start = (message: StoredMessage): Start | undefined => {
+        const within = startWithinMs.get(message.id);
+        return within === undefined ? undefined : { by: began + within, admittedAt };
+      };
+      return [...free, ...admitted.map((m): [StoredMessage, Start | undefined] => [m, start(m)])];
     } catch (error) {
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: admission failed: ${(error as Error).message}`);
       // Not at once: an admission that keeps failing must not spin.
@@ -130,11 +139,12 @@ export class Claimer {
     if (released > 0) this.deps.log(`worker: ${released} messages of a claim whose answer was lost are due again`);
   }
 
-  private async deliver(message: StoredMessage, startBy?: number): Promise<void> {
+  private async deliver(message: StoredMessage, start?: Start): Promise<void> {
     this.inFlight++;
     try {
-      const record = await this.deps.attempt(message, startBy);
+      const record = await this.deps.attempt(message, start?.by);
       if (record === null) await this.handBack(message);
+      else if (record === "late") await this.withdraw(message, start!.admittedAt);
       else {
         await this.deps.recorder.record(record);
         if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
@@ -162,6 +172,16 @@ export class Claimer {
       this.deps.recorder.skipped(claim.claimId);
     } catch (error) {
       this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** A request that could not start in time goes back to be admitted again; its start is not counted. */
+  private async withdraw(message: StoredMessage, admittedAt: Date): Promise<void> {
+    try {
+      await this.deps.availability.retrying(() => withdrawAdmission(this.deps.sql, message, admittedAt));
+      this.deps.recorder.skipped(message.claimId!);
+    } catch (error) {
+      this.deps.log(`worker: withdrawing the admission of ${message.id} failed: ${(error as Error).message}`);
     }
   }
 

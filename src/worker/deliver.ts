@@ -27,14 +27,18 @@ export interface DeliverDeps {
 }
 
 /**
- * Attempts `message` once; null when no attempt counts: shutdown interrupted
- * it (not the destination's fault), or it could not start by `startBy`
- * (epoch ms; a flow-control admission's deadline), so it was not sent.
+ * Attempts `message` once; null when shutdown interrupted the attempt (it is
+ * not the destination's fault), `"late"` when it could not start by `startBy`
+ * (epoch ms; a flow-control admission's deadline) and was not sent.
  */
-export async function deliverClaimed(deps: DeliverDeps, message: StoredMessage, startBy?: number): Promise<AttemptRecord | null> {
+export async function deliverClaimed(
+  deps: DeliverDeps,
+  message: StoredMessage,
+  startBy?: number,
+): Promise<AttemptRecord | "late" | null> {
   const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
   const keys = await deps.retrying(() => deps.signingKeys());
-  if (startBy !== undefined && Date.now() > startBy) return null;
+  if (startBy !== undefined && Date.now() > startBy) return "late";
   const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
   const credentials: Record<string, string> =
     message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};

@@ -1,10 +1,12 @@
 /**
  * A rate-limited delivery that cannot start within its admission's deadline
- * is not sent: the attempt reports nothing (the worker hands the message back
- * for a new admission), so a busy worker cannot push a start past the margin
- * the rate window allows for.
+ * is not sent: the attempt reports it late, and the worker withdraws the
+ * admission (the message is due again, the start its window counted is
+ * forgotten), so a busy worker can neither push a start past the margin the
+ * rate window allows for nor waste the key's rate.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { withdrawAdmission } from "../../src/domain/flow-control/admission";
 import { findMessage } from "../../src/domain/messages/store";
 import { HttpClient } from "../../src/outbound/http-client";
 import { deliverClaimed } from "../../src/worker/deliver";
@@ -39,9 +41,29 @@ it("sends within the deadline, and not at all past it", async () => {
     llmApiKey: null,
     shutdown: new AbortController().signal,
   };
-  expect(await deliverClaimed(deps, message, Date.now() - 1)).toBeNull();
+  expect(await deliverClaimed(deps, message, Date.now() - 1)).toBe("late");
   expect(receiver.requests).toHaveLength(0);
   const record = await deliverClaimed(deps, message, Date.now() + 60_000);
-  expect(record?.outcome.kind).toBe("delivered");
+  expect(record !== null && record !== "late" && record.outcome.kind).toBe("delivered");
   expect(receiver.requests).toHaveLength(1);
+});
+
+it("withdrawing an admission forgets one start at its time and puts the message back on the work list", async () => {
+  const response = await dispatch.api(`/v2/publish/${receiver.url}/withdrawn`, {
+    method: "POST",
+    headers: { "Svc-Flow-Control-Key": "withdrawn-key", "Svc-Flow-Control-Value": "rate=5" },
+  });
+  const { messageId } = await response.json();
+  const sql = dispatch.service.sql;
+  const [t1, t2] = [new Date(Date.now() - 200), new Date(Date.now() - 100)];
+  await sql`update dispatch.flow_control_keys set starts = ${[t1, t1, t2].map((t) => t.toISOString())}::timestamptz[]
+    where key = 'withdrawn-key'`;
+  await sql`update dispatch.messages set due_at = null, claim_id = 42, flow_active = true where id = ${messageId}`;
+  const message = (await findMessage(sql, messageId))!;
+  await withdrawAdmission(sql, message, t1);
+  const [key] = await sql<{ starts: Date[] }[]>`select starts from dispatch.flow_control_keys where key = 'withdrawn-key'`;
+  expect(key!.starts.map((t) => new Date(t).getTime())).toEqual([t1.getTime(), t2.getTime()]);
+  const [row] = await sql`select due_at, flow_active from dispatch.messages where id = ${messageId}`;
+  expect(row!.due_at).not.toBeNull();
+  expect(row!.flow_active).toBe(false);
 });

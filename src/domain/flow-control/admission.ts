@@ -14,6 +14,7 @@
  * `releaseAllParked` as a safety net.
  */
 import type { Sql, Tx } from "../../db/client";
+import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
 import type { StoredMessage } from "../messages/message";
 import { freeSlots, keyStates, rateMarginMs, releaseParked, windowAfter } from "./keys";
 
@@ -32,6 +33,8 @@ export interface Admission {
    * the destination, so the destination sees the rate kept.
    */
   startWithinMs: Map<string, number>;
+  /** The start the rate windows counted for the admitted messages (the database clock). */
+  admittedAt: Date;
 }
 
 /** Admits what the keys of `claimed` allow (all of `claimed` have a key and are claimed by the caller). */
@@ -39,7 +42,8 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
   return sql.begin(async (tx) => {
     const keys = [...new Set(claimed.map((message) => message.flowControlKey!))].sort();
     const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
-    const admission: Admission = { admitted: [], held: [], startWithinMs: new Map() };
+    const [clock] = await tx<{ now: Date }[]>`select now()`;
+    const admission: Admission = { admitted: [], held: [], startWithinMs: new Map(), admittedAt: clock!.now };
     for (const key of keys) {
       const state = states.get(key);
       const candidates = claimed.filter((message) => message.flowControlKey === key);
@@ -55,6 +59,26 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
     // Room left over releases held messages; a key its rate holds back is woken when its window frees a slot.
     await releaseParked(tx, keys);
     return admission;
+  });
+}
+
+/**
+ * Takes back the admission of a message whose request could not start in
+ * time: it goes back on the work list to be admitted again, and the start its
+ * key's rate window counted for it at `admittedAt` is forgotten.
+ */
+export async function withdrawAdmission(sql: Sql, message: StoredMessage, admittedAt: Date): Promise<void> {
+  await sql.begin(async (tx) => {
+    await releaseClaimedMessages(tx, [{ messageId: message.id, claimId: message.claimId! }]);
+    await tx`select key from dispatch.flow_control_keys where key = ${message.flowControlKey} for update`;
+    const at = admittedAt.toISOString();
+    // One occurrence of `at` goes: the starts of a batch admitted together are equal.
+    await tx`
+      update dispatch.flow_control_keys set starts = (
+        select coalesce(array_agg(s order by n), '{}') from unnest(starts) with ordinality as w(s, n)
+        where n <> coalesce((select min(v.n) from unnest(starts) with ordinality as v(s, n) where v.s = ${at}::timestamptz), 0))
+      where key = ${message.flowControlKey}`;
+    await releaseParked(tx, [message.flowControlKey!]);
   });
 }
 
