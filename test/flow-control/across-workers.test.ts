@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
-import { engineCycle, expectUntouched } from "../support/engine";
+import { expectHeldBack } from "../support/engine";
 import { poll } from "../support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "../support/processes";
 import { TEST_TOKEN, useDispatch } from "../support/service";
@@ -64,11 +64,10 @@ it("parallelism 3 is never exceeded by two workers together, and is reached", as
 it("a paused key holds its messages in both workers; resumed, they go", async () => {
   expect((await dispatch.api("/v2/flowControl/across-parallel/pause", { method: "POST" })).status).toBe(200);
   await publishMany("/parallel", 6, "parallelism=3");
-  await engineCycle(dispatch);
   const held = await dispatch.service.sql<{ id: string }[]>`
     select id from dispatch.messages where flow_control_key = 'across-parallel' and state = 'CREATED'`;
   expect(held).toHaveLength(6);
-  await expectUntouched(dispatch, held.map((row) => row.id));
+  await expectHeldBack(dispatch, held.map((row) => row.id));
   expect(counting.receiver.requests).toHaveLength(0);
   expect((await dispatch.api("/v2/flowControl/across-parallel/resume", { method: "POST" })).status).toBe(200);
   await arrived("/parallel", 6);

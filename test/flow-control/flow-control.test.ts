@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
-import { engineCycle, expectUntouched } from "../support/engine";
+import { expectHeldBack } from "../support/engine";
 import { poll } from "../support/poll";
 import { useDispatch } from "../support/service";
 
@@ -68,8 +68,7 @@ describe("flow control", () => {
     expect((await dispatch.api("/v2/flowControl/paused-key/pause", { method: "POST" })).status).toBe(200);
     const held = [];
     for (let i = 0; i < 4; i++) held.push(await publish("/paused", "paused-key", "parallelism=2"));
-    await engineCycle(dispatch);
-    await expectUntouched(dispatch, held);
+    await expectHeldBack(dispatch, held);
     expect(await keyInfo("paused-key")).toMatchObject({ isPaused: true, waitListSize: 4 });
     expect((await dispatch.api("/v2/flowControl/paused-key/resume", { method: "POST" })).status).toBe(200);
     await waitForArrivals("/paused", 5);
@@ -94,8 +93,7 @@ describe("flow control", () => {
     for (let i = 0; i < 2; i++) await publish("/reset", "reset-key", "rate=2, period=1m");
     await waitForArrivals("/reset", 2);
     const third = await publish("/reset", "reset-key", "rate=2, period=1m");
-    await engineCycle(dispatch);
-    await expectUntouched(dispatch, [third]);
+    await expectHeldBack(dispatch, [third]);
     expect(await keyInfo("reset-key")).toMatchObject({ rateCount: 2, rateMax: 2, ratePeriod: 60 });
     expect((await dispatch.api("/v2/flowControl/reset-key/resetRate", { method: "POST" })).status).toBe(200);
     await waitForArrivals("/reset", 3);
@@ -103,8 +101,7 @@ describe("flow control", () => {
     await publish("/reset", "reset-key", "rate=2, period=1m");
     const fifth = await publish("/reset", "reset-key", "rate=2, period=1m");
     await waitForArrivals("/reset", 4);
-    await engineCycle(dispatch);
-    await expectUntouched(dispatch, [fifth]);
+    await expectHeldBack(dispatch, [fifth]);
     expect((await dispatch.api("/v2/flowControl/reset-key/reset", { method: "POST" })).status).toBe(200);
     await waitForArrivals("/reset", 5);
 

@@ -8,6 +8,7 @@
  * from the database what the engine did with the messages under test.
  */
 import { expect } from "vitest";
+import { poll } from "./poll";
 import { startReceiver } from "./receiver";
 import type { TestService } from "./service";
 
@@ -41,4 +42,20 @@ export async function expectUntouched(dispatch: TestService, ids: string[]): Pro
   const claimed = await dispatch.service.sql`
     select id from dispatch.messages where id = any(${ids}::text[]) and claim_id is not null`;
   expect(claimed).toEqual([]);
+}
+
+/**
+ * Waits until flow-control admission has held the messages `ids` back —
+ * parked off the work list, or due again only when their key's rate window
+ * frees a slot — and checks that none of them was attempted.
+ */
+export async function expectHeldBack(dispatch: TestService, ids: string[]): Promise<void> {
+  const held = async () => {
+    const [row] = await dispatch.service.sql<{ n: number }[]>`
+      select count(*)::int as n from dispatch.messages
+      where id = any(${ids}::text[]) and claim_id is null and not flow_active and (flow_parked or due_at > now())`;
+    return row!.n;
+  };
+  await poll(async () => (await held()) === ids.length, async () => `${ids.length} messages held back, ${await held()} are`);
+  expect(await attemptsOf(dispatch, ids)).toBe(0);
 }
