@@ -116,13 +116,14 @@ export class Claimer {
     const keyed = messages.filter((message) => message.flowControlKey !== null);
     const free = messages.filter((message) => message.flowControlKey === null).map((m): [StoredMessage, undefined] => [m, undefined]);
     if (keyed.length === 0) return free;
-    const began = Date.now();
     try {
       const { admitted, held, startWithinMs, admittedAt } = await admitClaimed(this.deps.sql, keyed);
+      // Counted from when the answer came, just after the window was stamped and committed.
+      const answered = Date.now();
       for (const message of held) this.deps.recorder.skipped(message.claimId!);
       const start = (message: StoredMessage): Start | undefined => {
         const within = startWithinMs.get(message.id);
-        return within === undefined ? undefined : { by: began + within, admittedAt };
+        return within === undefined ? undefined : { by: answered + within, admittedAt: admittedAt.get(message.id)! };
       };
       return [...free, ...admitted.map((m): [StoredMessage, Start | undefined] => [m, start(m)])];
     } catch (error) {

@@ -26,15 +26,19 @@ export interface Admission {
   held: StoredMessage[];
   /**
    * For admitted messages of rate-limited keys: how long after the admission
-   * began their request must start, or not at all (the worker hands it back
-   * for a new admission). The rate window counts each admission for its
-   * period plus a margin; half of it bounds when the request starts, the
-   * other half how much longer one request may take than another to reach
-   * the destination, so the destination sees the rate kept.
+   * their request must start, or not at all (the worker withdraws the
+   * admission). The rate window counts each admission for its period plus a
+   * margin; half of it bounds when the request starts, the other half how
+   * much longer one request may take than another to reach the destination,
+   * so the destination sees the rate kept.
    */
   startWithinMs: Map<string, number>;
-  /** The start the rate windows counted for the admitted messages (the database clock). */
-  admittedAt: Date;
+  /**
+   * For the same messages: the start their key's window counted, stamped as
+   * the admission ends (the database's clock_timestamp()), so the time the
+   * transaction took does not eat into `startWithinMs`.
+   */
+  admittedAt: Map<string, Date>;
 }
 
 /** Admits what the keys of `claimed` allow (all of `claimed` have a key and are claimed by the caller). */
@@ -42,8 +46,7 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
   return sql.begin(async (tx) => {
     const keys = [...new Set(claimed.map((message) => message.flowControlKey!))].sort();
     const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
-    const [clock] = await tx<{ now: Date }[]>`select now()`;
-    const admission: Admission = { admitted: [], held: [], startWithinMs: new Map(), admittedAt: clock!.now };
+    const admission: Admission = { admitted: [], held: [], startWithinMs: new Map(), admittedAt: new Map() };
     for (const key of keys) {
       const state = states.get(key);
       const candidates = claimed.filter((message) => message.flowControlKey === key);
@@ -52,8 +55,12 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
       admission.admitted.push(...candidates.slice(0, free));
       admission.held.push(...candidates.slice(free));
       if (state?.rate == null) continue;
-      await saveWindow(tx, key, windowAfter(state, Math.min(free, candidates.length)));
-      for (const message of candidates.slice(0, free)) admission.startWithinMs.set(message.id, rateMarginMs(state.periodMs) / 2);
+      const admitted = candidates.slice(0, free);
+      const at = await saveWindow(tx, key, windowAfter(state, admitted.length).slice(0, -admitted.length || undefined), admitted.length);
+      for (const message of admitted) {
+        admission.startWithinMs.set(message.id, rateMarginMs(state.periodMs) / 2);
+        admission.admittedAt.set(message.id, at);
+      }
     }
     await record(tx, admission);
     // Room left over releases held messages; a key its rate holds back is woken when its window frees a slot.
@@ -102,7 +109,13 @@ async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
   }
 }
 
-async function saveWindow(tx: Tx, key: string, window: Date[]): Promise<void> {
-  const starts = window.map((start) => start.toISOString());
-  await tx`update dispatch.flow_control_keys set starts = ${starts}::timestamptz[] where key = ${key}`;
+/** Sets the key's window to `kept` plus `added` starts stamped now (clock_timestamp()); returns that stamp. */
+async function saveWindow(tx: Tx, key: string, kept: Date[], added: number): Promise<Date> {
+  const starts = kept.map((start) => start.toISOString());
+  const [row] = await tx<{ at: Date }[]>`
+    with t as (select clock_timestamp() as at)
+    update dispatch.flow_control_keys set starts = ${starts}::timestamptz[] || array_fill(t.at, array[${added}::int])
+    from t where key = ${key}
+    returning t.at`;
+  return row!.at;
 }
