@@ -60,7 +60,17 @@ export async function startService(
   const availability = new DatabaseAvailability(sql, log);
   const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log, now });
   const redactor = new Redactor(await ensureRedactionKey(sql));
-  const deps = { config, sql, tokens, readonlyTokens: config.readonlyTokens, redactor, availability, log, now };
+  const deps = {
+    config,
+    sql,
+    tokens,
+    readonlyTokens: config.readonlyTokens,
+    redactor,
+    availability,
+    log,
+    now,
+    workerHeartbeatId: worker?.heartbeatId ?? null,
+  };
   const server = role === "worker" ? null : await listen(createApp(deps), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,

@@ -175,13 +175,17 @@ describe("Postgres restarts under load", () => {
     expect(afterBanner.length, afterBanner.join("\n")).toBeLessThanOrEqual(24);
   }, 120_000);
 
-  it("reports the database as down on /health while it is stopped, and up once it is back", async () => {
+  it("reports the database as down on /health and /health/ready while it is stopped (live still answers), and up once it is back", async () => {
     const pid = Number(readFileSync(join(cluster.directory, "postmaster.pid"), "utf8").split("\n")[0]);
     process.kill(pid, "SIGINT");
     while (isAlive(pid)) await sleep(20);
     const down = await fetch(`${baseUrl}/health`);
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({ status: "unavailable", database: "down" });
+    const ready = await fetch(`${baseUrl}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: "unavailable", checks: { database: "down", migrations: "unknown", worker: "unknown" } });
+    expect((await fetch(`${baseUrl}/health/live`)).status).toBe(200);
     const publish = await fetch(`${baseUrl}/v2/publish/${receiver.url}/hook`, {
       method: "POST",
       headers: { Authorization: `Bearer ${TEST_TOKEN}` },

@@ -2,11 +2,13 @@
  * Brings a database up to date: the app's drizzle-kit migrations (schema
  * `dispatch`) and graphile-worker's own (schema `graphile_worker`).
  */
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 import { Logger, runMigrations } from "graphile-worker";
 import postgres from "postgres";
+import type { Tx } from "./client";
 
 const MIGRATIONS = fileURLToPath(new URL("../../sql/migrations", import.meta.url));
 
@@ -25,4 +27,14 @@ export async function migrate(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** How the database's migrations compare with the ones this build carries. */
+export type MigrationStatus = "current" | "behind" | "ahead";
+
+/** Whether every migration of this build is applied (and no newer one). */
+export async function migrationStatus(sql: Tx): Promise<MigrationStatus> {
+  const journal = JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, "utf8")) as { entries: unknown[] };
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from dispatch.__drizzle_migrations`;
+  return row!.n === journal.entries.length ? "current" : row!.n < journal.entries.length ? "behind" : "ahead";
 }

@@ -16,6 +16,8 @@ export interface AppDeps {
   /** Outage tracking: a database outage answers 503 and is logged once. */
   availability: DatabaseAvailability;
   log: (message: string) => void;
+  /** The heartbeat id of this process's worker, when it runs one (readiness checks it). */
+  workerHeartbeatId?: string | null;
   /** The clock schedules are planned by (tests move it on); the system clock when absent. */
   now?: () => number;
 }

@@ -25,6 +25,8 @@ import { superviseRunner } from "./supervisor";
 
 /** A running worker. */
 export interface WorkerHandle {
+  /** The id its claim loop beats its heartbeat under (`dispatch.workers`). */
+  heartbeatId: string;
   stop(): Promise<void>;
 }
 
@@ -128,6 +130,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   await claimer.start();
   await scheduler.start();
   return {
+    heartbeatId: `${liveness.processId}:claims`,
     async stop() {
       const grace = setTimeout(() => shutdown.abort(), STOP_GRACE_MS);
       await scheduler.stop();

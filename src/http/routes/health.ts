@@ -1,19 +1,49 @@
 /**
- * `GET /health`: 200 when the database answers, 503 when it does not, with
- * each dependency reported. No token: load balancers and supervisors call it.
+ * Health, without a token (load balancers, supervisors and orchestrators call it):
+ *
+ * - `GET /health/live`: the process is up and answering (200).
+ * - `GET /health/ready`: it can do its work: the database answers, its
+ *   migrations are the ones this build carries, and — where this process runs
+ *   a worker — the worker's heartbeat is fresh. 200 or 503, each dependency
+ *   reported.
+ * - `GET /health`: the database answers (200 or 503), as before the two above.
  */
 import { Hono } from "hono";
+import { type MigrationStatus, migrationStatus } from "../../db/migrate";
 import type { AppDeps } from "../deps";
 
+type Check = "up" | "down";
+
 export function healthRoutes(deps: AppDeps) {
-  return new Hono().get("/", async (c) => {
-    const database = await deps.sql`select 1`.then(
-      () => "up" as const,
-      (error: unknown) => {
+  const database = () =>
+    deps.sql`select 1`.then(
+      (): Check => "up",
+      (error: unknown): Check => {
         deps.availability.failed(error);
-        return "down" as const;
+        return "down";
       },
     );
-    return c.json({ status: database === "up" ? "ok" : "unavailable", database }, database === "up" ? 200 : 503);
-  });
+  return new Hono()
+    .get("/", async (c) => {
+      const db = await database();
+      return c.json({ status: db === "up" ? "ok" : "unavailable", database: db }, db === "up" ? 200 : 503);
+    })
+    .get("/live", (c) => c.json({ status: "ok" }))
+    .get("/ready", async (c) => {
+      const db = await database();
+      const migrations: MigrationStatus | "unknown" = db === "up" ? await migrationStatus(deps.sql).catch(() => "unknown" as const) : "unknown";
+      const worker = await workerCheck(deps, db);
+      const ready = db === "up" && migrations === "current" && worker !== "stale";
+      return c.json({ status: ready ? "ok" : "unavailable", checks: { database: db, migrations, worker } }, ready ? 200 : 503);
+    });
+}
+
+/** `fresh` or `stale` for this process's worker; `none` when it runs none, `unknown` without a database. */
+async function workerCheck(deps: AppDeps, db: Check): Promise<"fresh" | "stale" | "none" | "unknown"> {
+  if (!deps.workerHeartbeatId) return "none";
+  if (db === "down") return "unknown";
+  const [row] = await deps.sql<{ fresh: boolean }[]>`
+    select heartbeat_at > now() - ${deps.config.workerDeadAfterMs} * interval '1 millisecond' as fresh
+    from dispatch.workers where id = ${deps.workerHeartbeatId}`;
+  return row?.fresh ? "fresh" : "stale";
 }
