@@ -30,6 +30,12 @@ export interface Config {
   maxDelayMs: number;
   /** Highest parallelism a queue may be given. */
   maxQueueParallelism: number;
+  /** How long finished messages (with their attempts and log) are kept. */
+  retentionMs: number;
+  /** How long DLQ entries are kept (their messages stay as long). */
+  dlqRetentionMs: number;
+  /** How long finished workflow runs (with their steps and messages) are kept. */
+  workflowRetentionMs: number;
   /** Multiplies every retry backoff; tests use a small value instead of sleeping. */
   retryDelayScale: number;
   /** Multiplies the wait before a first attempt (Delay, Not-Before, Callback-Delay, workflow sleeps); for tests. */
@@ -108,6 +114,9 @@ const EnvSchema = v.object({
   DISPATCH_MAX_TIMEOUT: duration("15m"),
   DISPATCH_MAX_DELAY: duration("365d"),
   DISPATCH_MAX_QUEUE_PARALLELISM: integer(1000, 1, 1_000_000),
+  DISPATCH_RETENTION: duration("14d"),
+  DISPATCH_DLQ_RETENTION: duration("30d"),
+  DISPATCH_WORKFLOW_RETENTION: duration("14d"),
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
   DISPATCH_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
@@ -154,6 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTimeoutMs: e.DISPATCH_MAX_TIMEOUT,
     maxDelayMs: e.DISPATCH_MAX_DELAY,
     maxQueueParallelism: e.DISPATCH_MAX_QUEUE_PARALLELISM,
+    retentionMs: e.DISPATCH_RETENTION,
+    dlqRetentionMs: e.DISPATCH_DLQ_RETENTION,
+    workflowRetentionMs: e.DISPATCH_WORKFLOW_RETENTION,
     retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
     delayScale: e.DISPATCH_DELAY_SCALE,
     workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,

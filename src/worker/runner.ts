@@ -12,6 +12,7 @@ import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
 import { releaseAllParked } from "../domain/flow-control/keys";
 import { purgeExpiredDeduplicationKeys } from "../domain/publish/deduplication";
+import { type Removed, removeExpired, type Retention } from "../domain/retention";
 import { messageSettings } from "../domain/publish/options";
 import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
 import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
@@ -47,6 +48,8 @@ const MAINTENANCE_TASK = "maintenance";
 const TIMED_JOB_CONCURRENCY = 2;
 /** How often graphile-worker looks for timed jobs that came due: how late a wait timeout may fire. */
 const TIMED_JOB_POLL_MS = 500;
+/** Longest a maintenance run spends removing what outlived its retention (the rest waits for the next run). */
+const RETENTION_BUDGET_MS = 60_000;
 /** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
 const STOP_GRACE_MS = 5000;
 
@@ -109,6 +112,8 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
           await purgeStaleNotifications(sql);
           for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run));
           await sql.begin((tx) => releaseAllParked(tx));
+          const removed = await removeExpired(sql, retentionOf(config), RETENTION_BUDGET_MS);
+          if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed));
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
           const { waiterId } = payload as { waiterId: number };
@@ -142,4 +147,12 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
       await liveness.stop();
     },
   };
+}
+
+function retentionOf(config: Config): Retention {
+  return { messagesMs: config.retentionMs, dlqMs: config.dlqRetentionMs, workflowRunsMs: config.workflowRetentionMs };
+}
+
+function removedReport(removed: Removed): string {
+  return `retention: removed ${removed.messages} messages, ${removed.dlq} DLQ entries, ${removed.workflowRuns} workflow runs`;
 }

@@ -1,0 +1,92 @@
+/**
+ * Retention: what has finished is removed once it is older than its
+ * retention — finished messages with their attempts and log rows, DLQ
+ * entries, and finished workflow runs with their steps and messages. Nothing
+ * unfinished is removed; a message stays while its DLQ entry does, and a run
+ * while any of its messages is in the DLQ or still pending.
+ *
+ * Removal is a series of bounded deletes (`BATCH` rows a statement, each its
+ * own short transaction, rows locked by others skipped), so it never holds
+ * locks long or stalls publishing; the space it frees is reused by autovacuum.
+ * The maintenance task runs it within a time budget.
+ */
+import type { Sql } from "../db/client";
+
+/** How long finished things are kept, ms. */
+export interface Retention {
+  messagesMs: number;
+  dlqMs: number;
+  workflowRunsMs: number;
+}
+
+/** What one `removeExpired` removed. */
+export interface Removed {
+  messages: number;
+  dlq: number;
+  workflowRuns: number;
+}
+
+/** Rows a delete statement removes at most. */
+const BATCH = 1000;
+
+/** Removes what outlived its retention, batch by batch, until none is left or `budgetMs` is spent. */
+export async function removeExpired(sql: Sql, retention: Retention, budgetMs = 60_000): Promise<Removed> {
+  const deadline = Date.now() + budgetMs;
+  const removed: Removed = { messages: 0, dlq: 0, workflowRuns: 0 };
+  const drain = async (kind: keyof Removed, batch: () => Promise<number>) => {
+    for (let n = BATCH; n === BATCH && Date.now() < deadline; ) removed[kind] += n = await batch();
+  };
+  // DLQ entries first: a message leaves only after its entry.
+  await drain("dlq", () => removeDlqEntries(sql, retention.dlqMs));
+  await drain("workflowRuns", () => removeWorkflowRuns(sql, retention.workflowRunsMs));
+  await drain("messages", () => removeMessages(sql, retention.messagesMs));
+  return removed;
+}
+
+async function removeDlqEntries(sql: Sql, ms: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    with doomed as (
+      select dlq_id from dispatch.dlq where created_at < now() - ${ms} * interval '1 millisecond'
+      order by created_at limit ${BATCH} for update skip locked),
+    gone as (delete from dispatch.dlq d using doomed where d.dlq_id = doomed.dlq_id returning 1)
+    select count(*)::int as n from gone`;
+  return row!.n;
+}
+
+/** Finished messages of no workflow run (a run's messages go with the run) and in no DLQ entry. */
+async function removeMessages(sql: Sql, ms: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    with doomed as (
+      select m.id from dispatch.messages m
+      where m.created_at < now() - ${ms} * interval '1 millisecond'
+        and m.completed_at < now() - ${ms} * interval '1 millisecond'
+        and m.workflow_run_pk is null
+        and not exists (select 1 from dispatch.dlq d where d.message_id = m.id)
+      order by m.created_at limit ${BATCH} for update skip locked),
+    attempts as (delete from dispatch.attempts a using doomed where a.message_id = doomed.id),
+    legacy as (delete from dispatch.message_events_legacy e using doomed where e.message_id = doomed.id),
+    gone as (delete from dispatch.messages m using doomed where m.id = doomed.id returning 1)
+    select count(*)::int as n from gone`;
+  return row!.n;
+}
+
+/** Finished runs with no message pending or in the DLQ; their steps, waiters and messages go too. */
+async function removeWorkflowRuns(sql: Sql, ms: number): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    with doomed as (
+      select r.pk from dispatch.workflow_runs r
+      where r.created_at < now() - ${ms} * interval '1 millisecond'
+        and r.completed_at < now() - ${ms} * interval '1 millisecond'
+        and not exists (
+          select 1 from dispatch.messages m
+          where m.workflow_run_pk = r.pk
+            and (m.completed_at is null or exists (select 1 from dispatch.dlq d where d.message_id = m.id)))
+      order by r.created_at limit ${BATCH} for update skip locked),
+    messages as (select m.id from dispatch.messages m join doomed on m.workflow_run_pk = doomed.pk),
+    attempts as (delete from dispatch.attempts a using messages where a.message_id = messages.id),
+    legacy as (delete from dispatch.message_events_legacy e using messages where e.message_id = messages.id),
+    removed as (delete from dispatch.messages m using messages where m.id = messages.id),
+    gone as (delete from dispatch.workflow_runs r using doomed where r.pk = doomed.pk returning 1)
+    select count(*)::int as n from gone`;
+  return row!.n;
+}

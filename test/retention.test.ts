@@ -1,0 +1,107 @@
+/**
+ * Retention removes what finished long enough ago — messages with their
+ * attempts and log, DLQ entries, finished workflow runs with their steps and
+ * messages — and nothing unfinished; a message stays while its DLQ entry does.
+ * Rows are aged in the database instead of waiting days.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeExpired } from "../src/domain/retention";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
+import { useDispatch } from "./support/service";
+import { startWorkflowApp, type WorkflowApp } from "./support/workflow-app";
+
+const dispatch = useDispatch();
+let receiver: Receiver;
+let app: WorkflowApp;
+const DAY = 86_400_000;
+const retention = { messagesMs: 14 * DAY, dlqMs: 30 * DAY, workflowRunsMs: 14 * DAY };
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  app = await startWorkflowApp(dispatch, {
+    "/done": { route: async (context) => void (await context.run("only", () => 1)) },
+    "/sleeping": { route: async (context) => context.sleep("long", 3600) },
+  });
+});
+afterAll(async () => {
+  await app.close();
+  await receiver.close();
+});
+
+const sql = () => dispatch.service.sql;
+async function publish(url: string, headers: Record<string, string> = {}): Promise<string> {
+  const response = await dispatch.api(`/v2/publish/${url}`, { method: "POST", headers, body: "x" });
+  return (await response.json()).messageId;
+}
+const stateOf = async (id: string) =>
+  (await sql()<{ state: string }[]>`select state from dispatch.messages where id = ${id}`)[0]?.state ?? "removed";
+const finished = (id: string) => poll(async () => ["DELIVERED", "FAILED", "CANCELED"].includes(await stateOf(id)), `${id} to finish`);
+/** Makes every message, attempt, DLQ entry and run look `days` older. */
+async function age(days: number, table: "messages" | "dlq" | "workflow_runs") {
+  const interval = `${days} days`;
+  if (table === "messages") {
+    await sql()`update dispatch.messages set created_at = created_at - ${interval}::interval,
+      completed_at = completed_at - ${interval}::interval`;
+  } else if (table === "dlq") {
+    await sql()`update dispatch.dlq set created_at = created_at - ${interval}::interval`;
+  } else {
+    await sql()`update dispatch.workflow_runs set created_at = created_at - ${interval}::interval,
+      completed_at = completed_at - ${interval}::interval`;
+  }
+}
+
+describe("retention", () => {
+  it("removes finished messages, then DLQ entries and their messages, then finished runs; never what is pending", async () => {
+    const delivered = await publish(`${receiver.url}/ok`);
+    const cancelled = await publish(`${receiver.url}/later`, { "Svc-Delay": "1h" });
+    await dispatch.api(`/v2/messages/${cancelled}`, { method: "DELETE" });
+    const dead = await publish("http://127.0.0.1:9/dead", { "Svc-Retries": "0" });
+    const pending = await publish(`${receiver.url}/pending`, { "Svc-Delay": "1h" });
+    const { workflowRunId: done } = await app.client.trigger({ url: app.url("/done") });
+    const { workflowRunId: sleeping } = await app.client.trigger({ url: app.url("/sleeping") });
+    await Promise.all([delivered, cancelled, dead].map(finished));
+    const runState = async (runId: string) =>
+      (await sql()<{ state: string }[]>`select state from dispatch.workflow_runs where run_id = ${runId}`)[0]?.state ?? "removed";
+    await poll(async () => (await runState(done)) === "RUN_SUCCESS", "the run to finish");
+    await poll(async () => (await sql()`select 1 from dispatch.workflow_steps s join dispatch.workflow_runs r on r.pk = s.run_pk
+      where r.run_id = ${sleeping} and s.call_type = 'step'`).length > 0 || undefined, "the sleeping run to sleep");
+
+    // Nothing is old enough yet.
+    expect(await removeExpired(sql(), retention)).toEqual({ messages: 0, dlq: 0, workflowRuns: 0 });
+
+    await age(20, "messages");
+    await age(20, "workflow_runs");
+    await age(20, "dlq");
+    const first = await removeExpired(sql(), retention);
+    expect(first).toMatchObject({ dlq: 0, workflowRuns: 1 });
+    expect(await stateOf(delivered)).toBe("removed");
+    expect(await stateOf(cancelled)).toBe("removed");
+    expect(await sql()`select 1 from dispatch.attempts where message_id = ${delivered}`).toEqual([]);
+    const events = await (await dispatch.api(`/v2/events?messageId=${delivered}`)).json();
+    expect(events.events).toEqual([]);
+    // In the DLQ (20 days of 30): kept. Pending: kept. The finished run went with its messages; the sleeping one stays.
+    expect(await stateOf(dead)).toBe("FAILED");
+    expect(await stateOf(pending)).toBe("CREATED");
+    expect(await runState(done)).toBe("removed");
+    expect(await runState(sleeping)).toBe("RUN_STARTED");
+    expect(await sql()`select 1 from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+      where r.run_id = ${sleeping}`).not.toEqual([]);
+
+    await age(20, "dlq");
+    const second = await removeExpired(sql(), retention);
+    expect(second).toMatchObject({ dlq: 1, messages: 1, workflowRuns: 0 });
+    expect(await stateOf(dead)).toBe("removed");
+    expect(await stateOf(pending)).toBe("CREATED");
+    expect((await dispatch.api(`/v2/messages/${pending}`)).status).toBe(200);
+  });
+
+  it("a removal within its budget stops between batches and finishes on the next run", async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => publish(`${receiver.url}/many`)));
+    await Promise.all(ids.map(finished));
+    await age(30, "messages");
+    expect(await removeExpired(sql(), retention, 0)).toEqual({ messages: 0, dlq: 0, workflowRuns: 0 });
+    expect((await removeExpired(sql(), retention)).messages).toBeGreaterThanOrEqual(5);
+    for (const id of ids) expect(await stateOf(id)).toBe("removed");
+  });
+});
