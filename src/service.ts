@@ -15,6 +15,7 @@ import { Redactor } from "./domain/messages/redaction";
 import { ensureAccessTokens, ensureRedactionKey } from "./domain/settings";
 import { installWorkflowHooks } from "./domain/workflows/hooks";
 import { createApp } from "./http/server/app";
+import { Metrics } from "./observability/metrics";
 import { HttpClient } from "./outbound/http-client";
 import { startWorker, type WorkerHandle } from "./worker/runner";
 
@@ -58,7 +59,9 @@ export async function startService(
     maxResponseBytes: config.maxMessageBytes,
   });
   const availability = new DatabaseAvailability(sql, log);
-  const worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log, now });
+  let worker: WorkerHandle | null = null;
+  const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null);
+  worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log, now, metrics });
   const redactor = new Redactor(await ensureRedactionKey(sql));
   const deps = {
     config,
@@ -70,6 +73,7 @@ export async function startService(
     log,
     now,
     workerHeartbeatId: worker?.heartbeatId ?? null,
+    metrics,
   };
   const server = role === "worker" ? null : await listen(createApp(deps), config);
   return {

@@ -18,7 +18,7 @@ import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./s
 /** The API's routes: the router is built only to list them (its database is never called). */
 const ROUTES = [
   ...new Set(
-    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, tokens: [TEST_TOKEN], log: () => {} }).routes.map(
+    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never, tokens: [TEST_TOKEN], log: () => {} }).routes.map(
       (route) => `${route.method} ${route.path}`,
     ),
   ),
@@ -65,6 +65,7 @@ const NO_BODY = [
   "ALL /*",
   "ALL /v2/*",
   "ALL /v2/workflows/hooks/*",
+  "ALL /metrics",
   "DELETE /v2/messages/:id",
   "DELETE /v2/queues/:name",
   "POST /v2/queues/:name/pause",

@@ -17,7 +17,7 @@ const READONLY = "readonly-token-0123456789";
 /** Every /v2 route that needs a token, as "METHOD /path", from the router. */
 const ROUTES = [
   ...new Set(
-    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, tokens: [TEST_TOKEN], log: () => {} })
+    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never, tokens: [TEST_TOKEN], log: () => {} })
       .routes.filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"))
       .map((route) => `${route.method} ${route.path}`),
   ),

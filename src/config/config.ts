@@ -18,6 +18,8 @@ export interface Config {
   tokens: string[];
   /** Read-only tokens: they read everything a full token reads but the signing keys, and change nothing. */
   readonlyTokens: string[];
+  /** A token that may read `/metrics` only (any access token may too). */
+  metricsToken: string | null;
   currentSigningKey: string | null;
   nextSigningKey: string | null;
   allowPrivateNetworks: boolean;
@@ -103,6 +105,7 @@ const EnvSchema = v.object({
   DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
   DISPATCH_TOKEN: tokenList,
   DISPATCH_READONLY_TOKEN: tokenList,
+  DISPATCH_METRICS_TOKEN: optionalText,
   DISPATCH_CURRENT_SIGNING_KEY: optionalText,
   DISPATCH_NEXT_SIGNING_KEY: optionalText,
   DISPATCH_ALLOW_PRIVATE_NETWORKS: flag,
@@ -152,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DISPATCH_DATA_DIR,
     tokens: e.DISPATCH_TOKEN,
     readonlyTokens: e.DISPATCH_READONLY_TOKEN,
+    metricsToken: e.DISPATCH_METRICS_TOKEN,
     currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
     nextSigningKey: e.DISPATCH_NEXT_SIGNING_KEY,
     allowPrivateNetworks: e.DISPATCH_ALLOW_PRIVATE_NETWORKS,

@@ -3,6 +3,7 @@ import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { Redactor } from "../domain/messages/redaction";
+import type { Metrics } from "../observability/metrics";
 
 export interface AppDeps {
   config: Config;
@@ -16,6 +17,8 @@ export interface AppDeps {
   /** Outage tracking: a database outage answers 503 and is logged once. */
   availability: DatabaseAvailability;
   log: (message: string) => void;
+  /** The service's metrics (`/metrics`). */
+  metrics: Metrics;
   /** The heartbeat id of this process's worker, when it runs one (readiness checks it). */
   workerHeartbeatId?: string | null;
   /** The clock schedules are planned by (tests move it on); the system clock when absent. */

@@ -66,9 +66,15 @@ interface Pattern {
  * match too but never run, so their patterns say nothing about this request.
  */
 function handlingRoutes(routes: RouterRoute[]): RouterRoute[] {
-  const handler = routes.find((route) => route.method !== "ALL");
+  const handler = answeringRoute(routes);
   return routes.filter((route) => route.method === "ALL" || route === handler);
 }
+
+/** The route that answers among those a request matched (the first that is not middleware). */
+export function answeringRoute(routes: RouterRoute[]): RouterRoute | undefined {
+  return routes.find((route) => route.method !== "ALL");
+}
+
 
 function patternOf(route: RouterRoute): Pattern {
   // Middleware (`use`) is registered for every method (`ALL`); a route of one method ending in `*` takes a destination.

@@ -18,6 +18,7 @@ import { DUE_CHANNEL } from "../db/queries/insert-messages";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
+import type { Metrics } from "../observability/metrics";
 import type { StoredMessage } from "../domain/messages/message";
 import type { Recorder } from "./recorder";
 import { WakeableLoop } from "./wakeable-loop";
@@ -42,6 +43,7 @@ export interface ClaimerDeps {
   workerId: string;
   concurrency: number;
   pollIntervalMs: number;
+  metrics: Metrics;
   log: (message: string) => void;
 }
 
@@ -148,6 +150,7 @@ export class Claimer {
       else if (record === "late") await this.withdraw(message, start!.admittedAt);
       else {
         await this.deps.recorder.record(record);
+        this.count(record);
         if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
       }
     } catch (error) {
@@ -184,6 +187,11 @@ export class Claimer {
     } catch (error) {
       this.deps.log(`worker: withdrawing the admission of ${message.id} failed: ${(error as Error).message}`);
     }
+  }
+
+  private count({ attempt, outcome }: AttemptRecord): void {
+    this.deps.metrics.outcomes.inc({ outcome: outcome.kind === "retry" ? "retried" : outcome.kind });
+    this.deps.metrics.attemptSeconds.observe(attempt.durationMs / 1000);
   }
 
   private track(work: Promise<void>): void {

@@ -16,6 +16,7 @@ import { type Removed, removeExpired, type Retention } from "../domain/retention
 import { messageSettings } from "../domain/publish/options";
 import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
 import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
+import type { Metrics } from "../observability/metrics";
 import type { HttpClient } from "../outbound/http-client";
 import { Claimer } from "./claimer";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
@@ -41,6 +42,7 @@ export interface WorkerDeps {
   log: (message: string) => void;
   /** The clock schedules fire by; tests move it on. */
   now?: () => number;
+  metrics: Metrics;
 }
 
 const MAINTENANCE_TASK = "maintenance";
@@ -86,6 +88,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     workerId: `${liveness.processId}:claims`,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.pollIntervalMs,
+    metrics: deps.metrics,
     log: deps.log,
   });
   await liveness.register(`${liveness.processId}:claims`);
@@ -129,6 +132,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     availability,
     settings: { ...outcomeSettings, llmUrl: llmUrl(config) },
     now: deps.now ?? Date.now,
+    metrics: deps.metrics,
     log: deps.log,
   });
   liveness.start();

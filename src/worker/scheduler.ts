@@ -11,6 +11,7 @@ import type { Sql } from "../db/client";
 import type { PublishSettings } from "../domain/publish/prepare";
 import { fireDueSchedules, nextDueTick } from "../domain/schedules/fire";
 import { SCHEDULES_CHANNEL } from "../domain/schedules/schedules";
+import type { Metrics } from "../observability/metrics";
 import { WakeableLoop } from "./wakeable-loop";
 
 /** What the loop works with. */
@@ -20,6 +21,7 @@ export interface SchedulerDeps {
   settings: PublishSettings;
   /** The time ticks are judged by (tests move it on instead of waiting minutes). */
   now: () => number;
+  metrics: Metrics;
   log: (message: string) => void;
 }
 
@@ -50,7 +52,11 @@ export class Scheduler {
   /** Fires what is due; returns how long to sleep before the next look. */
   private async fireDue(): Promise<number> {
     const { sql, settings, now } = this.deps;
-    while (!this.loop.stopped && (await fireDueSchedules(sql, settings, new Date(now()))) > 0);
+    while (!this.loop.stopped) {
+      const fired = await fireDueSchedules(sql, settings, new Date(now()));
+      this.deps.metrics.schedulesFired.inc(fired);
+      if (fired === 0) break;
+    }
     const next = await nextDueTick(sql);
     return next === null ? LOOK_AGAIN_MS : Math.max(0, Math.min(LOOK_AGAIN_MS, next.getTime() - now()));
   }

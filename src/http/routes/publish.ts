@@ -6,10 +6,12 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config/config";
 import { badRequest, overLimit, tooLarge } from "../../domain/errors";
+import { detectDialect } from "../../domain/headers/dialect";
 import { messageSettings } from "../../domain/publish/options";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
 import { Publisher } from "../../domain/publish/publisher";
 import type { JsonPath } from "../../domain/storable-text";
+import type { Metrics } from "../../observability/metrics";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 import { callerIp, rawDestination, requestHeaders } from "../request";
@@ -36,7 +38,11 @@ const isItemBody = (path: JsonPath) => path.length === 2 && path[1] === "body";
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
   const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) });
-  const run = (requests: PublishRequest[]) => publisher.publish(requests);
+  const run = async (requests: PublishRequest[]) => {
+    const responses = await publisher.publish(requests);
+    countPublished(deps.metrics, requests, responses);
+    return responses;
+  };
   const single = async (c: Context, queueName: string | null, prefix: string) =>
     respond(c, (await run([singleRequest(c, queueName, prefix, deps.config.maxMessageBytes)]))[0]!);
 
@@ -87,4 +93,15 @@ function respond(c: Context, response: PublishResponse) {
 function issueText(issue: v.BaseIssue<unknown>): string {
   const path = (issue.path ?? []).map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`));
   return `${path.join("").replace(/^\./, "")}${path.length > 0 ? ": " : ""}${issue.message}`;
+}
+
+/** Counts accepted and deduplicated messages by dialect and destination kind. */
+function countPublished(metrics: Metrics, requests: PublishRequest[], responses: PublishResponse[]): void {
+  responses.forEach((response, i) => {
+    const destination = Array.isArray(response) ? "group" : "url" in response ? "url" : "api";
+    const labels = { dialect: detectDialect(Object.keys(requests[i]!.headers)), destination };
+    for (const result of Array.isArray(response) ? response : [response]) {
+      (result.deduplicated ? metrics.deduplicated : metrics.published).inc(labels);
+    }
+  });
 }

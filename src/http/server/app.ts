@@ -9,11 +9,12 @@ import { readBody } from "../body";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
 import { dlqRoutes } from "../routes/dlq";
-import { healthRoutes } from "../routes/health";
 import { flowControlRoutes } from "../routes/flow-control";
+import { healthRoutes } from "../routes/health";
 import { keyRoutes } from "../routes/keys";
 import { logRoutes } from "../routes/logs";
 import { messageRoutes } from "../routes/messages";
+import { metricsRoutes } from "../routes/metrics";
 import { publishRoutes } from "../routes/publish";
 import { queueRoutes } from "../routes/queues";
 import { scheduleRoutes } from "../routes/schedules";
@@ -24,7 +25,7 @@ import { workflowLogRoutes } from "../routes/workflow-logs";
 import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
 import { renderError } from "./errors";
-import { requireToken } from "./middleware";
+import { requireToken, timeRequests } from "./middleware";
 
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
@@ -51,9 +52,13 @@ export function createApp(deps: AppDeps) {
 
   return new Hono({ strict: false })
     .use(requestId())
+    .use(timeRequests(deps.metrics))
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
     .route("/health", healthRoutes(deps))
+    // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.
+    .use("/metrics", requireToken(deps.tokens, [...(deps.readonlyTokens ?? []), ...(deps.config.metricsToken ? [deps.config.metricsToken] : [])]))
+    .route("/metrics", metricsRoutes(deps))
     // Webhooks of waiting runs are called by third parties without a token (docs/workflow-protocol.md §7.5).
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
     .route("/v2/workflows/hooks", workflowHookRoutes(deps))

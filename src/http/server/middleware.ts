@@ -1,7 +1,10 @@
-/** Small, single-purpose middleware of the /v2 API. */
+/** Small, single-purpose middleware of the API. */
 import { hash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import { AppError } from "../../domain/errors";
+import type { Metrics } from "../../observability/metrics";
+import { answeringRoute } from "../input";
 
 const digest = (text: string) => hash("sha256", text, "buffer");
 
@@ -47,4 +50,18 @@ function matchesAny(candidate: Buffer, tokens: Buffer[]): boolean {
 export function isRead(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
   return !/^\/v2\/keys\/?$/.test(path) && !/^\/v2\/workflows\/runs\/[^/]+\/?$/.test(path);
+}
+
+/** Observes every request's duration, labelled with the route that answered it (its pattern, not its path). */
+export function timeRequests(metrics: Metrics): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const route = answeringRoute(matchedRoutes(c))?.path ?? "unmatched";
+      const labels = { method: c.req.method, route, status: String(c.res.status) };
+      metrics.requestSeconds.observe(labels, (performance.now() - started) / 1000);
+    }
+  };
 }

@@ -1,0 +1,97 @@
+/**
+ * Prometheus metrics (prom-client, the standard Node client): counters and
+ * histograms the API and the worker feed as things happen, and gauges read
+ * from the database when `/metrics` is scraped (what waits, what is in
+ * flight, the DLQ, queue lag, workflow runs by state, database connections,
+ * this process's worker heartbeat). Each service has its own registry, so
+ * several in one process (tests) do not collide.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Sql } from "../db/client";
+
+/** What a scrape reads from the database. */
+interface DatabaseState {
+  waiting: number;
+  inFlight: number;
+  dlq: number;
+  queues: { name: string; lag: number }[];
+  runs: { state: string; n: number }[];
+  connections: { state: string; n: number }[];
+  heartbeatAge: number | null;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  /** Messages accepted by publish, enqueue and batch, by dialect and destination kind (url, group, api). */
+  readonly published = this.counter("dispatch_messages_published_total", "Messages accepted by publish, enqueue and batch", ["dialect", "destination"]);
+  /** Publishes answered with an existing message's id. */
+  readonly deduplicated = this.counter("dispatch_messages_deduplicated_total", "Publishes answered with the id of an existing message", ["dialect", "destination"]);
+  /** Recorded attempts by what they led to: delivered, retried or failed. */
+  readonly outcomes = this.counter("dispatch_delivery_outcomes_total", "Delivery attempts by outcome (delivered, retried, failed)", ["outcome"]);
+  readonly attemptSeconds = new Histogram({
+    name: "dispatch_delivery_attempt_duration_seconds",
+    help: "Duration of delivery attempts, request sent to response read",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly requestSeconds = new Histogram({
+    name: "dispatch_http_request_duration_seconds",
+    help: "Duration of API requests by method, route and status (publish is route /v2/publish/*)",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly schedulesFired = this.counter("dispatch_schedule_ticks_fired_total", "Schedule ticks fired by this process", []);
+
+  constructor(sql: Sql, heartbeatId: () => string | null) {
+    collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
+    let state: Promise<DatabaseState> | null = null;
+    // One query per scrape, shared by every gauge below.
+    const read = () => (state ??= readState(sql, heartbeatId()).finally(() => setTimeout(() => (state = null), 100)));
+    this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control) and not yet claimed", [], async (g) => g.set((await read()).waiting));
+    this.gauge("dispatch_messages_in_flight", "Messages claimed by workers and not yet recorded", [], async (g) => g.set((await read()).inFlight));
+    this.gauge("dispatch_dlq_size", "Entries in the dead letter queue", [], async (g) => g.set((await read()).dlq));
+    this.gauge("dispatch_queue_lag", "Unfinished messages per queue", ["queue"], async (g) => {
+      g.reset();
+      for (const queue of (await read()).queues) g.set({ queue: queue.name }, queue.lag);
+    });
+    this.gauge("dispatch_workflow_runs", "Workflow runs by state", ["state"], async (g) => {
+      g.reset();
+      for (const run of (await read()).runs) g.set({ state: run.state }, run.n);
+    });
+    this.gauge("dispatch_database_connections", "Connections of Dispatch (every process) to its database, by state", ["state"], async (g) => {
+      g.reset();
+      for (const connection of (await read()).connections) g.set({ state: connection.state }, connection.n);
+    });
+    this.gauge("dispatch_worker_heartbeat_age_seconds", "Seconds since this process's worker last beat its heartbeat", [], async (g) => {
+      const age = (await read()).heartbeatAge;
+      if (age === null) g.reset();
+      else g.set(age);
+    });
+  }
+
+  private counter(name: string, help: string, labelNames: string[]) {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge(name: string, help: string, labelNames: string[], collect: (gauge: Gauge) => Promise<void>) {
+    new Gauge({ name, help, labelNames, registers: [this.registry], async collect() { await collect(this); } });
+  }
+}
+
+async function readState(sql: Sql, heartbeatId: string | null): Promise<DatabaseState> {
+  const [row] = await sql<DatabaseState[]>`
+    select
+      (select count(*)::int from dispatch.messages where due_at <= now() or flow_parked) as waiting,
+      (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
+      (select count(*)::int from dispatch.dlq) as dlq,
+      (select coalesce(json_agg(json_build_object('name', q.name, 'lag',
+        (select count(*) from dispatch.messages m where m.pending_queue = q.name))), '[]') from dispatch.queues q) as queues,
+      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
+        from (select state, count(*)::int as n from dispatch.workflow_runs group by state) r) as runs,
+      (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')
+        from (select state, count(*)::int as n from pg_stat_activity
+          where datname = current_database() and application_name = 'dispatch' group by state) a) as connections,
+      (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge"`;
+  return row!;
+}
