@@ -1,15 +1,23 @@
 /**
  * `dispatch start [--role api|worker|all]`: starts the service, prints how to
- * use it, and shuts down gracefully on SIGTERM/SIGINT.
+ * use it, and shuts down gracefully on SIGTERM/SIGINT. `dispatch migrate`,
+ * `dispatch token` and `dispatch keys [rotate]` are commands.ts.
  */
 import { parseArgs } from "node:util";
+import { type Command, runCommand } from "./commands";
 import { ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { EmbeddedDatabaseError } from "./db/embedded-error";
 import { type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
-const USAGE = "usage: dispatch start [--role api|worker|all]";
+const COMMANDS: Command[] = ["migrate", "token", "keys", "keys rotate"];
+const USAGE = [
+  "usage: dispatch start [--role api|worker|all]   run the service",
+  "       dispatch migrate                         apply the database migrations and exit",
+  "       dispatch token                           print the access tokens in force",
+  "       dispatch keys [rotate]                   print (or rotate) the signing keys",
+].join("\n");
 
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -17,7 +25,13 @@ async function main(argv: string[]): Promise<void> {
     allowPositionals: true,
     options: { role: { type: "string", default: "all" }, help: { type: "boolean", short: "h" } },
   });
-  if (values.help || positionals[0] !== "start") return exit(values.help ? 0 : 2, USAGE);
+  if (values.help) return exit(0, USAGE);
+  const command = positionals.join(" ");
+  if (COMMANDS.includes(command as Command)) {
+    const result = await runCommand(command as Command, loadConfig(), (line) => console.error(line));
+    return exit(result.code, result.output);
+  }
+  if (positionals[0] !== "start" || positionals.length > 1) return exit(2, USAGE);
   const role = values.role as Role;
   if (!ROLES.includes(role)) return exit(2, `--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
   // Handlers go in before anything starts: a signal during start-up still stops cleanly.

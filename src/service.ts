@@ -87,6 +87,36 @@ export async function startService(
   };
 }
 
+/** A migrated database and its pool, for commands that need no API or worker (`dispatch migrate`, `keys`, `token`). */
+export interface OpenDatabase {
+  sql: Sql;
+  databaseUrl: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** Opens `config`'s database (starting the embedded one if none is configured) and applies its migrations. */
+export async function openDatabase(config: Config, log: (message: string) => void): Promise<OpenDatabase> {
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  try {
+    await migrate(databaseUrl);
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+  const sql = createSql(databaseUrl, 2);
+  return {
+    sql,
+    databaseUrl,
+    embedded: embedded !== null,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await embedded?.stop();
+    },
+  };
+}
+
 async function startEmbedded(dataDir: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
   const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
   const admin = createSql(cluster.url, 1);
