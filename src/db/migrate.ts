@@ -2,7 +2,7 @@
  * Brings a database up to date: the app's drizzle-kit migrations (schema
  * `dispatch`) and graphile-worker's own (schema `graphile_worker`).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
@@ -10,7 +10,10 @@ import { Logger, runMigrations } from "graphile-worker";
 import postgres from "postgres";
 import type { Tx } from "./client";
 
-const MIGRATIONS = fileURLToPath(new URL("../../sql/migrations", import.meta.url));
+/** The migrations folder of the package: two levels up from src/db/, one from the compiled dist/. */
+const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
+  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+  .find((folder) => existsSync(folder))!;
 
 /** graphile-worker logs each migration at info level; start-up output stays our own banner. */
 const quietLogger = new Logger(() => () => {});

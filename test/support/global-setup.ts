@@ -3,9 +3,11 @@
  * DISPATCH_TEST_DATABASE_URL names a server) and migrates a template database
  * that every test file clones: a fresh database per file in milliseconds.
  */
+import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { createSql } from "../../src/db/client";
 import { startEmbeddedPostgres } from "../../src/db/embedded";
@@ -22,6 +24,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  // Processes the tests start run bin/dispatch.js, which runs the compiled dist/: build it from src/ now.
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "inherit" });
   const external = process.env.DISPATCH_TEST_DATABASE_URL;
   const dataDir = external ? null : mkdtempSync(join(tmpdir(), "dispatch-test-"));
   // Under root, Postgres runs as user postgres: a folder it can enter keeps the cluster here, not in /var/lib/dispatch.
