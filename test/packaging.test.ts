@@ -1,0 +1,73 @@
+/**
+ * The container files, checked without a Docker engine: the image is built in
+ * stages and runs as a non-root user; its command, its health check and every
+ * compose service's command name things that exist (the CLI, its commands and
+ * roles, the readiness route); what the image copies is there after a build.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
+import { createApp } from "../src/http/server/app";
+import { TEST_TOKEN } from "./support/service";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const dockerfile = readFileSync(`${ROOT}Dockerfile`, "utf8");
+const compose = readFileSync(`${ROOT}compose.yaml`, "utf8");
+const routes = createApp({
+  config: loadConfig({}),
+  sql: null as never,
+  availability: null as never,
+  redactor: null as never,
+  metrics: null as never,
+  tokens: [TEST_TOKEN],
+  log: () => {},
+}).routes.map((route) => `${route.method} ${route.path}`);
+
+/** The invocations the CLI accepts (src/cli.ts). */
+const VALID = [/^start --role (api|worker|all)$/, /^migrate$/, /^token$/, /^keys( rotate)?$/];
+const validCommand = (args: string[]) => args[0] === "node" && args[1] === "bin/dispatch.js" && VALID.some((v) => v.test(args.slice(2).join(" ")));
+/** The exec-form JSON array of the instruction starting with `instruction` (continuation lines joined). */
+const execForm = (instruction: "CMD" | "HEALTHCHECK") => {
+  const line = dockerfile.replace(/\\\n\s*/g, " ").split("\n").find((l) => l.startsWith(`${instruction} `));
+  return JSON.parse(line!.slice(line!.indexOf("["))) as string[];
+};
+
+describe("Dockerfile", () => {
+  it("builds in stages and runs the compiled CLI as a non-root user, in exec form", () => {
+    expect(dockerfile.match(/^FROM /gm)!.length).toBeGreaterThanOrEqual(2);
+    const lastStage = dockerfile.slice(dockerfile.lastIndexOf("\nFROM "));
+    expect(lastStage).toMatch(/^USER (?!root\b|0\b)\w+/m);
+    expect(validCommand(execForm("CMD"))).toBe(true);
+    expect(existsSync(`${ROOT}bin/dispatch.js`)).toBe(true);
+  });
+
+  it("checks health on a route the service has", () => {
+    const check = execForm("HEALTHCHECK");
+    expect(check[0]).toBe("node");
+    const path = check.join(" ").match(/\/health\/\w+/)![0];
+    expect(routes).toContain(`GET ${path}`);
+  });
+
+  it("copies into the image what a build leaves (dist from the build; the rest from the checkout)", () => {
+    const copied = [...lastStageOf(dockerfile).matchAll(/^COPY --from=build \/app\/(\S+)/gm)].map((m) => m[1]!);
+    expect(copied).toEqual(expect.arrayContaining(["dist", "bin", "sql", "node_modules", "package.json"]));
+    for (const path of copied) expect(existsSync(`${ROOT}${path}`), path).toBe(true);
+    expect(readFileSync(`${ROOT}.dockerignore`, "utf8").split("\n")).toEqual(expect.arrayContaining(["node_modules", "dist"]));
+  });
+});
+
+describe("compose.yaml", () => {
+  it("runs Postgres, a migration, an API and workers, each with a command the CLI accepts", () => {
+    const commands = [...compose.matchAll(/^\s+command: (\[.*\])$/gm)].map((m) => JSON.parse(m[1]!) as string[]);
+    expect(commands.map((c) => c.slice(2).join(" "))).toEqual(["migrate", "start --role api", "start --role worker"]);
+    for (const command of commands) expect(validCommand(command), command.join(" ")).toBe(true);
+    for (const service of ["postgres", "migrate", "api", "worker"]) expect(compose).toMatch(new RegExp(`^  ${service}:$`, "m"));
+    expect(compose).toMatch(/condition: service_completed_successfully/);
+    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/\S+@postgres:5432\//);
+  });
+});
+
+function lastStageOf(text: string): string {
+  return text.slice(text.lastIndexOf("\nFROM "));
+}
