@@ -29,7 +29,11 @@ afterAll(async () => {
 
 /** The `dispatch` schema as the catalog describes it, one sorted line per object. */
 async function catalog(): Promise<string> {
-  const rows = await sql<{ line: string }[]>`
+  // The catalog's definitions name other objects with their schema unless it is on the search path:
+  // the same path on every server makes the dump the same.
+  const rows = await sql.begin(async (tx) => {
+    await tx`set local search_path to dispatch, public`;
+    return tx<{ line: string }[]>`
     select format('table %s: %s %s%s%s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
       case when a.attnotnull then ' not null' else '' end,
       coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')) as line
@@ -59,6 +63,7 @@ async function catalog(): Promise<string> {
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'dispatch' and c.reloptions is not null
     order by 1`;
+  });
   return `${rows.map((row) => row.line).join("\n")}\n`;
 }
 
