@@ -5,9 +5,10 @@
  */
 import { parseArgs } from "node:util";
 import { type Command, runCommand } from "./commands";
-import { ConfigError, loadConfig } from "./config/config";
+import { type Config, ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { EmbeddedDatabaseError } from "./db/embedded-error";
+import { createLog, type Log } from "./observability/log";
 import { type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
@@ -28,31 +29,41 @@ async function main(argv: string[]): Promise<void> {
   if (values.help) return exit(0, USAGE);
   const command = positionals.join(" ");
   if (COMMANDS.includes(command as Command)) {
-    const result = await runCommand(command as Command, loadConfig(), (line) => console.error(line));
+    const config = loadConfig();
+    const result = await runCommand(command as Command, config, createLog(config.logLevel));
     return exit(result.code, result.output);
   }
   if (positionals[0] !== "start" || positionals.length > 1) return exit(2, USAGE);
   const role = values.role as Role;
   if (!ROLES.includes(role)) return exit(2, `--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
   // Handlers go in before anything starts: a signal during start-up still stops cleanly.
-  const started = startService(loadConfig(), role, (line) => console.error(line));
-  const stop = stopper(started);
+  const config = loadConfig();
+  const log = createLog(config.logLevel);
+  const started = startService(config, role, log);
+  const stop = stopper(started, log);
   process.on("SIGTERM", () => stop("SIGTERM", 0));
   process.on("SIGINT", () => stop("SIGINT", 0));
-  guardAgainstUncaughtErrors(stop);
-  printBanner(await started, role);
+  guardAgainstUncaughtErrors(stop, log);
+  printBanner(await started, role, config);
 }
 
-function printBanner(service: Service, role: Role): void {
+/**
+ * What to use, on stdout. Secrets Dispatch generated (a first start, the
+ * embedded database's) are shown so a newcomer can start; configured ones are
+ * the operator's and only named.
+ */
+function printBanner(service: Service, role: Role, config: Config): void {
+  const token = config.tokens.length > 0 ? "(DISPATCH_TOKEN)" : service.tokens[0]!;
+  const keysConfigured = config.currentSigningKey !== null;
   const lines = [
     `Dispatch is running (role: ${role}${service.embedded ? ", embedded Postgres" : ""}).`,
     service.baseUrl ? `  URL:                 ${service.baseUrl}` : null,
-    `  Token:               ${service.tokens[0]}`,
-    `  Current signing key: ${service.signingKeys.current}`,
-    `  Next signing key:    ${service.signingKeys.next}`,
+    `  Token:               ${token}`,
+    `  Current signing key: ${keysConfigured ? "(DISPATCH_CURRENT_SIGNING_KEY)" : service.signingKeys.current}`,
+    `  Next signing key:    ${keysConfigured ? "(DISPATCH_NEXT_SIGNING_KEY)" : service.signingKeys.next}`,
     service.baseUrl
       ? `\nTry it:\n  curl -X POST '${service.baseUrl}/v2/publish/https://example.com/hook' \\\n` +
-        `    -H 'Authorization: Bearer ${service.tokens[0]}' -H 'Content-Type: application/json' \\\n` +
+        `    -H 'Authorization: Bearer ${config.tokens.length > 0 ? "$DISPATCH_TOKEN" : token}' -H 'Content-Type: application/json' \\\n` +
         `    -d '{"hello":"world"}'`
       : null,
   ];
@@ -60,19 +71,23 @@ function printBanner(service: Service, role: Role): void {
 }
 
 /** Stops the service once (in-flight deliveries finish or are released), then exits with `code`. */
-function stopper(started: Promise<Service>): (reason: string, code: number) => void {
+function stopper(started: Promise<Service>, log: Log): (reason: string, code: number) => void {
   let stopping = false;
+  const end = (code: number, message: string) => {
+    log(message, { level: code === 0 ? "info" : "error" });
+    process.exit(code);
+  };
   return (reason, code) => {
-    if (stopping) return exit(1, `${reason} again: exiting now`);
+    if (stopping) return end(1, `${reason} again: exiting now`);
     stopping = true;
-    console.error(`${reason}: stopping (finishing in-flight deliveries)...`);
+    log(`${reason}: stopping (finishing in-flight deliveries)`, { level: "info" });
     // Work still unwinding as pools close must not turn a clean stop into a crash.
-    process.on("unhandledRejection", (error) => console.error(`during shutdown: ${(error as Error).message}`));
+    process.on("unhandledRejection", (error) => log(`during shutdown: ${(error as Error).message}`));
     started
       .then((service) => service.stop())
       .then(
-        () => exit(code, "stopped"),
-        (error: Error) => exit(1, `shutdown failed: ${error.message}`),
+        () => end(code, "stopped"),
+        (error: Error) => end(1, `shutdown failed: ${error.message}`),
       );
   };
 }
@@ -89,13 +104,13 @@ const DRIVER_FRAME = /node_modules[\\/](postgres|pg|pg-pool|pg-protocol)[\\/]/;
  * is logged with its stack and the process stops gracefully with exit code 1,
  * so that its supervisor restarts it and no delivery is stranded.
  */
-function guardAgainstUncaughtErrors(stop: (reason: string, code: number) => void): void {
+function guardAgainstUncaughtErrors(stop: (reason: string, code: number) => void, log: Log): void {
   const handle = (error: unknown, origin: string) => {
     const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
     // A lost connection is expected during an outage: one line. A driver bug gets its stack.
-    if (isDatabaseUnavailable(error)) return void console.error(`${origin}, connection lost (serving on): ${(error as Error).message}`);
-    if (DRIVER_FRAME.test(stack)) return void console.error(`${origin} in the database driver (serving on): ${stack}`);
-    console.error(`${origin}: ${stack}`);
+    if (isDatabaseUnavailable(error)) return void log(`${origin}, connection lost (serving on): ${(error as Error).message}`);
+    if (DRIVER_FRAME.test(stack)) return void log(`${origin} in the database driver (serving on): ${stack}`, { level: "error" });
+    log(`${origin}: ${stack}`, { level: "error" });
     stop(`fatal ${origin}`, 1);
   };
   process.on("uncaughtException", (error, origin) => handle(error, origin));

@@ -12,6 +12,7 @@ import type { Config } from "./config/config";
 import { ensureSigningKeys, rotateSigningKeys } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/settings";
+import type { Log } from "./observability/log";
 import { openDatabase } from "./service";
 
 /** A command's outcome: what to print and the exit code. */
@@ -23,7 +24,7 @@ export interface CommandResult {
 export type Command = "migrate" | "token" | "keys" | "keys rotate";
 
 /** Runs `command` against `config`'s database. */
-export async function runCommand(command: Command, config: Config, log: (line: string) => void): Promise<CommandResult> {
+export async function runCommand(command: Command, config: Config, log: Log): Promise<CommandResult> {
   const database = await openDatabase(config, log);
   try {
     const { sql } = database;

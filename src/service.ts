@@ -15,6 +15,7 @@ import { Redactor } from "./domain/messages/redaction";
 import { ensureAccessTokens, ensureRedactionKey } from "./domain/settings";
 import { installWorkflowHooks } from "./domain/workflows/hooks";
 import { createApp } from "./http/server/app";
+import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
 import { HttpClient } from "./outbound/http-client";
 import { startWorker, type WorkerHandle } from "./worker/runner";
@@ -39,7 +40,7 @@ export interface Service {
 export async function startService(
   config: Config,
   role: Role,
-  log: (message: string) => void,
+  log: Log,
   /** The clock schedules fire by (tests move it on); the system clock by default. */
   now?: () => number,
 ): Promise<Service> {
@@ -96,7 +97,7 @@ export interface OpenDatabase {
 }
 
 /** Opens `config`'s database (starting the embedded one if none is configured) and applies its migrations. */
-export async function openDatabase(config: Config, log: (message: string) => void): Promise<OpenDatabase> {
+export async function openDatabase(config: Config, log: Log): Promise<OpenDatabase> {
   const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   try {
@@ -117,7 +118,7 @@ export async function openDatabase(config: Config, log: (message: string) => voi
   };
 }
 
-async function startEmbedded(dataDir: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
+async function startEmbedded(dataDir: string, log: Log): Promise<EmbeddedDatabase> {
   const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
   const admin = createSql(cluster.url, 1);
   try {

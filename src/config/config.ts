@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import { parseDuration } from "../domain/duration";
+import { LOG_LEVELS, type LogLevel } from "../observability/log";
 
 /** The service's typed configuration. */
 export interface Config {
@@ -32,6 +33,8 @@ export interface Config {
   maxDelayMs: number;
   /** Highest parallelism a queue may be given. */
   maxQueueParallelism: number;
+  /** Lines below this level are not logged. */
+  logLevel: LogLevel;
   /** How long finished messages (with their attempts and log) are kept. */
   retentionMs: number;
   /** How long DLQ entries are kept (their messages stay as long). */
@@ -117,6 +120,7 @@ const EnvSchema = v.object({
   DISPATCH_MAX_TIMEOUT: duration("15m"),
   DISPATCH_MAX_DELAY: duration("365d"),
   DISPATCH_MAX_QUEUE_PARALLELISM: integer(1000, 1, 1_000_000),
+  DISPATCH_LOG_LEVEL: v.optional(v.picklist(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(", ")}`), "info"),
   DISPATCH_RETENTION: duration("14d"),
   DISPATCH_DLQ_RETENTION: duration("30d"),
   DISPATCH_WORKFLOW_RETENTION: duration("14d"),
@@ -167,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxTimeoutMs: e.DISPATCH_MAX_TIMEOUT,
     maxDelayMs: e.DISPATCH_MAX_DELAY,
     maxQueueParallelism: e.DISPATCH_MAX_QUEUE_PARALLELISM,
+    logLevel: e.DISPATCH_LOG_LEVEL,
     retentionMs: e.DISPATCH_RETENTION,
     dlqRetentionMs: e.DISPATCH_DLQ_RETENTION,
     workflowRetentionMs: e.DISPATCH_WORKFLOW_RETENTION,

@@ -47,7 +47,7 @@ export class DatabaseAvailability {
 
   constructor(
     private readonly sql: Sql,
-    private readonly log: (message: string) => void,
+    private readonly log: (message: string, fields?: { level?: "info" | "warn" | "error" }) => void,
   ) {}
 
   /** False from the first outage failure until a probe succeeds. */
@@ -113,7 +113,7 @@ export class DatabaseAvailability {
     const seconds = ((Date.now() - (this.outage?.since ?? Date.now())) / 1000).toFixed(1);
     this.outage = null;
     if (this.stopped) return;
-    this.log(`database reachable again after ${seconds} s`);
+    this.log(`database reachable again after ${seconds} s`, { level: "info" });
     for (const listener of this.recoveryListeners) listener();
   }
 }

@@ -3,6 +3,7 @@ import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { Redactor } from "../domain/messages/redaction";
+import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 
 export interface AppDeps {
@@ -16,7 +17,7 @@ export interface AppDeps {
   redactor: Redactor;
   /** Outage tracking: a database outage answers 503 and is logged once. */
   availability: DatabaseAvailability;
-  log: (message: string) => void;
+  log: Log;
   /** The service's metrics (`/metrics`). */
   metrics: Metrics;
   /** The heartbeat id of this process's worker, when it runs one (readiness checks it). */

@@ -18,8 +18,9 @@ import { DUE_CHANNEL } from "../db/queries/insert-messages";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
-import type { Metrics } from "../observability/metrics";
 import type { StoredMessage } from "../domain/messages/message";
+import type { Log } from "../observability/log";
+import type { Metrics } from "../observability/metrics";
 import type { Recorder } from "./recorder";
 import { WakeableLoop } from "./wakeable-loop";
 
@@ -44,7 +45,7 @@ export interface ClaimerDeps {
   concurrency: number;
   pollIntervalMs: number;
   metrics: Metrics;
-  log: (message: string) => void;
+  log: Log;
 }
 
 /** Claims and delivers until stopped. */
@@ -155,7 +156,7 @@ export class Claimer {
       }
     } catch (error) {
       // An outage is logged once by `availability`; anything else is logged as it comes.
-      if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`);
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
       await this.handBack(message);
     } finally {
       const wasFull = this.deps.concurrency - this.inFlight < this.minClaim;
@@ -175,7 +176,7 @@ export class Claimer {
       await this.deps.availability.retrying(() => releaseClaimedMessages(this.deps.sql, [claim], delayMs));
       this.deps.recorder.skipped(claim.claimId);
     } catch (error) {
-      this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`);
+      this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
     }
   }
 
@@ -185,7 +186,9 @@ export class Claimer {
       await this.deps.availability.retrying(() => withdrawAdmission(this.deps.sql, message, admittedAt));
       this.deps.recorder.skipped(message.claimId!);
     } catch (error) {
-      this.deps.log(`worker: withdrawing the admission of ${message.id} failed: ${(error as Error).message}`);
+      this.deps.log(`worker: withdrawing the admission of ${message.id} failed: ${(error as Error).message}`, {
+        messageId: message.id,
+      });
     }
   }
 

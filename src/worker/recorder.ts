@@ -16,6 +16,7 @@ import { recordDelivered } from "../db/queries/record-delivered";
 import { releaseClaimedMessages } from "../db/queries/sweep-claims";
 import { type AttemptRecord, isPlainDelivery, recordOutcomes } from "../domain/delivery/outcome";
 import type { MessageSettings } from "../domain/publish/options";
+import type { Log } from "../observability/log";
 
 /** How long a message whose outcome could not be written waits before its next attempt. */
 const RETRY_UNRECORDED_MS = 60_000;
@@ -38,7 +39,7 @@ export class Recorder {
     private readonly sql: Sql,
     private readonly availability: DatabaseAvailability,
     private readonly settings: MessageSettings,
-    private readonly log: (message: string) => void,
+    private readonly log: Log,
   ) {}
 
   /** Counts the attempts a claim holds (call when the claim is taken). */
@@ -133,14 +134,16 @@ export class Recorder {
       await this.writeOther([waiting.record]);
       this.committed([waiting]);
     } catch (error) {
-      this.log(`outcome of ${message.id} not recorded (${(error as Error).message}); it will be attempted again`);
+      this.log(`outcome of ${message.id} not recorded (${(error as Error).message}); it will be attempted again`, {
+        messageId: message.id,
+      });
       try {
         const claim = { messageId: message.id, claimId: message.claimId! };
         await this.availability.retrying(() => releaseClaimedMessages(this.sql, [claim], RETRY_UNRECORDED_MS));
         this.committed([waiting]);
       } catch (release) {
         // The claim stays registered: once this process stops beating, a sweep puts the message back.
-        this.log(`hand-back of ${message.id} failed: ${(release as Error).message}`);
+        this.log(`hand-back of ${message.id} failed: ${(release as Error).message}`, { messageId: message.id });
         waiting.done();
       }
     }

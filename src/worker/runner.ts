@@ -16,6 +16,7 @@ import { type Removed, removeExpired, type Retention } from "../domain/retention
 import { messageSettings } from "../domain/publish/options";
 import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
 import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
+import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import type { HttpClient } from "../outbound/http-client";
 import { Claimer } from "./claimer";
@@ -39,7 +40,7 @@ export interface WorkerDeps {
   sql: Sql;
   http: HttpClient;
   availability: DatabaseAvailability;
-  log: (message: string) => void;
+  log: Log;
   /** The clock schedules fire by; tests move it on. */
   now?: () => number;
   metrics: Metrics;
@@ -113,10 +114,10 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
         [MAINTENANCE_TASK]: async () => {
           await purgeExpiredDeduplicationKeys(sql);
           await purgeStaleNotifications(sql);
-          for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run));
+          for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run), { runId: run.runId });
           await sql.begin((tx) => releaseAllParked(tx));
           const removed = await removeExpired(sql, retentionOf(config), RETENTION_BUDGET_MS);
-          if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed));
+          if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed), { level: "info", ...removed });
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
           const { waiterId } = payload as { waiterId: number };

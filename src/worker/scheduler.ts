@@ -11,6 +11,7 @@ import type { Sql } from "../db/client";
 import type { PublishSettings } from "../domain/publish/prepare";
 import { fireDueSchedules, nextDueTick } from "../domain/schedules/fire";
 import { SCHEDULES_CHANNEL } from "../domain/schedules/schedules";
+import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import { WakeableLoop } from "./wakeable-loop";
 
@@ -22,7 +23,7 @@ export interface SchedulerDeps {
   /** The time ticks are judged by (tests move it on instead of waiting minutes). */
   now: () => number;
   metrics: Metrics;
-  log: (message: string) => void;
+  log: Log;
 }
 
 /** Longest sleep between two looks at the schedules. */

@@ -22,6 +22,7 @@ import { EventEmitter } from "node:events";
 import { Logger, run, type Runner, type RunnerOptions } from "graphile-worker";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
+import type { Log } from "../observability/log";
 import { releaseLockHolders, type Liveness } from "./liveness";
 
 /** A supervised runner. */
@@ -35,7 +36,7 @@ export interface SupervisorDeps {
   sql: Sql;
   availability: DatabaseAvailability;
   liveness: Liveness;
-  log: (message: string) => void;
+  log: Log;
 }
 
 const RESTART_DELAY_MS = 1000;
@@ -117,7 +118,7 @@ export async function superviseRunner(options: Omit<RunnerOptions, "events" | "l
     }
     await relaunch(old.lockHolders);
     replacing = false;
-    deps.log("delivery engine replaced");
+    deps.log("delivery engine replaced", { level: "info" });
   };
 
   deps.availability.onRecovered(() => {

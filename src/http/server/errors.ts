@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { DatabaseAvailability } from "../../db/availability";
 import { AppError } from "../../domain/errors";
+import type { Log } from "../../observability/log";
 
 /** Seconds a client is asked to wait before retrying while the database is away. */
 const RETRY_AFTER_SECONDS = 2;
@@ -15,7 +16,7 @@ const RETRY_AFTER_SECONDS = 2;
 export function renderError(
   error: Error,
   c: Context,
-  deps: { availability: DatabaseAvailability; log: (message: string) => void },
+  deps: { availability: DatabaseAvailability; log: Log },
 ): Response {
   if (error instanceof AppError) return c.json({ error: error.message }, error.status);
   if (error instanceof HTTPException) return c.json({ error: error.message || "request rejected" }, error.status);
@@ -24,6 +25,9 @@ export function renderError(
     return c.json({ error: "the database is unavailable; nothing was changed, retry shortly" }, 503);
   }
   const requestId = (c.get("requestId" as never) as string | undefined) ?? "-";
-  deps.log(`internal error [request ${requestId}] on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`);
+  deps.log(`internal error [request ${requestId}] on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`, {
+    level: "error",
+    requestId,
+  });
   return c.json({ error: "internal error", requestId }, 500);
 }

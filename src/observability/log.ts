@@ -1,0 +1,37 @@
+/**
+ * Logging: every part of the service logs through a `Log`, a message and
+ * fields. The command line's is `createLog`: JSON lines through pino (level
+ * from DISPATCH_LOG_LEVEL), made human-readable by pino-pretty on a terminal.
+ * Nothing logged carries a secret: lines name messages and requests by id and
+ * never include tokens, signing keys or forwarded headers.
+ */
+import { destination, pino } from "pino";
+
+/** What a line may carry besides its message. */
+export interface LogFields {
+  /** `warn` when not given: most lines report a problem. */
+  level?: LogLevel;
+  /** The message a delivery line is about. */
+  messageId?: string;
+  /** The request a line was written during (the `X-Request-Id` answered). */
+  requestId?: string;
+  [field: string]: unknown;
+}
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** How every part of the service logs. */
+export type Log = (message: string, fields?: LogFields) => void;
+
+/** JSON lines on stderr at `level` and above; pretty (pino-pretty) when stderr is a terminal. */
+export function createLog(level: LogLevel, pretty = process.stderr.isTTY === true): Log {
+  const logger = pino({
+    level,
+    base: { service: "dispatch" },
+    ...(pretty
+      ? { transport: { target: "pino-pretty", options: { destination: 2, translateTime: "SYS:standard" } } }
+      : {}),
+  }, pretty ? undefined : destination({ dest: 2, sync: true }));
+  return (message, { level: lineLevel = "warn", ...fields } = {}) => logger[lineLevel](fields, message);
+}
