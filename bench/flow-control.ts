@@ -15,6 +15,7 @@ import { request } from "undici";
 import { type ArrivalReceiver, startArrivalReceiver } from "./arrivals";
 import { type DispatchProcess, startDispatch } from "./dispatch";
 import type { BenchContext } from "./scenarios";
+import { busiestWindow } from "./stats";
 
 export interface FlowControlResult {
   rate: number;
@@ -94,15 +95,4 @@ async function post(url: string, body: string, token: string): Promise<void> {
   const response = await request(url, { method: "POST", body, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" } });
   const text = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`POST ${url}: ${response.statusCode} ${text.slice(0, 200)}`);
-}
-
-/** The most of `times` within any window of `windowMs`. */
-export function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let start = 0, end = 0; end < sorted.length; end++) {
-    while (sorted[end]! - sorted[start]! >= windowMs) start++;
-    most = Math.max(most, end - start + 1);
-  }
-  return most;
 }

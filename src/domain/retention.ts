@@ -63,9 +63,7 @@ async function removeMessages(sql: Sql, ms: number): Promise<number> {
         and m.workflow_run_pk is null
         and not exists (select 1 from dispatch.dlq d where d.message_id = m.id)
       order by m.created_at limit ${BATCH} for update skip locked),
-    attempts as (delete from dispatch.attempts a using doomed where a.message_id = doomed.id),
-    legacy as (delete from dispatch.message_events_legacy e using doomed where e.message_id = doomed.id),
-    gone as (delete from dispatch.messages m using doomed where m.id = doomed.id returning 1)
+    ${deleteMessages(sql, "doomed", "gone")}
     select count(*)::int as n from gone`;
   return row!.n;
 }
@@ -83,10 +81,20 @@ async function removeWorkflowRuns(sql: Sql, ms: number): Promise<number> {
             and (m.completed_at is null or exists (select 1 from dispatch.dlq d where d.message_id = m.id)))
       order by r.created_at limit ${BATCH} for update skip locked),
     messages as (select m.id from dispatch.messages m join doomed on m.workflow_run_pk = doomed.pk),
-    attempts as (delete from dispatch.attempts a using messages where a.message_id = messages.id),
-    legacy as (delete from dispatch.message_events_legacy e using messages where e.message_id = messages.id),
-    removed as (delete from dispatch.messages m using messages where m.id = messages.id),
+    ${deleteMessages(sql, "messages", "removed")},
     gone as (delete from dispatch.workflow_runs r using doomed where r.pk = doomed.pk returning 1)
     select count(*)::int as n from gone`;
   return row!.n;
+}
+
+/**
+ * The CTEs that delete the messages whose ids the CTE `ids` lists, with their
+ * attempts and their rows of the old event log; `removed` names the last,
+ * which returns a row per message.
+ */
+function deleteMessages(sql: Sql, ids: string, removed: string) {
+  return sql`
+    ${sql(`${removed}_attempts`)} as (delete from dispatch.attempts a using ${sql(ids)} i where a.message_id = i.id),
+    ${sql(`${removed}_legacy`)} as (delete from dispatch.message_events_legacy e using ${sql(ids)} i where e.message_id = i.id),
+    ${sql(removed)} as (delete from dispatch.messages m using ${sql(ids)} i where m.id = i.id returning 1)`;
 }
