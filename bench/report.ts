@@ -13,6 +13,7 @@ import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
 import type { FlowControlResult } from "./flow-control";
 import type { LargeMessages } from "./large-messages";
+import type { RetentionRun } from "./retention";
 import type { Plan, ScenarioResult } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
 import type { Percentiles } from "./stats";
@@ -33,6 +34,8 @@ export interface BenchRun {
   large: LargeMessages;
   flowControl: FlowControlResult;
   schedules: ScheduleResult;
+  /** Scenario 10 without its 1/2b results, which are among `scenarios`. */
+  retention: Omit<RetentionRun, "results"> & { results?: undefined };
 }
 
 /** A target and whether the run met it. */
@@ -223,6 +226,20 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
   });
   checks.push(crashTarget(run.crash));
+  const retentionPublish = ratio(find(run, "1-publish-retention")?.measurement.publish.perSecond ?? 0, publishRate);
+  const retentionDelivered = ratio(find(run, "2b-delivered-retention")?.measurement.delivery.inWindowPerSecond ?? 0, deliveredRate);
+  checks.push(
+    {
+      target: `retention: publish ≥ 90 % of empty while ${int(run.retention.rows)} expired messages are removed`,
+      measured: times(retentionPublish),
+      met: retentionPublish >= 0.9,
+    },
+    {
+      target: `retention: delivered ≥ 90 % of empty while ${int(run.retention.rows)} expired messages are removed`,
+      measured: `${times(retentionDelivered)}${run.retention.complete ? "" : ", NOT all removed"}`,
+      met: retentionDelivered >= 0.9 && run.retention.complete,
+    },
+  );
   const f = run.flowControl;
   const isolation = ratio(f.unlimitedBesideThrottledPerSecond, f.unlimitedAlonePerSecond);
   checks.push(
@@ -366,6 +383,21 @@ function backlogText(seed: BacklogSeed): string {
   ].join("\n");
 }
 
+function retentionText(r: RunRetention): string {
+  const mb = (mib: number) => `${(mib * MIB_TO_MB).toFixed(0)} MB`;
+  return [
+    `### 10-retention: ${int(r.rows)} messages that finished 40 days ago (14-day retention), removed while 1 and 2b run`,
+    ``,
+    `Seeded in ${ms(r.seedMs)} (each with its attempt row); the removal (src/domain/retention.ts, 1,000 rows a statement) took ` +
+      `${seconds(r.removalMs)} and removed ${int(r.removed)}${r.complete ? ", all of them" : " — NOT all of them"}. ` +
+      `Messages and attempts with their indexes: ${mb(r.sizesMiB.empty)} empty, ${mb(r.sizesMiB.seeded)} seeded, ` +
+      `${mb(r.sizesMiB.afterRemoval)} after the removal and VACUUM (the space is reused by new rows, not returned to the file system). ` +
+      `Rates beside the removal: 1-publish-retention and 2b-delivered-retention above; targets in the table at the top.`,
+  ].join("\n");
+}
+
+type RunRetention = BenchRun["retention"];
+
 function crashTable(c: CrashRecovery): string {
   const rows: string[][] = [
     [
@@ -470,6 +502,8 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     backlogText(run.backlog),
     ``,
     crashTable(run.crash),
+    ``,
+    retentionText(run.retention),
     ``,
     largeTable(run.large),
     ``,

@@ -25,6 +25,7 @@ import { type Helper, startHelper } from "./ipc";
 import { largeMessages } from "./large-messages";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
+import { retentionUnderLoad } from "./retention";
 import { scaleOut } from "./scale-out";
 import { scheduleLateness } from "./schedules";
 import {
@@ -78,7 +79,7 @@ const BASELINE_MS = {
 };
 
 /** The run is abandoned (children killed, exit 1) past this. */
-const WATCHDOG_MS = { full: 11 * 60_000, quick: 5 * 60_000 };
+const WATCHDOG_MS = { full: 14 * 60_000, quick: 6 * 60_000 };
 
 const began = Date.now();
 /** Progress lines carry the seconds since the run began. */
@@ -172,6 +173,13 @@ async function main(): Promise<number> {
     log(`  ${schedules.fired}/${schedules.schedules} fired, tick → arrival p50 ${schedules.arrivedLateMs.p50?.toFixed(0)} ms, ` +
       `p99 ${schedules.arrivedLateMs.p99?.toFixed(0)} ms`);
 
+    log(`Scenario 10 (retention: ${plan.backlogRows.toLocaleString("en-US")} expired messages removed while 1 and 2b run):`);
+    const retention = await retentionUnderLoad(ctx);
+    report(retention.results);
+    log(`  removed ${retention.removed.toLocaleString("en-US")} in ${(retention.removalMs / 1000).toFixed(0)} s` +
+      `${retention.complete ? "" : " (NOT all)"}; messages+attempts ${retention.sizesMiB.seeded.toFixed(0)} MiB seeded, ` +
+      `${retention.sizesMiB.afterRemoval.toFixed(0)} MiB after removal and VACUUM`);
+
     const run: BenchRun = {
       command: `npm run bench${plan.quick ? " -- --quick" : ""}`,
       startedAt: startedAt.toISOString(),
@@ -186,6 +194,7 @@ async function main(): Promise<number> {
       large,
       flowControl: flow,
       schedules,
+      retention: { ...retention, results: undefined },
     };
     const checks = checkTargets(run);
     const markdown = renderReport(run, checks);

@@ -6,9 +6,10 @@
  * while any of its messages is in the DLQ or still pending.
  *
  * Removal is a series of bounded deletes (`BATCH` rows a statement, each its
- * own short transaction, rows locked by others skipped), so it never holds
- * locks long or stalls publishing; the space it frees is reused by autovacuum.
- * The maintenance task runs it within a time budget.
+ * own short transaction, rows locked by others skipped), paced so that it
+ * works at most a `DUTY` share of the time: it never holds locks long, and
+ * it leaves the CPU and the disk to publishing and delivery. The space it
+ * frees is reused once vacuumed. The maintenance task runs it within a time budget.
  */
 import type { Sql } from "../db/client";
 
@@ -28,13 +29,19 @@ export interface Removed {
 
 /** Rows a delete statement removes at most. */
 const BATCH = 1000;
+/** Share of the time removal works: after a batch that took t, it rests t × (1 − DUTY) / DUTY. */
+const DUTY = 0.2;
 
 /** Removes what outlived its retention, batch by batch, until none is left or `budgetMs` is spent. */
 export async function removeExpired(sql: Sql, retention: Retention, budgetMs = 60_000): Promise<Removed> {
   const deadline = Date.now() + budgetMs;
   const removed: Removed = { messages: 0, dlq: 0, workflowRuns: 0 };
   const drain = async (kind: keyof Removed, batch: () => Promise<number>) => {
-    for (let n = BATCH; n === BATCH && Date.now() < deadline; ) removed[kind] += n = await batch();
+    for (let n = BATCH; n === BATCH && Date.now() < deadline; ) {
+      const started = Date.now();
+      removed[kind] += n = await batch();
+      if (n === BATCH) await new Promise((resolve) => setTimeout(resolve, ((Date.now() - started) * (1 - DUTY)) / DUTY));
+    }
   };
   // DLQ entries first: a message leaves only after its entry.
   await drain("dlq", () => removeDlqEntries(sql, retention.dlqMs));

@@ -1,0 +1,90 @@
+/**
+ * Scenario 10, retention under load: a database holding `rows` messages that
+ * finished 40 days ago (each with its attempt row, as the service writes
+ * them), beyond the 14-day retention. Scenarios 1 and 2b run on it while
+ * the retention removal (src/domain/retention.ts, what the maintenance task
+ * runs) deletes them beside; their rates are compared with the empty table's
+ * of the same run. Sizes: the message and attempt tables with their indexes
+ * before seeding, seeded, and once everything expired is gone and VACUUM ran
+ * (deleted space is reused, not returned to the file system).
+ */
+import postgres from "postgres";
+import { createSql } from "../src/db/client";
+import { migrate } from "../src/db/migrate";
+import { removeExpired } from "../src/domain/retention";
+import { type BenchContext, publishThenDeliver, type ScenarioResult } from "./scenarios";
+
+export interface RetentionRun {
+  rows: number;
+  seedMs: number;
+  /** Rows removed, and how long the removal ran, beside the load and after it. */
+  removed: number;
+  removalMs: number;
+  /** Whether every expired row was removed by the end. */
+  complete: boolean;
+  sizesMiB: { empty: number; seeded: number; afterRemoval: number };
+  results: ScenarioResult[];
+}
+
+const DAY = 86_400_000;
+const RETENTION = { messagesMs: 14 * DAY, dlqMs: 30 * DAY, workflowRunsMs: 14 * DAY };
+
+export async function retentionUnderLoad(ctx: BenchContext): Promise<RetentionRun> {
+  const rows = ctx.plan.backlogRows;
+  const url = await ctx.server.createDatabase("retention");
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const removal = createSql(url, 2);
+  try {
+    await migrate(url);
+    const empty = await sizeMiB(admin);
+    const seedStarted = Date.now();
+    await seed(admin, rows);
+    const seedMs = Date.now() - seedStarted;
+    const seeded = await sizeMiB(admin);
+    ctx.log(`    seeded ${rows.toLocaleString("en-US")} expired messages in ${(seedMs / 1000).toFixed(1)} s; removing them under load`);
+    const removalStarted = Date.now();
+    let removed = 0;
+    let loadDone = false;
+    const removing = (async () => {
+      for (;;) {
+        const batch = await removeExpired(removal, RETENTION, 5_000);
+        removed += batch.messages;
+        if (batch.messages === 0 && loadDone) return;
+        if (batch.messages === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const results = await publishThenDeliver(ctx, url, "retention").finally(() => (loadDone = true));
+    await removing;
+    const removalMs = Date.now() - removalStarted;
+    await admin`vacuum`;
+    const [left] = await admin<{ n: number }[]>`select count(*)::int as n from dispatch.messages where id like 'msg_expired%'`;
+    return { rows, seedMs, removed, removalMs, complete: left!.n === 0, sizesMiB: { empty, seeded, afterRemoval: await sizeMiB(admin) }, results };
+  } finally {
+    await removal.end({ timeout: 5 });
+    await admin.end({ timeout: 5 });
+    await ctx.server.dropDatabase(url);
+  }
+}
+
+/** `rows` delivered messages with their attempts, finished 40 days ago. */
+async function seed(sql: postgres.Sql, rows: number): Promise<void> {
+  await sql`set synchronous_commit = off`;
+  await sql`
+    insert into dispatch.messages (id, dialect, state, url, method, headers, body, max_retries, not_before,
+      next_delivery_at, created_at, completed_at)
+    select 'msg_expired' || lpad(g::text, 21, '0'), 'svc', 'DELIVERED', 'http://127.0.0.1:9/expired', 'POST', '{}',
+      convert_to(repeat('x', 128), 'UTF8'), 3, now() - interval '40 days', now() - interval '40 days',
+      now() - interval '40 days', now() - interval '40 days'
+    from generate_series(1, ${rows}) g`;
+  await sql`
+    insert into dispatch.attempts (message_id, retried, started_at, duration_ms, result)
+    select 'msg_expired' || lpad(g::text, 21, '0'), 0, now() - interval '40 days', 5, 'DELIVERED'
+    from generate_series(1, ${rows}) g`;
+  await sql`vacuum analyze`;
+}
+
+async function sizeMiB(sql: postgres.Sql): Promise<number> {
+  const [row] = await sql<{ mib: number }[]>`
+    select (pg_total_relation_size('dispatch.messages') + pg_total_relation_size('dispatch.attempts')) / 1048576.0 as mib`;
+  return Number(row!.mib);
+}
