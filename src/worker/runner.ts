@@ -10,7 +10,7 @@ import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
-import { releaseAllParked } from "../domain/flow-control/keys";
+import { releaseAllParked } from "../domain/flow-control/release";
 import { purgeExpiredDeduplicationKeys } from "../domain/publish/deduplication";
 import { type Removed, removeExpired, type Retention } from "../domain/retention";
 import { messageSettings } from "../domain/publish/options";

@@ -9,14 +9,15 @@
  * What may not start now costs no polling: it leaves the work list
  * (`flow_parked`) until a finished delivery of its key frees a slot
  * (`releaseDeliveries`), or, when only the rate holds it back, until the
- * moment its window frees a slot (`releaseParked` in keys.ts). Resume, pin
+ * moment its window frees a slot (`releaseParked`, release.ts). Resume, pin
  * and a rate reset release what may start; the maintenance task runs
  * `releaseAllParked` as a safety net.
  */
 import type { Sql, Tx } from "../../db/client";
 import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
 import type { StoredMessage } from "../messages/message";
-import { freeSlots, keyStates, rateMarginMs, releaseParked, windowAfter } from "./keys";
+import { freeSlots, keyStates, rateMarginMs } from "./keys";
+import { releaseParked, windowAfter } from "./release";
 
 /** What admission decided for a claim's keyed messages. */
 export interface Admission {

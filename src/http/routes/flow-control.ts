@@ -2,15 +2,9 @@
 import { type Context, Hono } from "hono";
 import { parseDuration } from "../../domain/duration";
 import { AppError, badRequest } from "../../domain/errors";
+import { pinKey, resetKeyRate, setKeyPaused, unpinKey } from "../../domain/flow-control/admin";
 import { globalParallelism } from "../../domain/flow-control/global";
-import {
-  type KeyState,
-  keyStates,
-  pinKey,
-  resetKeyRate,
-  setKeyPaused,
-  unpinKey,
-} from "../../domain/flow-control/keys";
+import { type KeyState, keyStates } from "../../domain/flow-control/keys";
 import { parseBoolean } from "../../domain/publish/options";
 import type { AppDeps } from "../deps";
 
