@@ -105,20 +105,19 @@ export class Claimer {
       return 0;
     }
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
-    for (const [message, start] of await this.admit(messages)) this.track(this.deliver(message, start));
+    const keyed = messages.filter((message) => message.flowControlKey !== null);
+    const free = keyed.length === 0 ? messages : messages.filter((message) => message.flowControlKey === null);
+    for (const message of free) this.track(this.deliver(message));
+    if (keyed.length > 0) for (const [message, start] of await this.admit(keyed)) this.track(this.deliver(message, start));
     return messages.length;
   }
 
   /**
-   * The claimed messages that may be attempted now: those without a
-   * flow-control key, and those their key admits (the rest are held back by
-   * the admission and need no record). If admission fails, the keyed
-   * messages are handed back.
+   * The claimed messages with a flow-control key that their key admits, with
+   * when each must start (the rest are held back by the admission and need no
+   * record). If admission fails, they are all handed back.
    */
-  private async admit(messages: StoredMessage[]): Promise<[StoredMessage, Start | undefined][]> {
-    const keyed = messages.filter((message) => message.flowControlKey !== null);
-    const free = messages.filter((message) => message.flowControlKey === null).map((m): [StoredMessage, undefined] => [m, undefined]);
-    if (keyed.length === 0) return free;
+  private async admit(keyed: StoredMessage[]): Promise<[StoredMessage, Start | undefined][]> {
     try {
       const { admitted, held, startWithinMs, admittedAt } = await admitClaimed(this.deps.sql, keyed);
       // Counted from when the answer came, just after the window was stamped and committed.
@@ -128,12 +127,12 @@ export class Claimer {
         const within = startWithinMs.get(message.id);
         return within === undefined ? undefined : { by: answered + within, admittedAt: admittedAt.get(message.id)! };
       };
-      return [...free, ...admitted.map((m): [StoredMessage, Start | undefined] => [m, start(m)])];
+      return admitted.map((message): [StoredMessage, Start | undefined] => [message, start(message)]);
     } catch (error) {
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: admission failed: ${(error as Error).message}`);
       // Not at once: an admission that keeps failing must not spin.
       for (const message of keyed) this.track(this.handBack(message, ADMISSION_RETRY_MS));
-      return free;
+      return [];
     }
   }
 
