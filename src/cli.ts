@@ -1,7 +1,8 @@
 /**
  * `dispatch start [--role api|worker|all]`: starts the service, prints how to
  * use it, and shuts down gracefully on SIGTERM/SIGINT. `dispatch migrate`,
- * `dispatch token` and `dispatch keys [rotate]` are commands.ts.
+ * `dispatch token [create|list|revoke]` and `dispatch keys [rotate]` are
+ * commands.ts. Arguments the CLI does not take exit 2 with the usage.
  */
 import { parseArgs } from "node:util";
 import { type Command, runCommand } from "./commands";
@@ -12,28 +13,31 @@ import { createLog, type Log } from "./observability/log";
 import { type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
-const COMMANDS: Command[] = ["migrate", "token", "keys", "keys rotate"];
+/** Commands without arguments, as typed after `dispatch`. */
+const PLAIN_COMMANDS = ["migrate", "token", "token list", "keys", "keys rotate"] as const;
 const USAGE = [
   "usage: dispatch start [--role api|worker|all]   run the service",
   "       dispatch migrate                         apply the database migrations and exit",
-  "       dispatch token                           print the access tokens in force",
+  "       dispatch token                           print the configured (or generated) access tokens",
+  "       dispatch token create [--name NAME] [--readonly]",
+  "                                                create an access token (printed this once only)",
+  "       dispatch token list                      list the access tokens accepted, without their secrets",
+  "       dispatch token revoke NAME               revoke a created access token",
   "       dispatch keys [rotate]                   print (or rotate) the signing keys",
 ].join("\n");
 
+/** Arguments the CLI does not take: exit 2 with the message and the usage. */
+class UsageError extends Error {}
+
 async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { role: { type: "string", default: "all" }, help: { type: "boolean", short: "h" } },
-  });
+  const { positionals, values } = parseCommandLine(argv);
   if (values.help) return exit(0, USAGE);
-  const command = positionals.join(" ");
-  if (COMMANDS.includes(command as Command)) {
+  const command = commandOf(positionals, values);
+  if (command !== null) {
     const config = loadConfig();
-    const result = await runCommand(command as Command, config, createLog(config.logLevel));
+    const result = await runCommand(command, config, createLog(config.logLevel));
     return exit(result.code, result.output);
   }
-  if (positionals[0] !== "start" || positionals.length > 1) return exit(2, USAGE);
   const role = values.role as Role;
   if (!ROLES.includes(role)) return exit(2, `--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
   // Handlers go in before anything starts: a signal during start-up still stops cleanly.
@@ -45,6 +49,42 @@ async function main(argv: string[]): Promise<void> {
   process.on("SIGINT", () => stop("SIGINT", 0));
   guardAgainstUncaughtErrors(stop, log);
   printBanner(await started, role, config);
+}
+
+/** The positionals and options of `argv`; an unknown option or a missing value is a `UsageError`. */
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        role: { type: "string", default: "all" },
+        name: { type: "string" },
+        readonly: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The operator command `positionals` name with its options, or null for `start`. */
+function commandOf(positionals: string[], options: { name?: string; readonly?: boolean }): Command | null {
+  const [first, second, ...rest] = positionals;
+  if (first === "token" && second === "create") {
+    if (rest.length > 0) throw new UsageError(`dispatch token create takes options (--name NAME, --readonly), not ${rest.join(" ")}`);
+    return { name: "token create", tokenName: options.name ?? null, readOnly: options.readonly ?? false };
+  }
+  if (options.name !== undefined || options.readonly) throw new UsageError("--name and --readonly go with dispatch token create");
+  if (first === "token" && second === "revoke") {
+    if (rest.length !== 1) throw new UsageError("dispatch token revoke takes one token name (dispatch token list shows them)");
+    return { name: "token revoke", tokenName: rest[0]! };
+  }
+  const plain = PLAIN_COMMANDS.find((command) => command === positionals.join(" "));
+  if (plain !== undefined) return { name: plain };
+  if (first === "start" && positionals.length === 1) return null;
+  throw new UsageError(positionals.length === 0 ? "" : `unknown command: dispatch ${positionals.join(" ")}`);
 }
 
 /**
@@ -123,6 +163,7 @@ function exit(code: number, message: string): void {
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {
+  if (error instanceof UsageError) return exit(2, error.message === "" ? USAGE : `${error.message}\n${USAGE}`);
   const explained = error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
   exit(1, explained ? error.message : `failed to start: ${error.stack ?? error.message}`);
 });

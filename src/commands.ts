@@ -3,17 +3,21 @@
  * (the embedded one when DATABASE_URL is unset), migrated first:
  *
  * - `dispatch migrate`: applies the migrations and exits.
- * - `dispatch token`: prints the access tokens in force (DISPATCH_TOKEN, or the
- *   one generated on first start).
+ * - `dispatch token`: prints the configured access tokens (DISPATCH_TOKEN), or
+ *   the one generated on first start.
+ * - `dispatch token create|list|revoke`: tokens made from the command line
+ *   (token-commands.ts).
  * - `dispatch keys`: prints the signing keys; `dispatch keys rotate` rotates
  *   generated keys (configured ones are rotated in the configuration).
  */
 import type { Config } from "./config/config";
+import type { Sql } from "./db/client";
 import { ensureSigningKeys, rotateSigningKeys } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/settings";
 import type { Log } from "./observability/log";
-import { openDatabase } from "./service";
+import { type OpenDatabase, openDatabase } from "./service";
+import { createToken, listTokens, revokeToken } from "./token-commands";
 
 /** A command's outcome: what to print and the exit code. */
 export interface CommandResult {
@@ -21,25 +25,50 @@ export interface CommandResult {
   output: string;
 }
 
-export type Command = "migrate" | "token" | "keys" | "keys rotate";
+/** A command and its arguments, as src/cli.ts parsed them. */
+export type Command =
+  | { name: "migrate" | "token" | "token list" | "keys" | "keys rotate" }
+  | { name: "token create"; tokenName: string | null; readOnly: boolean }
+  | { name: "token revoke"; tokenName: string };
 
-/** Runs `command` against `config`'s database. */
+/** Runs `command` against `config`'s database; a refusal (an unknown token name, say) exits 1 with its message. */
 export async function runCommand(command: Command, config: Config, log: Log): Promise<CommandResult> {
   const database = await openDatabase(config, log);
   try {
-    const { sql } = database;
-    if (command === "migrate") return { code: 0, output: `migrations applied (${database.embedded ? "embedded database" : "DATABASE_URL"})` };
-    if (command === "token") return { code: 0, output: (await ensureAccessTokens(sql, config.tokens)).join("\n") };
-    const configured = config.currentSigningKey && config.nextSigningKey
-      ? { current: config.currentSigningKey, next: config.nextSigningKey }
-      : null;
-    let keys = await ensureSigningKeys(sql, configured);
-    if (command === "keys rotate") keys = await sql.begin((tx) => rotateSigningKeys(tx, configured !== null));
-    return { code: 0, output: `current: ${keys.current}\nnext:    ${keys.next}` };
+    return { code: 0, output: await outputOf(command, config, database) };
   } catch (error) {
     if (error instanceof AppError) return { code: 1, output: error.message };
     throw error;
   } finally {
     await database.close();
   }
+}
+
+async function outputOf(command: Command, config: Config, database: OpenDatabase): Promise<string> {
+  const { sql } = database;
+  switch (command.name) {
+    case "migrate":
+      return `migrations applied (${database.embedded ? "embedded database" : "DATABASE_URL"})`;
+    case "token":
+      return (await ensureAccessTokens(sql, config.tokens)).join("\n");
+    case "token create":
+      return createToken(sql, { name: command.tokenName, readOnly: command.readOnly });
+    case "token list":
+      return listTokens(sql, config);
+    case "token revoke":
+      return revokeToken(sql, command.tokenName);
+    case "keys":
+    case "keys rotate":
+      return keysOutput(sql, config, command.name === "keys rotate");
+  }
+}
+
+/** The signing keys in force, rotated first when `rotate`. */
+async function keysOutput(sql: Sql, config: Config, rotate: boolean): Promise<string> {
+  const configured = config.currentSigningKey && config.nextSigningKey
+    ? { current: config.currentSigningKey, next: config.nextSigningKey }
+    : null;
+  let keys = await ensureSigningKeys(sql, configured);
+  if (rotate) keys = await sql.begin((tx) => rotateSigningKeys(tx, configured !== null));
+  return `current: ${keys.current}\nnext:    ${keys.next}`;
 }

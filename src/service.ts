@@ -9,6 +9,7 @@ import { DatabaseAvailability } from "./db/availability";
 import { createSql, type Sql } from "./db/client";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
 import { migrate } from "./db/migrate";
+import { fixedTokenSet, LiveTokenSet, type TokenSet } from "./domain/access-tokens/token-set";
 import type { SigningKeys } from "./domain/delivery/signing";
 import { ensureSigningKeys } from "./domain/delivery/signing-keys";
 import { Redactor } from "./domain/messages/redaction";
@@ -64,11 +65,12 @@ export async function startService(
   const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null);
   worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log, now, metrics });
   const redactor = new Redactor(await ensureRedactionKey(sql));
+  const configuredTokens = fixedTokenSet(tokens, config.readonlyTokens);
+  const acceptedTokens = role === "worker" ? null : await followAccessTokens(sql, configuredTokens, availability, log);
   const deps = {
     config,
     sql,
     tokens,
-    readonlyTokens: config.readonlyTokens,
     redactor,
     availability,
     log,
@@ -76,7 +78,7 @@ export async function startService(
     workerHeartbeatId: worker?.heartbeatId ?? null,
     metrics,
   };
-  const server = role === "worker" ? null : await listen(createApp(deps), config);
+  const server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,
     databaseUrl,
@@ -84,7 +86,7 @@ export async function startService(
     tokens,
     signingKeys,
     sql,
-    stop: () => shutdown({ server, worker, http, sql, embedded, availability }),
+    stop: () => shutdown({ server, worker, acceptedTokens, http, sql, embedded, availability }),
   };
 }
 
@@ -118,6 +120,14 @@ export async function openDatabase(config: Config, log: Log): Promise<OpenDataba
   };
 }
 
+/** The configured tokens and the stored ones, kept current; a failed read is an outage (logged once by `availability`) or logged. */
+async function followAccessTokens(sql: Sql, configured: TokenSet, availability: DatabaseAvailability, log: Log): Promise<LiveTokenSet> {
+  const onError = (error: unknown) => void (availability.failed(error) || log(`access tokens: ${(error as Error).message}`));
+  const tokens = new LiveTokenSet(sql, configured, onError);
+  await tokens.start();
+  return tokens;
+}
+
 async function startEmbedded(dataDir: string, log: Log): Promise<EmbeddedDatabase> {
   const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
   const admin = createSql(cluster.url, 1);
@@ -146,6 +156,7 @@ function baseUrlOf(server: ServerType, config: Config): string {
 async function shutdown(parts: {
   server: ServerType | null;
   worker: WorkerHandle | null;
+  acceptedTokens: LiveTokenSet | null;
   http: HttpClient;
   sql: Sql;
   embedded: EmbeddedDatabase | null;
@@ -156,7 +167,13 @@ async function shutdown(parts: {
   const closed = parts.server ? new Promise((resolve) => parts.server!.close(resolve)) : Promise.resolve();
   (parts.server as { closeIdleConnections?: () => void } | null)?.closeIdleConnections?.();
   // Each step runs even if an earlier one failed: the embedded database must always be stopped.
-  const steps = [() => parts.worker?.stop(), () => closed, () => parts.http.close(), () => parts.sql.end({ timeout: 5 })];
+  const steps = [
+    () => parts.worker?.stop(),
+    () => closed,
+    () => parts.acceptedTokens?.stop(),
+    () => parts.http.close(),
+    () => parts.sql.end({ timeout: 5 }),
+  ];
   const failures: unknown[] = [];
   for (const step of steps) await Promise.resolve(step()).catch((error: unknown) => failures.push(error));
   await parts.embedded?.stop();

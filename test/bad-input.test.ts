@@ -8,21 +8,14 @@
  */
 import { connect } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/config";
-import { createApp } from "../src/http/server/app";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
 import { MAX_QUERY_PARAMETER_BYTES } from "../src/http/input";
 import { receiverPool } from "./support/receiver";
+import { appRoutes } from "./support/routes";
 import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
 
 /** The API's routes: the router is built only to list them (its database is never called). */
-const ROUTES = [
-  ...new Set(
-    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never, tokens: [TEST_TOKEN], log: () => {} }).routes.map(
-      (route) => `${route.method} ${route.path}`,
-    ),
-  ),
-];
+const ROUTES = [...new Set(appRoutes().map((route) => `${route.method} ${route.path}`))];
 
 /** Bodies with `\u0000` in a string the route reads; every route whose body becomes text or JSON rows. */
 const TEXT_BODIES: Record<string, unknown[]> = {

@@ -2,32 +2,15 @@
  * The operator's commands, run as the real CLI: `dispatch migrate` migrates an
  * empty database and exits; `dispatch token` and `dispatch keys` print what is
  * in force; `dispatch keys rotate` rotates generated keys and refuses
- * configured ones.
+ * configured ones; arguments the CLI does not take exit 2 with the usage.
+ * (`dispatch token create|list|revoke`: access-tokens.test.ts.)
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { describe, expect, inject, it } from "vitest";
 import { createSql } from "../src/db/client";
 import { cloneDatabase } from "./support/database";
 import { TEST_DATABASE_PREFIX, withDatabase } from "./support/global-setup";
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-
-/** Runs `dispatch <args>` with exactly `env` (plus PATH/HOME); resolves with its exit code and output. */
-function dispatch(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["bin/dispatch.js", ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runDispatch as dispatch } from "./support/processes";
 
 async function emptyDatabase(): Promise<string> {
   const adminUrl = inject("adminUrl");
@@ -93,5 +76,21 @@ describe("dispatch commands", () => {
     const result = await dispatch(["frobnicate"], {});
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/dispatch migrate/);
+    expect(result.stderr).toMatch(/dispatch token revoke NAME/);
+  });
+
+  it.each([
+    [["token", "revoke"], /takes one token name/],
+    [["token", "revoke", "a", "b"], /takes one token name/],
+    [["token", "create", "extra"], /takes options .*, not extra/],
+    [["token", "create", "--name"], /argument missing/],
+    [["token", "create", "--bogus"], /Unknown option '--bogus'/],
+    [["token", "list", "--readonly"], /--name and --readonly go with dispatch token create/],
+    [["keys", "--name", "x"], /--name and --readonly go with dispatch token create/],
+  ])("dispatch %j says what is wrong, prints the usage and exits 2", async (args, message) => {
+    const result = await dispatch(args, {});
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/usage: dispatch start/);
   });
 });

@@ -7,25 +7,20 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/config";
-import { createApp } from "../src/http/server/app";
-import { TEST_TOKEN } from "./support/service";
+import { appRoutes } from "./support/routes";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const dockerfile = readFileSync(`${ROOT}Dockerfile`, "utf8");
 const compose = readFileSync(`${ROOT}compose.yaml`, "utf8");
-const routes = createApp({
-  config: loadConfig({}),
-  sql: null as never,
-  availability: null as never,
-  redactor: null as never,
-  metrics: null as never,
-  tokens: [TEST_TOKEN],
-  log: () => {},
-}).routes.map((route) => `${route.method} ${route.path}`);
+const routes = appRoutes().map((route) => `${route.method} ${route.path}`);
 
 /** The invocations the CLI accepts (src/cli.ts). */
-const VALID = [/^start --role (api|worker|all)$/, /^migrate$/, /^token$/, /^keys( rotate)?$/];
+const VALID = [
+  /^start --role (api|worker|all)$/,
+  /^migrate$/,
+  /^token( list| create( --name [\w.-]+)?( --readonly)?| revoke [\w.-]+)?$/,
+  /^keys( rotate)?$/,
+];
 const validCommand = (args: string[]) => args[0] === "node" && args[1] === "bin/dispatch.js" && VALID.some((v) => v.test(args.slice(2).join(" ")));
 /** The exec-form JSON array of the instruction starting with `instruction` (continuation lines joined). */
 const execForm = (instruction: "CMD" | "HEALTHCHECK") => {

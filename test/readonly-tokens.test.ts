@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config";
-import { createApp } from "../src/http/server/app";
 import { type Receiver, startReceiver } from "./support/receiver";
+import { appRoutes } from "./support/routes";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
 const READONLY = "readonly-token-0123456789";
@@ -17,8 +17,8 @@ const READONLY = "readonly-token-0123456789";
 /** Every /v2 route that needs a token, as "METHOD /path", from the router. */
 const ROUTES = [
   ...new Set(
-    createApp({ config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never, tokens: [TEST_TOKEN], log: () => {} })
-      .routes.filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"))
+    appRoutes()
+      .filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"))
       .map((route) => `${route.method} ${route.path}`),
   ),
 ];

@@ -277,6 +277,25 @@ export const settings = dispatch.table("settings", {
 });
 
 /**
+ * Access tokens operators made with `dispatch token create`, accepted beside
+ * the configured (or generated) ones. Only a token's sha256 digest is kept;
+ * the token itself is shown once, when it is made. Revoking deletes the row.
+ */
+export const accessTokens = dispatch.table(
+  "access_tokens",
+  {
+    /** The operator's handle for the token (domain/access-tokens/access-tokens.ts `checkTokenName`). */
+    name: text("name").primaryKey(),
+    digest: bytea("digest").notNull(),
+    /** A read-only token reads only (http/server/middleware.ts `isRead`). */
+    readOnly: boolean("read_only").notNull(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  },
+  // A sha256 digest, never the token: a token is longer than 32 bytes.
+  (t) => [check("access_tokens_digest_check", sql`octet_length(${t.digest}) = 32`)],
+);
+
+/**
  * Attempts in flight, one row per claim (a batch of messages a worker took).
  * A claim lives while its worker beats its heartbeat in `dispatch.workers`;
  * the claims of a dead worker are swept and their messages become due again.

@@ -32,6 +32,12 @@ export async function ensureAccessTokens(sql: Sql, configured: string[]): Promis
   return [await readOrCreate(sql, "access_token", generateAccessToken)];
 }
 
+/** Whether the generated access token was made (it is in force while no DISPATCH_TOKEN is set). */
+export async function hasGeneratedAccessToken(sql: Tx): Promise<boolean> {
+  const [row] = await sql`select 1 from dispatch.settings where key = 'access_token'`;
+  return row !== undefined;
+}
+
 /**
  * The key redacted values are hashed with (messages/redaction.ts), made once per
  * database so that every replica shows the same hash for the same value.
@@ -39,3 +45,4 @@ export async function ensureAccessTokens(sql: Sql, configured: string[]): Promis
 export async function ensureRedactionKey(sql: Sql): Promise<Buffer> {
   return Buffer.from(await readOrCreate(sql, "redaction_key", () => randomBytes(32).toString("hex")), "hex");
 }
+

@@ -2,6 +2,7 @@
 import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
+import type { TokenSet } from "../domain/access-tokens/token-set";
 import type { Redactor } from "../domain/messages/redaction";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
@@ -9,10 +10,10 @@ import type { Metrics } from "../observability/metrics";
 export interface AppDeps {
   config: Config;
   sql: Sql;
-  /** Access tokens accepted on /v2. */
+  /** The configured (or generated) full access tokens; their `UserID`s name workflow webhooks. */
   tokens: string[];
-  /** Read-only tokens accepted on /v2 for reads (`isRead`). */
-  readonlyTokens?: string[];
+  /** Every token accepted on /v2, full or read-only (`isRead`): configured, generated and stored ones. */
+  acceptedTokens: TokenSet;
   /** Hides what messages ask to hide (`Redact-Fields`) wherever the API shows them. */
   redactor: Redactor;
   /** Outage tracking: a database outage answers 503 and is logged once. */

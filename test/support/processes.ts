@@ -1,7 +1,8 @@
 /**
- * Dispatch as a real child process (`node bin/dispatch.js start`), for tests
- * that need to kill a process outright. Every spawned process is tracked so
- * `killAll()` can clean up even after a failed test.
+ * Dispatch as a real child process: `node bin/dispatch.js start`, for tests
+ * that need to kill a process outright (every spawned process is tracked so
+ * `killAll()` can clean up even after a failed test), and the operator's
+ * commands, run to their end (`runDispatch`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -84,4 +85,26 @@ export async function startDispatchProcess(
 /** Kills every process started by `startDispatchProcess` that is still running. */
 export async function killAllDispatchProcesses(): Promise<void> {
   await Promise.all([...running].map((handle) => handle.kill()));
+}
+
+/** What a command printed and its exit code. */
+export interface CommandOutput {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `dispatch <args>` with exactly `env` (plus PATH/HOME); resolves with its exit code and output. */
+export function runDispatch(args: string[], env: Record<string, string>): Promise<CommandOutput> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["bin/dispatch.js", ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
+import { withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
@@ -30,7 +31,7 @@ import { requireToken, timeRequests } from "./middleware";
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
   const v2 = new Hono()
-    .use(requireToken(deps.tokens, deps.readonlyTokens))
+    .use(requireToken(deps.acceptedTokens))
     // The outer bound (a batch); publishing routes apply the message size limit themselves.
     .use(readBody(deps.config.maxMessageBytes * 10))
     .route("/", publishRoutes(deps))
@@ -57,7 +58,7 @@ export function createApp(deps: AppDeps) {
     .use(checkRequestInput())
     .route("/health", healthRoutes(deps))
     // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.
-    .use("/metrics", requireToken(deps.tokens, [...(deps.readonlyTokens ?? []), ...(deps.config.metricsToken ? [deps.config.metricsToken] : [])]))
+    .use("/metrics", requireToken(withReadOnly(deps.acceptedTokens, deps.config.metricsToken ? [deps.config.metricsToken] : [])))
     .route("/metrics", metricsRoutes(deps))
     // Webhooks of waiting runs are called by third parties without a token (docs/workflow-protocol.md §7.5).
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))

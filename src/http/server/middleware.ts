@@ -1,43 +1,32 @@
 /** Small, single-purpose middleware of the API. */
-import { hash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
+import { tokenDigest } from "../../domain/access-tokens/access-tokens";
+import { accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
 import { AppError } from "../../domain/errors";
 import type { Metrics } from "../../observability/metrics";
 import { answeringRoute } from "../input";
 
-const digest = (text: string) => hash("sha256", text, "buffer");
-
 /**
- * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to match
- * one of `tokens` (full access) or `readonlyTokens`, compared in constant time
+ * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to be
+ * one of `tokens`' full or read-only tokens, compared in constant time
  * (hashing first evens out lengths). A read-only token may only read: any
- * other request answers 403 and changes nothing (see `isRead`).
+ * other request answers 403 and changes nothing (see `isRead`). The set is
+ * asked at each request, so a token created or revoked since applies.
  */
-export function requireToken(tokens: string[], readonlyTokens: string[] = []): MiddlewareHandler {
-  const full = tokens.map(digest);
-  const readonly = readonlyTokens.map(digest);
+export function requireToken(tokens: TokenSet): MiddlewareHandler {
   return async (c, next) => {
     const header = c.req.header("authorization");
     const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
     const presented = bearer ?? c.req.query("qstash_token");
     if (presented === undefined) throw new AppError(401, "missing Authorization: Bearer <token>");
-    const candidate = digest(presented);
-    const isFull = matchesAny(candidate, full);
-    const isReadonly = matchesAny(candidate, readonly);
-    if (!isFull && !isReadonly) throw new AppError(401, "invalid token");
-    if (!isFull && !isRead(c.req.method, c.req.path)) {
+    const access = accessOf(tokens.current(), tokenDigest(presented));
+    if (access === null) throw new AppError(401, "invalid token");
+    if (access === "readonly" && !isRead(c.req.method, c.req.path)) {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
     await next();
   };
-}
-
-/** Compares against every token, so the time taken does not tell which (or whether one) matched. */
-function matchesAny(candidate: Buffer, tokens: Buffer[]): boolean {
-  let matched = false;
-  for (const token of tokens) matched = timingSafeEqual(candidate, token) || matched;
-  return matched;
 }
 
 /**

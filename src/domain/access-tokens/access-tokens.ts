@@ -1,0 +1,78 @@
+/**
+ * Access tokens operators create, list and revoke (`dispatch token create`,
+ * `list`, `revoke`), accepted beside the configured or generated ones
+ * (settings.ts). Only a token's sha256 digest is stored: the token is
+ * returned once, by `createAccessToken`, and can never be read back. Every
+ * change sends a NOTIFY on `ACCESS_TOKENS_CHANNEL` in its transaction, so the
+ * API processes' token sets (token-set.ts) take it up at once.
+ */
+import { hash } from "node:crypto";
+import type { Transaction, Tx } from "../../db/client";
+import { AppError, badRequest } from "../errors";
+import { randomBase58 } from "../ids";
+import { generateAccessToken } from "../settings";
+
+/** Channel notified when a stored access token is created or revoked. */
+export const ACCESS_TOKENS_CHANNEL = "dispatch_access_tokens";
+
+/** A stored access token as operators see it: never the token. */
+export interface AccessTokenEntry {
+  name: string;
+  readOnly: boolean;
+  createdAt: Date;
+}
+
+/** What an API process keeps of a stored token to check requests against. */
+export interface AccessTokenDigest {
+  digest: Buffer;
+  readOnly: boolean;
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** The sha256 digest tokens are stored and compared as (hashing also evens out their lengths). */
+export function tokenDigest(token: string): Buffer {
+  return hash("sha256", token, "buffer");
+}
+
+/** `name` when it is a valid token name, else a 400 saying what a name may hold. */
+export function checkTokenName(name: string): string {
+  if (!NAME.test(name)) throw badRequest(`invalid token name ${JSON.stringify(name)}: use 1-100 letters, digits, ".", "_" or "-"`);
+  return name;
+}
+
+/**
+ * Creates a token named `name` (or a generated name) and returns it with its
+ * name: the only time the token is seen. A name already taken is a 409.
+ */
+export async function createAccessToken(
+  tx: Transaction,
+  request: { name: string | null; readOnly: boolean },
+): Promise<{ name: string; token: string }> {
+  const name = request.name === null ? `token-${randomBase58(8)}` : checkTokenName(request.name);
+  const token = generateAccessToken();
+  const [created] = await tx`
+    insert into dispatch.access_tokens (name, digest, read_only) values (${name}, ${tokenDigest(token)}, ${request.readOnly})
+    on conflict (name) do nothing returning name`;
+  if (!created) throw new AppError(409, `an access token named ${name} already exists`);
+  await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
+  return { name, token };
+}
+
+/** The stored tokens, oldest first. */
+export async function listAccessTokens(sql: Tx): Promise<AccessTokenEntry[]> {
+  return sql<AccessTokenEntry[]>`
+    select name, read_only as "readOnly", created_at as "createdAt" from dispatch.access_tokens order by created_at, name`;
+}
+
+/** Revokes (deletes) the token named `name`; a 404 when there is none (a name no token can have included). */
+export async function revokeAccessToken(tx: Transaction, name: string): Promise<void> {
+  const [revoked] = NAME.test(name) ? await tx`delete from dispatch.access_tokens where name = ${name} returning name` : [];
+  if (!revoked) throw new AppError(404, `no stored access token is named ${JSON.stringify(name)} (see dispatch token list)`);
+  await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
+}
+
+/** The digests of every stored token, for the API's token sets. */
+export async function readAccessTokenDigests(sql: Tx): Promise<AccessTokenDigest[]> {
+  return sql<AccessTokenDigest[]>`select digest, read_only as "readOnly" from dispatch.access_tokens`;
+}

@@ -1,0 +1,135 @@
+/**
+ * The tokens an API process accepts, held in memory so that no request waits
+ * on a query: the configured (or generated) ones, fixed at start, and the
+ * stored ones (access-tokens.ts), read at start and again whenever they
+ * change. A change sends a NOTIFY on `ACCESS_TOKENS_CHANNEL`; one sent while
+ * the listening connection is away is lost, so the set is also read again
+ * each time that connection (re)connects and, as a last safety net, every
+ * `REFRESH_INTERVAL_MS`. While the database is away the set read last stays
+ * in force.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type { Sql } from "../../db/client";
+import { ACCESS_TOKENS_CHANNEL, type AccessTokenDigest, readAccessTokenDigests, tokenDigest } from "./access-tokens";
+
+/** Digests of the accepted tokens (`tokenDigest`), by access. */
+export interface TokenDigests {
+  readonly full: readonly Buffer[];
+  readonly readOnly: readonly Buffer[];
+}
+
+/** What a token may do: everything, or read. */
+export type Access = "full" | "readonly";
+
+/**
+ * The access of a token given by its digest, or null when it is none of
+ * `digests`. Every digest is compared (in constant time), so the time taken
+ * does not tell which, or whether one, matched.
+ */
+export function accessOf(digests: TokenDigests, candidate: Buffer): Access | null {
+  const isFull = matchesAny(candidate, digests.full);
+  const isReadOnly = matchesAny(candidate, digests.readOnly);
+  return isFull ? "full" : isReadOnly ? "readonly" : null;
+}
+
+function matchesAny(candidate: Buffer, digests: readonly Buffer[]): boolean {
+  let matched = false;
+  for (const digest of digests) matched = (digest.length === candidate.length && timingSafeEqual(candidate, digest)) || matched;
+  return matched;
+}
+
+/** The tokens a route accepts, asked at each request, so that a change applies from the next one. */
+export interface TokenSet {
+  current(): TokenDigests;
+}
+
+/** The longest a created or revoked token can go unseen when its NOTIFY was lost. */
+export const REFRESH_INTERVAL_MS = 30_000;
+
+/** A set that never changes: `full` and `readOnly` tokens. */
+export function fixedTokenSet(full: string[], readOnly: string[]): TokenSet {
+  const digests: TokenDigests = { full: full.map(tokenDigest), readOnly: readOnly.map(tokenDigest) };
+  return { current: () => digests };
+}
+
+/** `set` and `extra` read-only tokens (`/metrics` adds DISPATCH_METRICS_TOKEN). */
+export function withReadOnly(set: TokenSet, extra: string[]): TokenSet {
+  const added = extra.map(tokenDigest);
+  return {
+    current() {
+      const { full, readOnly } = set.current();
+      return { full, readOnly: [...readOnly, ...added] };
+    },
+  };
+}
+
+/** The configured tokens and the stored ones, kept current. */
+export class LiveTokenSet implements TokenSet {
+  private digests: TokenDigests;
+  private reading: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly configured: TokenSet,
+    /** Told of a failed read (most often the database is away); nothing is thrown. */
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.digests = configured.current();
+  }
+
+  current(): TokenDigests {
+    return this.digests;
+  }
+
+  /** Reads the stored tokens (throwing if it cannot), then follows their changes. */
+  async start(): Promise<void> {
+    this.use(await readAccessTokenDigests(this.sql));
+    // The second callback runs on every (re)connection of the listener: what changed meanwhile is read.
+    const listening = await this.sql.listen(ACCESS_TOKENS_CHANNEL, () => void this.refresh(), () => void this.refresh());
+    this.unlisten = listening.unlisten;
+    this.timer = setInterval(() => void this.refresh(), REFRESH_INTERVAL_MS).unref();
+  }
+
+  /** Stops following changes; the set stays as it is. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.unlisten?.().catch(() => {});
+    await this.reading;
+  }
+
+  /**
+   * Reads the stored tokens again. Reads run one at a time, and every call
+   * is followed by a read that starts after it: calls made while a read runs
+   * share the one queued behind it.
+   */
+  private refresh(): Promise<void> {
+    this.queued ??= this.reading.then(() => {
+      this.queued = null;
+      return this.read();
+    });
+    this.reading = this.queued;
+    return this.queued;
+  }
+
+  private async read(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      this.use(await readAccessTokenDigests(this.sql));
+    } catch (error) {
+      if (!this.stopped) this.onError(error);
+    }
+  }
+
+  private use(stored: AccessTokenDigest[]): void {
+    const { full, readOnly } = this.configured.current();
+    this.digests = {
+      full: [...full, ...stored.filter((token) => !token.readOnly).map((token) => token.digest)],
+      readOnly: [...readOnly, ...stored.filter((token) => token.readOnly).map((token) => token.digest)],
+    };
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Access tokens made from the command line, used against a running API:
+ * `dispatch token create` prints a token once and the API accepts it at once
+ * (a read-only one only reads); `dispatch token list` names every token and
+ * shows none of them; after `dispatch token revoke` the API refuses the token
+ * (401). The API keeps accepting and refusing the right tokens after its
+ * listening connection is cut. A bad or unknown name is a clear error that
+ * changes nothing.
+ */
+import { describe, expect, it } from "vitest";
+import { poll } from "./support/poll";
+import { type CommandOutput, runDispatch } from "./support/processes";
+import { request, TEST_TOKEN, useDispatch } from "./support/service";
+
+const dispatch = useDispatch();
+
+/** `dispatch token <args>` on the running service's database. */
+const token = (args: string[], env: Record<string, string> = {}): Promise<CommandOutput> =>
+  runDispatch(["token", ...args], { DATABASE_URL: dispatch.config.databaseUrl!, ...env });
+
+/** Creates a token with `dispatch token create <args>`; returns its name and the token it printed. */
+async function create(args: string[]): Promise<{ name: string; secret: string; output: string }> {
+  const result = await token(["create", ...args]);
+  expect(result.code, result.stderr).toBe(0);
+  const [heading, secret] = result.stdout.trim().split("\n");
+  return { name: heading!.match(/^created access token (\S+)/)![1]!, secret: secret!, output: result.stdout };
+}
+
+/** Calls the API with `secret`. */
+const using = (secret: string, path: string, init: RequestInit = {}) =>
+  request(`${dispatch.baseUrl}${path}`, { ...init, headers: { Authorization: `Bearer ${secret}`, "Content-Type": "application/json" } });
+
+/** Waits until `GET /v2/queues` with `secret` answers `status`. */
+const untilAnswered = (secret: string, status: number) =>
+  poll(async () => (await using(secret, "/v2/queues")).status === status, `GET /v2/queues answering ${status}`);
+
+/** The stored tokens' rows, whole. */
+const storedRows = () => dispatch.service.sql`select * from dispatch.access_tokens order by name`;
+
+const createQueue = (secret: string, queueName: string) =>
+  using(secret, "/v2/queues", { method: "POST", body: JSON.stringify({ queueName, parallelism: 1 }) });
+
+describe("dispatch token create", () => {
+  it("prints a full token once, which the running API accepts at once, for writes too", async () => {
+    const { name, secret, output } = await create(["--name", "deploy-bot"]);
+    expect(name).toBe("deploy-bot");
+    expect(output).toMatch(/created access token deploy-bot \(full\)/);
+    expect(output).toMatch(/will not be shown again/);
+    // The generator's shape: base64 JSON with a UserID, as the workflow SDK reads it.
+    expect(JSON.parse(Buffer.from(secret, "base64").toString()).UserID).toEqual(expect.any(String));
+    await untilAnswered(secret, 200);
+    expect((await createQueue(secret, "made-by-deploy-bot")).status).toBe(200);
+  });
+
+  it("stores the token's digest, never the token", async () => {
+    const { name, secret } = await create(["--name", "stored-digest"]);
+    const [row] = await dispatch.service.sql`select * from dispatch.access_tokens where name = ${name}`;
+    expect(Buffer.from(row!.digest).length).toBe(32);
+    expect(JSON.stringify(row)).not.toContain(secret);
+  });
+
+  it("makes a read-only token with --readonly: it reads, and a write answers 403 and changes nothing", async () => {
+    const { secret, output } = await create(["--name", "reporting", "--readonly"]);
+    expect(output).toMatch(/\(read-only\)/);
+    await untilAnswered(secret, 200);
+    const before = await dispatch.service.sql`select name from dispatch.queues order by name`;
+    const write = await createQueue(secret, "made-by-reporting");
+    expect(write.status).toBe(403);
+    expect((await write.json()).error).toMatch(/read-only/);
+    expect(await dispatch.service.sql`select name from dispatch.queues order by name`).toEqual(before);
+  });
+
+  it("names the token itself when no --name is given", async () => {
+    const { name, secret } = await create([]);
+    expect(name).toMatch(/^token-[A-Za-z0-9]{8}$/);
+    await untilAnswered(secret, 200);
+  });
+});
+
+describe("dispatch token list", () => {
+  it("names every token by its source and access, and prints no token", async () => {
+    const created = await create(["--name", "listed", "--readonly"]);
+    const env = {
+      DISPATCH_TOKEN: "configured-full-0123456789,configured-full-9876543210",
+      DISPATCH_READONLY_TOKEN: "configured-readonly-0123456789",
+      DISPATCH_METRICS_TOKEN: "configured-metrics-0123456789",
+    };
+    const result = await token(["list"], env);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines.slice(0, 4)).toEqual([
+      "DISPATCH_TOKEN #1 (full, from configuration)",
+      "DISPATCH_TOKEN #2 (full, from configuration)",
+      "DISPATCH_READONLY_TOKEN #1 (read-only, from configuration)",
+      "DISPATCH_METRICS_TOKEN (GET /metrics only, from configuration)",
+    ]);
+    expect(lines).toContainEqual(expect.stringMatching(/^listed \(read-only, created \d{4}-\d\d-\d\dT/));
+    expect(lines).toContainEqual(expect.stringMatching(/^deploy-bot \(full, created /));
+    for (const secret of [...Object.values(env).flatMap((value) => value.split(",")), created.secret, TEST_TOKEN]) {
+      expect(result.stdout + result.stderr).not.toContain(secret);
+    }
+  });
+
+  it("names the generated token, without printing it, when no DISPATCH_TOKEN is set", async () => {
+    const generated = (await token([])).stdout.trim();
+    expect(generated).not.toBe("");
+    const result = await token(["list"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim().split("\n")[0]).toBe("generated (full, made on first start; dispatch token prints it)");
+    expect(result.stdout + result.stderr).not.toContain(generated);
+  });
+});
+
+describe("dispatch token revoke", () => {
+  it("makes the running API refuse the token (401) and drops it from the list; other tokens still work", async () => {
+    const { name, secret } = await create(["--name", "short-lived"]);
+    await untilAnswered(secret, 200);
+    const revoked = await token(["revoke", name]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toMatch(/revoked access token short-lived/);
+    await untilAnswered(secret, 401);
+    expect((await (await using(secret, "/v2/queues")).json()).error).toBe("invalid token");
+    expect((await token(["list"])).stdout).not.toMatch(/^short-lived /m);
+    expect((await dispatch.api("/v2/queues")).status).toBe(200);
+  });
+
+  it("reaches the API after its listening connection was cut, as does a new token", async () => {
+    const { name, secret } = await create(["--name", "through-a-reconnect"]);
+    await untilAnswered(secret, 200);
+    // The app's listening connection (postgres.js's, on the dispatch_* channels), not graphile-worker's.
+    const cut = await dispatch.service.sql`
+      select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and query like 'listen "dispatch\\_%'`;
+    expect(cut.length).toBeGreaterThan(0);
+    expect((await token(["revoke", name])).code).toBe(0);
+    const fresh = await create(["--name", "after-the-reconnect"]);
+    // Well within the 30 s safety net: the listener's reconnection reads the tokens again.
+    await untilAnswered(secret, 401);
+    await untilAnswered(fresh.secret, 200);
+  });
+});
+
+describe("bad input", () => {
+  it("a bad, taken or unknown name is a clear error (exit 1) and changes no token", async () => {
+    await create(["--name", "taken"]);
+    const before = await storedRows();
+    const refusals: [string[], RegExp][] = [
+      [["create", "--name", "has space"], /invalid token name "has space": use 1-100 letters, digits/],
+      [["create", "--name", "x".repeat(101)], /invalid token name/],
+      [["create", "--name", ""], /invalid token name ""/],
+      [["create", "--name", "taken"], /an access token named taken already exists/],
+      [["revoke", "no-such-token"], /no stored access token is named "no-such-token"/],
+      [["revoke", "DISPATCH_TOKEN #1"], /no stored access token is named "DISPATCH_TOKEN #1"/],
+    ];
+    for (const [args, message] of refusals) {
+      const result = await token(args);
+      expect(result.code, args.join(" ")).toBe(1);
+      expect(result.stderr, args.join(" ")).toMatch(message);
+    }
+    expect(await storedRows()).toEqual(before);
+    // Seven command processes, each starting node and checking the migrations.
+  }, 120_000);
+});
