@@ -35,6 +35,7 @@ it("logs JSON lines and never a token, a signing key or a forwarded Authorizatio
       body: "hello",
     });
     expect(published.status).toBe(200);
+    const { messageId } = await published.json();
     const [got] = await receiver.waitFor(1);
     expect(got!.headers.authorization).toBe(secrets.forwarded);
     expect(await service.terminate()).toBe(0);
@@ -45,6 +46,12 @@ it("logs JSON lines and never a token, a signing key or a forwarded Authorizatio
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: expect.any(Number), msg: expect.any(String), service: "dispatch" });
     expect(lines.map((line) => JSON.parse(line).msg)).toEqual(expect.arrayContaining(["SIGTERM: stopping (finishing in-flight deliveries)", "stopped"]));
+    // At debug level, the request's line carries its id and the delivery's line the message's.
+    const entries = lines.map((line) => JSON.parse(line));
+    const requestLine = { requestId: published.headers.get("x-request-id"), msg: expect.stringMatching(/^POST \/v2\/publish\/\* 200 in /) };
+    expect(entries).toContainEqual(expect.objectContaining(requestLine));
+    const attemptLine = { messageId, msg: expect.stringMatching(new RegExp(`^attempt of ${messageId}: status 200 in \\d+ ms$`)) };
+    expect(entries).toContainEqual(expect.objectContaining(attemptLine));
   } finally {
     await receiver.close();
   }

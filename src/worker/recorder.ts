@@ -59,6 +59,9 @@ export class Recorder {
 
   /** Records an attempt; resolves once committed (an outage is waited out, never lost). */
   record(record: AttemptRecord): Promise<void> {
+    const { message, attempt } = record;
+    const result = attempt.kind === "response" ? `status ${attempt.status}` : attempt.error;
+    this.log(`attempt of ${message.id}: ${result} in ${attempt.durationMs} ms`, { level: "debug", messageId: message.id });
     return new Promise((done) => {
       (isPlainDelivery(record) ? this.plain : this.other).push({ record, done });
       void this.flushPlain();

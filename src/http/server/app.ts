@@ -53,7 +53,7 @@ export function createApp(deps: AppDeps) {
 
   return new Hono({ strict: false })
     .use(requestId())
-    .use(timeRequests(deps.metrics))
+    .use(timeRequests(deps.metrics, deps.log))
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
     .route("/health", healthRoutes(deps))

@@ -4,6 +4,7 @@ import { matchedRoutes } from "hono/route";
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
 import { accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
 import { AppError } from "../../domain/errors";
+import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
 import { answeringRoute } from "../input";
 
@@ -41,8 +42,12 @@ export function isRead(method: string, path: string): boolean {
   return !/^\/v2\/keys\/?$/.test(path) && !/^\/v2\/workflows\/runs\/[^/]+\/?$/.test(path);
 }
 
-/** Observes every request's duration, labelled with the route that answered it (its pattern, not its path). */
-export function timeRequests(metrics: Metrics): MiddlewareHandler {
+/**
+ * Observes every request's duration, labelled with the route that answered it
+ * (its pattern, not its path), and logs it at debug level with its request id
+ * (the `X-Request-Id` answered): an access log for when one is wanted.
+ */
+export function timeRequests(metrics: Metrics, log: Log): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     try {
@@ -50,7 +55,9 @@ export function timeRequests(metrics: Metrics): MiddlewareHandler {
     } finally {
       const route = answeringRoute(matchedRoutes(c))?.path ?? "unmatched";
       const labels = { method: c.req.method, route, status: String(c.res.status) };
-      metrics.requestSeconds.observe(labels, (performance.now() - started) / 1000);
+      const ms = performance.now() - started;
+      metrics.requestSeconds.observe(labels, ms / 1000);
+      log(`${c.req.method} ${route} ${c.res.status} in ${ms.toFixed(1)} ms`, { level: "debug", requestId: c.get("requestId" as never) });
     }
   };
 }
