@@ -2,3 +2,5 @@
 import type { MessageRow } from "../../db/message-columns";
 
 export type StoredMessage = MessageRow;
+
+export { MESSAGE_STATES, type MessageState } from "../../db/vocabulary";

@@ -5,6 +5,7 @@
  */
 import { parseDuration } from "../duration";
 import { type FlowControl, parseFlowControl } from "../flow-control/limits";
+import type { OptionHeader } from "./option-headers";
 import { badRequest, overLimit } from "../errors";
 import { type Dialect, PREFIX } from "../headers/dialect";
 import { withoutHopHeaders } from "../headers/hop-headers";
@@ -98,7 +99,7 @@ export function parsePublishOptions(
   label = PREFIX[dialect].toLowerCase(),
 ): PublishOptions {
   const p = PREFIX[dialect].toLowerCase();
-  const get = (name: string) => headers[p + name];
+  const get = (name: OptionHeader) => headers[p + name];
   const retries = parseRetries(get("retries"), label, limits);
   const options: PublishOptions = {
     dialect,
@@ -212,7 +213,7 @@ function parseLabels(value: string | undefined, p: string): string[] {
  * loses its hop headers (headers/hop-headers.ts), so they are neither stored nor sent.
  */
 function forwardedHeaders(headers: Record<string, string>, p: string): Record<string, string> {
-  const forwardAll = parseBoolean(headers[`${p}header-forward`], `${p}header-forward`);
+  const forwardAll = parseBoolean(headers[p + ("header-forward" satisfies OptionHeader)], `${p}header-forward`);
   const plain: Record<string, string> = {};
   const explicit: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -234,7 +235,7 @@ function forwardedHeaders(headers: Record<string, string>, p: string): Record<st
 function callbackTarget(
   headers: Record<string, string>,
   p: string,
-  kind: "callback" | "failure-callback",
+  kind: OptionHeader & ("callback" | "failure-callback"),
   retries: number,
 ): CallbackTarget | null {
   const url = headers[p + kind];

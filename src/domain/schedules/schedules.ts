@@ -10,6 +10,7 @@ import { badRequest, AppError } from "../errors";
 import { detectDialect, type Dialect, PREFIX } from "../headers/dialect";
 import { withoutHopHeaders } from "../headers/hop-headers";
 import { newScheduleId } from "../ids";
+import type { OptionHeader } from "../publish/option-headers";
 import { prepareMessages, type PublishRequest, type PublishSettings } from "../publish/prepare";
 import { checkQueueName } from "../queues/queues";
 import { nextTick, parseCron } from "./cron";
@@ -48,7 +49,8 @@ const ID = /^[A-Za-z0-9._-]{1,100}$/;
 /** Credentials meant for Dispatch: never stored, never forwarded. */
 const CREDENTIALS = new Set(["authorization", "proxy-authorization"]);
 /** Publish headers that make no sense on a message made again every tick. */
-const ONE_OFF = ["not-before", "deduplication-id", "content-based-deduplication"];
+/** Publish options of one message that a schedule, which publishes many, refuses. */
+export const ONE_OFF_OPTIONS: OptionHeader[] = ["not-before", "deduplication-id", "content-based-deduplication"];
 
 /** Creates or replaces a schedule; returns its id. A paused schedule stays paused. */
 export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: PublishSettings, now = new Date()): Promise<string> {
@@ -58,7 +60,7 @@ export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: P
   const id = scheduleIdOf(request.headers[`${p}schedule-id`], p);
   const queue = request.headers[`${p}queue-name`];
   const queueName = queue === undefined || queue.trim() === "" ? null : checkQueueName(queue.trim());
-  const oneOff = ONE_OFF.find((name) => request.headers[p + name] !== undefined);
+  const oneOff = ONE_OFF_OPTIONS.find((name) => request.headers[p + name] !== undefined);
   if (oneOff !== undefined) throw badRequest(`${p}${oneOff} cannot be used on a schedule: every tick publishes a new message`);
   const headers = storedHeaders(request.headers, p);
   await prepareMessages(tx, publishRequest({ ...request, headers, queueName, id }), settings);

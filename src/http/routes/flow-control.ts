@@ -1,5 +1,6 @@
 /** Flow control: keys, their state, pause, resume, pin, unpin, rate reset; global parallelism (docs/hosted-api.md §11). */
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { parseDuration } from "../../domain/duration";
 import { AppError, badRequest } from "../../domain/errors";
 import { pinKey, resetKeyRate, setKeyPaused, unpinKey } from "../../domain/flow-control/admin";
@@ -7,6 +8,59 @@ import { globalParallelism } from "../../domain/flow-control/global";
 import { type KeyState, keyStates } from "../../domain/flow-control/keys";
 import { parseBoolean } from "../../domain/publish/options";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
+import { type Params, singleParam } from "../query";
+
+const KEY_INFO = v.object({
+  flowControlKey: v.string(),
+  waitListSize: v.pipe(v.number(), v.description("Messages held back by the key's limits.")),
+  parallelismMax: v.pipe(v.number(), v.description("0 when unlimited.")),
+  parallelismCount: v.pipe(v.number(), v.description("Deliveries of the key in flight.")),
+  rateMax: v.pipe(v.number(), v.description("0 when unlimited.")),
+  rateCount: v.pipe(v.number(), v.description("Deliveries started in the current period.")),
+  ratePeriod: v.pipe(v.number(), v.description("Seconds.")),
+  ratePeriodStart: v.pipe(v.number(), v.description("Unix seconds.")),
+  isPaused: v.boolean(),
+  isPinnedParallelism: v.boolean(),
+  isPinnedRate: v.boolean(),
+});
+const KEY = { key: "The flow-control key." };
+const DONE = "Done.";
+const action = (summary: string, description: string, query?: Record<string, string>) =>
+  operation({ summary, description, tag: "Flow control", path: KEY, ...(query && { query }), responses: { 200: DONE }, errors: [404] });
+
+const LIST = operation({
+  summary: "List flow-control keys",
+  tag: "Flow control",
+  query: { search: "Only keys containing this text." },
+  responses: { 200: { description: "The keys with their limits and what counts against them.", json: v.array(KEY_INFO) } },
+});
+const GET = operation({
+  summary: "Get a flow-control key",
+  tag: "Flow control",
+  path: KEY,
+  responses: { 200: { description: "The key.", json: KEY_INFO } },
+  errors: [404],
+});
+const PAUSE = action("Pause a key", "Its messages are held back until it is resumed.");
+const RESUME = action("Resume a key", "Its held-back messages start within its limits.");
+const PIN = action("Pin a key's limits", "Limits given here win over those later messages give, until unpinned.", {
+  parallelism: "Most deliveries in flight, at least 1.",
+  rate: "Most deliveries started per period, at least 1.",
+  period: "The rate's period: seconds or a duration such as `1m` (1 s to 7 days).",
+});
+const UNPIN = action("Unpin a key's limits", "Later messages set the unpinned limits again.", {
+  parallelism: "`true` unpins the parallelism.",
+  rate: "`true` unpins the rate.",
+});
+const RESET_RATE = action("Reset a key's rate", "Forgets the deliveries started in the current period.");
+const RESET = action("Reset a key's counters", "As resetRate: the deliveries in flight are never forgotten.");
+const GLOBAL = operation({
+  summary: "Global parallelism",
+  description: "Deliveries in flight across every worker, and how many the workers may run at once.",
+  tag: "Flow control",
+  responses: { 200: "The figures." },
+});
 
 /** Routes mounted at `/v2`. */
 export function flowControlRoutes(deps: AppDeps) {
@@ -17,33 +71,35 @@ export function flowControlRoutes(deps: AppDeps) {
     return c.json({});
   };
   return new Hono()
-    .get("/flowControl", async (c) => {
-      const states = await keyStates(sql, { search: c.req.query("search") ?? "" }, false);
+    .get("/flowControl", LIST.describe, async (c) => {
+      const states = await keyStates(sql, { search: singleParam(LIST.query(c), "search") ?? "" }, false);
       return c.json(states.map(keyJson));
     })
-    .get("/flowControl/:key", async (c) => {
+    .get("/flowControl/:key", GET.describe, async (c) => {
       const [state] = await keyStates(sql, [key(c)], false);
       if (!state) throw new AppError(404, `flow control key ${key(c)} not found`);
       return c.json(keyJson(state));
     })
-    .post("/flowControl/:key/pause", act((c) => sql.begin((tx) => setKeyPaused(tx, key(c), true))))
-    .post("/flowControl/:key/resume", act((c) => sql.begin((tx) => setKeyPaused(tx, key(c), false))))
-    .post("/flowControl/:key/pin", act((c) => sql.begin((tx) => pinKey(tx, key(c), pinOf(c)))))
+    .post("/flowControl/:key/pause", PAUSE.describe, act((c) => sql.begin((tx) => setKeyPaused(tx, key(c), true))))
+    .post("/flowControl/:key/resume", RESUME.describe, act((c) => sql.begin((tx) => setKeyPaused(tx, key(c), false))))
+    .post("/flowControl/:key/pin", PIN.describe, act((c) => sql.begin((tx) => pinKey(tx, key(c), pinOf(PIN.query(c))))))
     .post(
       "/flowControl/:key/unpin",
+      UNPIN.describe,
       act((c) => {
+        const params = UNPIN.query(c);
         const unpin = {
-          parallelism: parseBoolean(c.req.query("parallelism"), "parallelism"),
-          rate: parseBoolean(c.req.query("rate"), "rate"),
+          parallelism: parseBoolean(singleParam(params, "parallelism") ?? undefined, "parallelism"),
+          rate: parseBoolean(singleParam(params, "rate") ?? undefined, "rate"),
         };
         return sql.begin((tx) => unpinKey(tx, key(c), unpin));
       }),
     )
-    .post("/flowControl/:key/resetRate", act((c) => sql.begin((tx) => resetKeyRate(tx, key(c)))))
+    .post("/flowControl/:key/resetRate", RESET_RATE.describe, act((c) => sql.begin((tx) => resetKeyRate(tx, key(c)))))
     // `reset` (docs/hosted-api.md §11, newer) resets the counters: the parallelism count is the
     // deliveries in flight, which nothing may forget, so it resets the rate's.
-    .post("/flowControl/:key/reset", act((c) => sql.begin((tx) => resetKeyRate(tx, key(c)))))
-    .get("/globalParallelism", async (c) => c.json(await globalParallelism(sql, deps.config.workerConcurrency)));
+    .post("/flowControl/:key/reset", RESET.describe, act((c) => sql.begin((tx) => resetKeyRate(tx, key(c)))))
+    .get("/globalParallelism", GLOBAL.describe, async (c) => c.json(await globalParallelism(sql, deps.config.workerConcurrency)));
 }
 
 /** The FlowControlInfo object: limits (0 when unlimited), what counts against them, and the pins. */
@@ -65,14 +121,14 @@ function keyJson(state: KeyState) {
 }
 
 /** `?parallelism=N&rate=N&period=S` (seconds, or a duration such as `1m`), any subset. */
-function pinOf(c: Context) {
+function pinOf(params: Params) {
   const positive = (name: string) => {
-    const text = c.req.query(name);
+    const text = singleParam(params, name) ?? undefined;
     if (text === undefined || text === "") return undefined;
     if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw badRequest(`${name} must be a whole number of at least 1, got "${text}"`);
     return Number(text);
   };
-  const period = c.req.query("period");
+  const period = singleParam(params, "period") ?? undefined;
   const periodMs = period === undefined || period === "" ? undefined : parseDuration(period);
   if (periodMs === null || (periodMs !== undefined && (periodMs < 1000 || periodMs > 7 * 86_400_000))) {
     throw badRequest(`period must be from 1 to 604800 seconds, got "${period}"`);

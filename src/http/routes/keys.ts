@@ -1,7 +1,31 @@
 /** Signing keys: `GET /v2/keys` and `POST /v2/keys/rotate` (docs/hosted-api.md §10.1). */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { readSigningKeys, rotateSigningKeys } from "../../domain/delivery/signing-keys";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
+
+const KEYS = {
+  description: "The current signing key and the next one.",
+  json: v.object({ current: v.string(), next: v.string() }),
+};
+const GET = operation({
+  summary: "Get the signing keys",
+  description: "Deliveries are signed with the current key (`Upstash-Signature` or `Svc-Signature`); receivers accept either key so a rotation loses nothing.",
+  tag: "Signing keys",
+  access: "full-token",
+  responses: { 200: KEYS },
+});
+const rotation = (summary: string) =>
+  operation({
+    summary,
+    description: "The next key becomes the current one and a new next key is made. Keys from configuration are rotated in the configuration instead (409).",
+    tag: "Signing keys",
+    responses: { 200: KEYS },
+    errors: [409],
+  });
+const ROTATE = rotation("Rotate the signing keys");
+const ROTATE_ALIAS = rotation("Rotate the signing keys (the Go SDK's path)");
 
 /** Routes of the signing keys, mounted at /v2. */
 export function keyRoutes(deps: AppDeps) {
@@ -9,9 +33,9 @@ export function keyRoutes(deps: AppDeps) {
   const rotate = async () => deps.sql.begin((tx) => rotateSigningKeys(tx, configured));
   return (
     new Hono()
-      .get("/keys", async (c) => c.json(await readSigningKeys(deps.sql)))
-      .post("/keys/rotate", async (c) => c.json(await rotate()))
+      .get("/keys", GET.describe, async (c) => c.json(await readSigningKeys(deps.sql)))
+      .post("/keys/rotate", ROTATE.describe, async (c) => c.json(await rotate()))
       // The Go SDK posts to /v2/rotate (docs/hosted-api.md §10.1).
-      .post("/rotate", async (c) => c.json(await rotate()))
+      .post("/rotate", ROTATE_ALIAS.describe, async (c) => c.json(await rotate()))
   );
 }

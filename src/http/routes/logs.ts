@@ -4,41 +4,67 @@
  * §16 #3).
  */
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { canonicalHeaders } from "../../domain/headers/names";
-import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/messages/logs";
+import { LOG_STATES, type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/messages/logs";
 import type { Redactor } from "../../domain/messages/redaction";
 import type { AppDeps } from "../deps";
-import {
-  integerParam,
-  listParam,
-  messageFilterParams,
-  orderParam,
-  queryParams,
-  singleParam,
-  timeRangeParams,
-} from "../query";
+import { type Operation, operation } from "../openapi/operation";
+import { MESSAGE_FILTERS, ORDER, paging, TIME_RANGE } from "../openapi/parameters";
+import { pageOf } from "../openapi/schemas";
+import { integerParam, listParam, messageFilterParams, orderParam, type Params, singleParam, timeRangeParams } from "../query";
 import { flowControlFields } from "../serialize";
-
-const PARAMETERS = [
-  "cursor", "count", "order", "messageIds", "messageId", "state", "url", "topicName", "scheduleId", "queueName",
-  "label", "flowControlKey", "callerIp", "callerIP", "host", "path", "fromDate", "toDate",
-];
 
 /** Page size: 100 by default; up to 1000 as older docs and the TS SDK allow (docs/hosted-api.md §16 #23). */
 const DEFAULT_COUNT = 100;
 const MAX_COUNT = 1000;
 
+const LOG_ENTRY = v.looseObject({
+  time: v.pipe(v.number(), v.description("Unix milliseconds.")),
+  state: v.picklist(LOG_STATES),
+  messageId: v.string(),
+  url: v.string(),
+  header: v.record(v.string(), v.array(v.string())),
+  body: v.pipe(v.string(), v.description("Base64.")),
+  error: v.optional(v.string()),
+  nextDeliveryTime: v.optional(v.number()),
+  responseStatus: v.optional(v.number()),
+  responseBody: v.optional(v.pipe(v.string(), v.description("Base64."))),
+});
+
+const PARAMETERS = {
+  ...paging(DEFAULT_COUNT, MAX_COUNT),
+  ...ORDER,
+  messageIds: "Message ids. Several: repeat the parameter or join them with commas.",
+  state: `States: ${LOG_STATES.join(", ")}, or IN_PROGRESS for an unfinished delivery. Several: repeat the parameter or join them with commas.`,
+  ...MESSAGE_FILTERS,
+  ...TIME_RANGE,
+};
+
+/** The log under `key`: both paths take the same parameters. */
+const logOperation = (key: "events" | "logs", summary: string) =>
+  operation({
+    summary,
+    description: "What happened to messages, newest first unless `order` says otherwise: one entry per state change and attempt.",
+    tag: "Logs",
+    query: PARAMETERS,
+    responses: { 200: { description: "A page of the log.", json: pageOf(key, LOG_ENTRY) } },
+  });
+const EVENTS = logOperation("events", "List the log (what the SDKs call)");
+const LOGS = logOperation("logs", "List the log");
+
 /** Routes of the logs. */
 export function logRoutes(deps: AppDeps) {
-  const page = async (c: Context, key: "events" | "logs") => {
-    const { events, cursor } = await listLogs(deps.sql, logQuery(c));
+  const page = async (c: Context, key: "events" | "logs", op: Operation<undefined>) => {
+    const { events, cursor } = await listLogs(deps.sql, logQuery(op.query(c)));
     return c.json({ [key]: events.map((event) => logJson(event, deps.redactor)), ...(cursor !== null && { cursor }) });
   };
-  return new Hono().get("/events", (c) => page(c, "events")).get("/logs", (c) => page(c, "logs"));
+  return new Hono()
+    .get("/events", EVENTS.describe, (c) => page(c, "events", EVENTS))
+    .get("/logs", LOGS.describe, (c) => page(c, "logs", LOGS));
 }
 
-function logQuery(c: Context): LogQuery {
-  const params = queryParams(c, PARAMETERS);
+function logQuery(params: Params): LogQuery {
   const states = listParam(params, ["state"]);
   return {
     messageIds: listParam(params, ["messageIds"]),

@@ -3,6 +3,7 @@
  * `DELETE /v2/messages` (docs/hosted-api.md §4).
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { AppError } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
 import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/messages/cancel";
@@ -10,23 +11,54 @@ import type { StoredMessage } from "../../domain/messages/message";
 import type { Redactor } from "../../domain/messages/redaction";
 import { findMessage } from "../../domain/messages/store";
 import type { AppDeps } from "../deps";
-import { bulkParams, integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
+import { operation } from "../openapi/operation";
+import { messageFiltersExcept, TIME_RANGE } from "../openapi/parameters";
+import { MessageSchema } from "../openapi/schemas";
+import { integerParam, listParam, messageFilterParams, type Params, timeRangeParams } from "../query";
 import { bodyFields, flowControlFields } from "../serialize";
 
-const CANCEL_PARAMETERS = [
-  "messageIds", "count", "fromDate", "toDate", "url", "topicName", "scheduleId", "queueName", "label",
-  "flowControlKey", "callerIp", "callerIP", "host", "path",
-];
+const ID = { id: "The message's id." };
+const CANCELLED = { description: "How many messages were cancelled.", json: v.object({ cancelled: v.number() }) };
+
+const GET = operation({
+  summary: "Get a message",
+  description: "What the message asks to hide (Redact-Fields) is shown redacted.",
+  tag: "Messages",
+  path: ID,
+  responses: { 200: { description: "The message.", json: MessageSchema } },
+  errors: [404],
+});
+const CANCEL = operation({
+  summary: "Cancel a message",
+  description: "A pending message is not delivered; one being delivered is cancelled once its attempt ends. A finished one stays as it is.",
+  tag: "Messages",
+  path: ID,
+  responses: { 200: CANCELLED },
+  errors: [404],
+});
+const CANCEL_MANY = operation({
+  summary: "Cancel messages",
+  description: "The messages given by id, else at most `count` pending messages matching every filter given (values of one filter are alternatives).",
+  tag: "Messages",
+  query: {
+    messageIds: "Message ids; the filters are then ignored. Several: repeat the parameter or join them with commas.",
+    count: { type: "integer", description: "Most messages cancelled, 1 to 500 (default 100)." },
+    ...TIME_RANGE,
+    ...messageFiltersExcept("messageId"),
+  },
+  body: { filters: "The parameters as a JSON object, as older SDKs send them (`{\"messageIds\": [...]}`)." },
+  responses: { 200: CANCELLED },
+});
 
 /** Routes of the message resource. */
 export function messageRoutes(deps: AppDeps) {
   return new Hono()
-    .get("/:id", async (c) => {
+    .get("/:id", GET.describe, async (c) => {
       const message = await findMessage(deps.sql, c.req.param("id"));
       if (!message) throw new AppError(404, `message ${c.req.param("id")} not found`);
       return c.json(messageJson(message, deps.redactor));
     })
-    .delete("/:id", async (c) => {
+    .delete("/:id", CANCEL.describe, async (c) => {
       const id = c.req.param("id");
       const cancelled = await deps.sql.begin(async (tx) => {
         if (!(await findMessage(tx, id))) throw new AppError(404, `message ${id} not found`);
@@ -34,8 +66,8 @@ export function messageRoutes(deps: AppDeps) {
       });
       return c.json({ cancelled });
     })
-    .delete("/", async (c) => {
-      const selection = cancelSelection(await bulkParams(c, CANCEL_PARAMETERS));
+    .delete("/", CANCEL_MANY.describe, async (c) => {
+      const selection = cancelSelection(await CANCEL_MANY.bulk(c));
       return c.json({ cancelled: await deps.sql.begin((tx) => cancelSelected(tx, selection)) });
     });
 }

@@ -1,9 +1,18 @@
 /** `GET /metrics`: Prometheus text format (observability/metrics.ts); `createApp` puts the token check in front. */
 import { Hono } from "hono";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
+
+const METRICS = operation({
+  summary: "Metrics",
+  description: "Prometheus text format; the README lists the series.",
+  tag: "Operations",
+  access: "metrics-token",
+  responses: { 200: { description: "The metrics.", contentType: "text/plain; version=0.0.4" } },
+});
 
 export function metricsRoutes(deps: AppDeps) {
-  return new Hono().get("/", async (c) => {
+  return new Hono().get("/", METRICS.describe, async (c) => {
     const { registry } = deps.metrics;
     return c.body(await registry.metrics(), 200, { "Content-Type": registry.contentType });
   });

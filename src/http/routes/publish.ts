@@ -5,7 +5,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config/config";
-import { badRequest, overLimit, tooLarge } from "../../domain/errors";
+import { overLimit, tooLarge } from "../../domain/errors";
 import { detectDialect } from "../../domain/headers/dialect";
 import { messageSettings } from "../../domain/publish/options";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
@@ -14,6 +14,9 @@ import type { JsonPath } from "../../domain/storable-text";
 import type { Metrics } from "../../observability/metrics";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
+import { PUBLISH_HEADER_NOTE, publishHeaders } from "../openapi/parameters";
+import { PublishResultSchema } from "../openapi/schemas";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 
 const MAX_BATCH_ITEMS = 1000;
@@ -35,6 +38,47 @@ const BatchSchema = v.pipe(
 /** An item's body is the message body: bytes, which may hold anything (the rest must be storable text). */
 const isItemBody = (path: JsonPath) => path.length === 2 && path[1] === "body";
 
+const PUBLISHED = {
+  description: "The message; a list of them, one per endpoint, when the destination is a URL group.",
+  json: v.union([PublishResultSchema, v.array(PublishResultSchema)]),
+};
+const DUPLICATE = { description: "Every message was a duplicate (Deduplication-Id): nothing new was stored.", json: PublishResultSchema };
+const PUBLISH_DESCRIPTION = [
+  "Stores the body with its options and answers at once; the message is delivered later with the method, headers and body given.",
+  "The destination is an http(s) URL, a URL group's name (every endpoint gets a message), or `api/llm`.",
+  "Headers without the prefix are not forwarded unless `Svc-Header-Forward: true`; name them `Svc-Forward-X` to forward them.",
+  PUBLISH_HEADER_NOTE,
+].join("\n");
+
+const PUBLISH = operation({
+  summary: "Publish a message",
+  description: PUBLISH_DESCRIPTION,
+  tag: "Publish",
+  path: { destination: "An http(s) URL as is (e.g. `https://example.com/hook?a=1`), a URL group's name, or `api/llm`." },
+  headers: publishHeaders(),
+  body: { bytes: "The message body, any bytes, delivered as given." },
+  responses: { 200: PUBLISHED, 202: DUPLICATE },
+  errors: [404, 412, 413],
+});
+const ENQUEUE = operation({
+  summary: "Publish a message to a queue",
+  description: `As publish; the queue delivers its messages in order, at most its parallelism at once.\n${PUBLISH_HEADER_NOTE}`,
+  tag: "Publish",
+  path: { queue: "The queue's name (created when new).", destination: "As publish's destination." },
+  headers: publishHeaders(),
+  body: { bytes: "The message body, any bytes, delivered as given." },
+  responses: { 200: PUBLISHED, 202: DUPLICATE },
+  errors: [404, 412, 413],
+});
+const BATCH = operation({
+  summary: "Publish several messages",
+  description: `Up to ${MAX_BATCH_ITEMS} messages at once, each with its destination and publish headers; all are stored or none.`,
+  tag: "Publish",
+  body: { name: "batch", json: BatchSchema, isBytes: isItemBody },
+  responses: { 200: { description: "One answer per item, in order.", json: v.array(PUBLISHED.json) } },
+  errors: [404, 412, 413],
+});
+
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
   const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) });
@@ -47,19 +91,17 @@ export function publishRoutes(deps: AppDeps) {
     respond(c, (await run([singleRequest(c, queueName, prefix, deps.config.maxMessageBytes)]))[0]!);
 
   return new Hono()
-    .post("/publish/*", (c) => single(c, null, "/v2/publish/"))
-    .post("/enqueue/:queue/*", (c) =>
+    .post("/publish/*", PUBLISH.describe, (c) => single(c, null, "/v2/publish/"))
+    .post("/enqueue/:queue/*", ENQUEUE.describe, (c) =>
       single(c, c.req.param("queue"), `/v2/enqueue/${c.req.param("queue")}/`),
     )
-    .post("/batch", async (c) => {
+    .post("/batch", BATCH.describe, async (c) => {
       const json = jsonOf(c, isItemBody);
       if (Array.isArray(json) && json.length > MAX_BATCH_ITEMS) {
         throw overLimit(`a batch holds at most ${MAX_BATCH_ITEMS} items, got ${json.length}`, null);
       }
-      const items = v.safeParse(BatchSchema, json);
-      if (!items.success) throw badRequest(`invalid batch: ${issueText(items.issues[0]!)}`);
       const ip = callerIp(c);
-      const requests = items.output.map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
+      const requests = BATCH.body(c, json).map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
       return c.json(await run(requests));
     });
 }
@@ -87,12 +129,6 @@ function respond(c: Context, response: PublishResponse) {
   const results = Array.isArray(response) ? response : [response];
   const duplicate = results.length > 0 && results.every((result) => result.deduplicated);
   return c.json(response, duplicate ? 202 : 200);
-}
-
-/** An issue with where it is, e.g. `[2].headers.x-a: Invalid type: ...`. */
-function issueText(issue: v.BaseIssue<unknown>): string {
-  const path = (issue.path ?? []).map((item) => (typeof item.key === "number" ? `[${item.key}]` : `.${String(item.key)}`));
-  return `${path.join("").replace(/^\./, "")}${path.length > 0 ? ": " : ""}${issue.message}`;
 }
 
 /** Counts accepted and deduplicated messages by dialect and destination kind. */

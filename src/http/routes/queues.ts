@@ -1,42 +1,89 @@
 /** Queues: upsert, list, get, delete, pause, resume (docs/hosted-api.md §6). */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { AppError, badRequest, overLimit } from "../../domain/errors";
+import { AppError, overLimit } from "../../domain/errors";
 import { checkQueueName, deleteQueue, type Queue, listQueues, setQueuePaused, upsertQueue } from "../../domain/queues/queues";
-import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
 
-const UpsertSchema = v.object({
-  queueName: v.string("queueName is required"),
-  parallelism: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "parallelism must be at least 1")), 1),
-  paused: v.optional(v.boolean("paused must be true or false"), false),
+const QueueSchema = v.object({
+  name: v.string(),
+  createdAt: v.pipe(v.number(), v.description("Unix milliseconds.")),
+  updatedAt: v.pipe(v.number(), v.description("Unix milliseconds.")),
+  parallelism: v.pipe(v.number(), v.description("Deliveries of the queue in flight at most.")),
+  lag: v.pipe(v.number(), v.description("Messages of the queue waiting for delivery.")),
+  paused: v.boolean(),
 });
+
+const NAME = { name: "The queue's name." };
+
+const UPSERT = operation({
+  summary: "Create or update a queue",
+  tag: "Queues",
+  body: {
+    name: "queue",
+    json: v.object({
+      queueName: v.string("queueName is required"),
+      parallelism: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "parallelism must be at least 1")), 1),
+      paused: v.optional(v.boolean("paused must be true or false"), false),
+    }),
+  },
+  responses: { 200: "Saved." },
+  errors: [412],
+});
+const LIST = operation({
+  summary: "List queues",
+  tag: "Queues",
+  responses: { 200: { description: "The queues.", json: v.array(QueueSchema) } },
+});
+const GET = operation({
+  summary: "Get a queue",
+  tag: "Queues",
+  path: NAME,
+  responses: { 200: { description: "The queue.", json: QueueSchema } },
+  errors: [404],
+});
+const DELETE = operation({
+  summary: "Delete a queue",
+  description: "What still waits in it is cancelled.",
+  tag: "Queues",
+  path: NAME,
+  responses: { 200: "Deleted." },
+  errors: [404],
+});
+const PAUSE = operation({
+  summary: "Pause a queue",
+  description: "Its messages wait until it is resumed.",
+  tag: "Queues",
+  path: NAME,
+  responses: { 200: "Paused." },
+  errors: [404],
+});
+const RESUME = operation({ summary: "Resume a queue", tag: "Queues", path: NAME, responses: { 200: "Resumed." }, errors: [404] });
 
 /** Routes of the queue resource. */
 export function queueRoutes(deps: AppDeps) {
   const { sql } = deps;
   return new Hono()
-    .post("/", async (c) => {
-      const body = v.safeParse(UpsertSchema, jsonOf(c));
-      if (!body.success) throw badRequest(`invalid queue: ${body.issues[0]!.message}`);
-      const { queueName, parallelism, paused } = body.output;
+    .post("/", UPSERT.describe, async (c) => {
+      const { queueName, parallelism, paused } = UPSERT.body(c);
       const max = deps.config.maxQueueParallelism;
       if (parallelism > max) throw overLimit(`parallelism must be at most ${max}, got ${parallelism}`, "DISPATCH_MAX_QUEUE_PARALLELISM");
       await sql.begin((tx) => upsertQueue(tx, queueName, parallelism, paused));
       return c.json({});
     })
-    .get("/", async (c) => c.json((await listQueues(sql)).map(queueJson)))
-    .get("/:name", async (c) => c.json(queueJson(await findQueue(deps, c.req.param("name")))))
-    .delete("/:name", async (c) => {
+    .get("/", LIST.describe, async (c) => c.json((await listQueues(sql)).map(queueJson)))
+    .get("/:name", GET.describe, async (c) => c.json(queueJson(await findQueue(deps, c.req.param("name")))))
+    .delete("/:name", DELETE.describe, async (c) => {
       const name = c.req.param("name");
       await sql.begin((tx) => deleteQueue(tx, name));
       return c.json({});
     })
-    .post("/:name/pause", async (c) => {
+    .post("/:name/pause", PAUSE.describe, async (c) => {
       await sql.begin((tx) => setQueuePaused(tx, c.req.param("name"), true));
       return c.json({});
     })
-    .post("/:name/resume", async (c) => {
+    .post("/:name/resume", RESUME.describe, async (c) => {
       await sql.begin((tx) => setQueuePaused(tx, c.req.param("name"), false));
       return c.json({});
     });

@@ -1,5 +1,6 @@
 /** Schedules: create or replace, list, get, delete, pause, resume (docs/hosted-api.md §7). */
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { llmUrl } from "../../config/config";
 import { canonicalHeaders } from "../../domain/headers/names";
 import type { Redactor } from "../../domain/messages/redaction";
@@ -8,6 +9,7 @@ import {
   deleteSchedule,
   getSchedule,
   listSchedules,
+  ONE_OFF_OPTIONS,
   saveSchedule,
   type ScheduleRow,
   scheduleStates,
@@ -15,8 +17,77 @@ import {
 } from "../../domain/schedules/schedules";
 import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
+import { PUBLISH_HEADER_NOTE, publishHeaders } from "../openapi/parameters";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 import { bodyFields, flowControlFields } from "../serialize";
+
+const SCHEDULE = v.looseObject({
+  scheduleId: v.string(),
+  cron: v.string(),
+  createdAt: v.number(),
+  destination: v.string(),
+  method: v.string(),
+  header: v.record(v.string(), v.array(v.string())),
+  body: v.optional(v.string()),
+  bodyBase64: v.optional(v.string()),
+  retries: v.number(),
+  isPaused: v.boolean(),
+  queueName: v.optional(v.string()),
+  lastScheduleTime: v.optional(v.pipe(v.number(), v.description("The last tick that published, Unix milliseconds."))),
+  nextScheduleTime: v.pipe(v.number(), v.description("The next tick, Unix milliseconds.")),
+  error: v.optional(v.pipe(v.string(), v.description("Why the last tick could not publish."))),
+});
+const ID = { id: "The schedule's id." };
+
+const SAVE = operation({
+  summary: "Create or replace a schedule",
+  description: [
+    "Every tick of the cron expression publishes the request given here as a new message (to the queue of Svc-Queue-Name, if given).",
+    "A tick missed while no worker ran is published once, late; the next one after that is on time.",
+    PUBLISH_HEADER_NOTE,
+  ].join("\n"),
+  tag: "Schedules",
+  path: { destination: "An http(s) URL as is, or a URL group's name." },
+  headers: [
+    { name: "Svc-Cron", required: true, description: "Five-field cron expression, UTC unless prefixed `CRON_TZ=<IANA zone> `." },
+    { name: "Svc-Schedule-Id", description: "The id to create or replace; a new one when absent." },
+    { name: "Svc-Queue-Name", description: "Publish every tick to this queue." },
+    ...publishHeaders(ONE_OFF_OPTIONS),
+  ],
+  body: { bytes: "The body of every message it publishes." },
+  responses: { 200: { description: "The schedule's id.", json: v.object({ scheduleId: v.string() }) } },
+  errors: [412, 413],
+});
+const LIST = operation({
+  summary: "List schedules",
+  tag: "Schedules",
+  responses: { 200: { description: "The schedules.", json: v.array(SCHEDULE) } },
+});
+const GET = operation({
+  summary: "Get a schedule",
+  tag: "Schedules",
+  path: ID,
+  responses: { 200: { description: "The schedule.", json: SCHEDULE } },
+  errors: [404],
+});
+const DELETE = operation({ summary: "Delete a schedule", tag: "Schedules", path: ID, responses: { 200: "Deleted." }, errors: [404] });
+const PAUSE = operation({
+  summary: "Pause a schedule",
+  description: "Its ticks publish nothing until it is resumed. PATCH (what the SDKs send) and POST both work.",
+  tag: "Schedules",
+  path: ID,
+  responses: { 200: "Paused." },
+  errors: [404],
+});
+const RESUME = operation({
+  summary: "Resume a schedule",
+  description: "The next tick after now publishes; missed ones do not. PATCH and POST both work.",
+  tag: "Schedules",
+  path: ID,
+  responses: { 200: "Resumed." },
+  errors: [404],
+});
 
 /** Routes of the schedule resource, mounted at `/v2/schedules`. */
 export function scheduleRoutes(deps: AppDeps) {
@@ -32,16 +103,16 @@ export function scheduleRoutes(deps: AppDeps) {
     return c.json({});
   };
   return new Hono()
-    .get("/", async (c) => c.json(await show(await listSchedules(sql))))
-    .get("/:id", async (c) => c.json((await show([await getSchedule(sql, c.req.param("id"))]))[0]))
-    .delete("/:id", async (c) => {
+    .get("/", LIST.describe, async (c) => c.json(await show(await listSchedules(sql))))
+    .get("/:id", GET.describe, async (c) => c.json((await show([await getSchedule(sql, c.req.param("id"))]))[0]))
+    .delete("/:id", DELETE.describe, async (c) => {
       await sql.begin((tx) => deleteSchedule(tx, c.req.param("id")));
       return c.json({});
     })
     // The SDKs send PATCH; the hosted service's OpenAPI says POST (docs/hosted-api.md §7.2): both work.
-    .on(["PATCH", "POST"], "/:id/pause", pause(true))
-    .on(["PATCH", "POST"], "/:id/resume", pause(false))
-    .post("/*", async (c) => {
+    .on(["PATCH", "POST"], "/:id/pause", PAUSE.describe, pause(true))
+    .on(["PATCH", "POST"], "/:id/resume", RESUME.describe, pause(false))
+    .post("/*", SAVE.describe, async (c) => {
       const request = {
         destination: rawDestination(c, "/v2/schedules/"),
         headers: requestHeaders(c).headers,

@@ -1,44 +1,80 @@
 /** URL groups (topics): endpoints add/remove, get, list, delete (docs/hosted-api.md §5). */
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
 import { addEndpoints, deleteUrlGroup, listUrlGroups, removeEndpoints } from "../../domain/url-groups/url-groups";
-import { jsonOf } from "../body";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
 
-const EndpointsSchema = v.object({
-  endpoints: v.pipe(
-    v.array(v.object({ url: v.optional(v.string()), name: v.optional(v.string()) }), "endpoints must be an array"),
-    v.maxLength(1000, "at most 1000 endpoints per request"),
-  ),
+const ENDPOINTS = {
+  name: "endpoints",
+  json: v.object({
+    endpoints: v.pipe(
+      v.array(v.object({ url: v.optional(v.string()), name: v.optional(v.string()) }), "endpoints must be an array"),
+      v.maxLength(1000, "at most 1000 endpoints per request"),
+    ),
+  }),
+};
+const URL_GROUP = v.looseObject({
+  name: v.string(),
+  createdAt: v.number(),
+  updatedAt: v.number(),
+  endpoints: v.array(v.looseObject({ url: v.string(), name: v.optional(v.string()) })),
 });
+const NAME = { name: "The URL group's name." };
 
-function endpointsOf(c: Context) {
-  const body = v.safeParse(EndpointsSchema, jsonOf(c));
-  if (!body.success) throw badRequest(`invalid endpoints: ${body.issues[0]!.message}`);
-  return body.output.endpoints;
-}
+const LIST = operation({
+  summary: "List URL groups",
+  tag: "URL groups",
+  responses: { 200: { description: "The URL groups with their endpoints.", json: v.array(URL_GROUP) } },
+});
+const GET = operation({
+  summary: "Get a URL group",
+  tag: "URL groups",
+  path: NAME,
+  responses: { 200: { description: "The URL group.", json: URL_GROUP } },
+  errors: [404],
+});
+const DELETE = operation({ summary: "Delete a URL group", tag: "URL groups", path: NAME, responses: { 200: "Deleted." }, errors: [404] });
+const ADD = operation({
+  summary: "Add endpoints",
+  description: "Creates the URL group when new. Publishing to the group sends one message to each endpoint.",
+  tag: "URL groups",
+  path: NAME,
+  body: ENDPOINTS,
+  responses: { 200: "Added." },
+  errors: [412],
+});
+const REMOVE = operation({
+  summary: "Remove endpoints",
+  description: "Each endpoint is named by its url or its name. The group goes when its last endpoint does.",
+  tag: "URL groups",
+  path: NAME,
+  body: ENDPOINTS,
+  responses: { 200: "Removed." },
+  errors: [404],
+});
 
 /** Routes of the URL group resource. */
 export function topicRoutes(deps: AppDeps) {
   const { sql } = deps;
   return new Hono()
-    .get("/", async (c) => c.json(await listUrlGroups(sql)))
-    .get("/:name", async (c) => c.json((await listUrlGroups(sql, c.req.param("name")))[0]))
-    .delete("/:name", async (c) => {
+    .get("/", LIST.describe, async (c) => c.json(await listUrlGroups(sql)))
+    .get("/:name", GET.describe, async (c) => c.json((await listUrlGroups(sql, c.req.param("name")))[0]))
+    .delete("/:name", DELETE.describe, async (c) => {
       await sql.begin((tx) => deleteUrlGroup(tx, c.req.param("name")));
       return c.json({});
     })
-    .post("/:name/endpoints", async (c) => {
-      const endpoints = endpointsOf(c);
+    .post("/:name/endpoints", ADD.describe, async (c) => {
+      const { endpoints } = ADD.body(c);
       if (endpoints.some((endpoint) => !endpoint.url)) throw badRequest("each endpoint needs a url");
       await sql.begin((tx) =>
         addEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name }))),
       );
       return c.json({});
     })
-    .delete("/:name/endpoints", async (c) => {
-      const endpoints = endpointsOf(c);
+    .delete("/:name/endpoints", REMOVE.describe, async (c) => {
+      const { endpoints } = REMOVE.body(c);
       await sql.begin((tx) => removeEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url ?? "", name: e.name }))));
       return c.json({});
     });

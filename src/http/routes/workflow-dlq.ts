@@ -6,6 +6,7 @@
  * which `workflowDlqHandOff` takes over from the plain DLQ.
  */
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
 import type { Redactor } from "../../domain/messages/redaction";
@@ -25,17 +26,13 @@ import {
 } from "../../domain/workflows/dlq/resume";
 import { readRunOverrides } from "../../domain/workflows/dlq/run-overrides";
 import type { AppDeps } from "../deps";
-import { bulkParams, integerParam, listParam, type Params, queryParams, singleParam, timeRangeParams } from "../query";
+import { type Operation, operation, type ParameterDoc } from "../openapi/operation";
+import { paging, TIME_RANGE } from "../openapi/parameters";
+import { DlqMessageSchema, pageOf } from "../openapi/schemas";
+import { integerParam, listParam, type Params, singleParam, timeRangeParams } from "../query";
 import { requestHeaders } from "../request";
 import { bodyFields } from "../serialize";
 import { messageJson } from "./messages";
-
-const FILTERS = [
-  "fromDate", "toDate", "workflowUrl", "url", "workflowRunId", "workflowCreatedAt", "label", "failureFunctionState",
-  "callerIp", "callerIP", "flowControlKey", "responseStatus",
-];
-const LIST_PARAMETERS = ["cursor", "count", ...FILTERS];
-const ACTION_PARAMETERS = ["dlqIds", ...LIST_PARAMETERS];
 
 /** Page size of the list and bulk delete: default and maximum (docs/hosted-api.md §13.4). */
 const MAX_COUNT = 100;
@@ -44,12 +41,108 @@ const MAX_RESTARTS = 50;
 
 const FAILURE_FUNCTION_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL", "CALLBACK_CANCELED"];
 
+const MULTI = "Several: repeat the parameter or join them with commas.";
+const FILTERS: Record<string, ParameterDoc> = {
+  ...TIME_RANGE,
+  workflowUrl: "Workflow URLs (exact). Repeat the parameter for several.",
+  url: "Alias of workflowUrl.",
+  workflowRunId: `Run ids (bulk resume and restart: id prefixes too). ${MULTI}`,
+  workflowCreatedAt: `Run creation times, Unix milliseconds. ${MULTI}`,
+  label: `Labels. ${MULTI}`,
+  failureFunctionState: `${FAILURE_FUNCTION_STATES.join(", ")}. ${MULTI}`,
+  callerIp: `IP addresses of the clients that started the runs. ${MULTI}`,
+  callerIP: "Alias of callerIp.",
+  flowControlKey: `Flow-control keys. ${MULTI}`,
+  responseStatus: `Status codes of the last answer. ${MULTI}`,
+};
+const LIST_PARAMETERS = { ...paging(MAX_COUNT, MAX_COUNT), ...FILTERS };
+const ACTION_PARAMETERS = { dlqIds: `DLQ ids; the filters are then ignored. ${MULTI}`, ...LIST_PARAMETERS };
+const FILTER_BODY = { filters: "The parameters as a JSON object, as older SDKs send them (`{\"dlqIds\": [...]}`)." };
+const DLQ_ID = { dlqId: "The entry's id." };
+const WORKFLOW_DLQ_MESSAGE = v.looseObject({
+  ...DlqMessageSchema.entries,
+  workflowRunId: v.string(),
+  workflowCreatedAt: v.number(),
+  workflowUrl: v.string(),
+  failureFunctionState: v.optional(v.string()),
+});
+const NEW_RUN = v.object({ workflowRunId: v.string(), workflowCreatedAt: v.number() });
+const OVERRIDE_HEADERS = [
+  { name: "Svc-Retries", description: "Retries of the new run's steps." },
+  { name: "Svc-Retry-Delay", description: "Retry delay expression of the new run." },
+  { name: "Svc-Flow-Control-Key", description: "Flow-control key of the new run." },
+  { name: "Svc-Flow-Control-Value", description: "Flow-control limits of the new run." },
+  { name: "Svc-Delay", description: "Delay before the new run's first step." },
+  { name: "Svc-Label", description: "Label of the new run." },
+  { name: "Svc-Failure-Callback", description: "Failure callback of the new run." },
+];
+
+/** Resume (from the failed step, keeping the steps done) or restart (from the start): one entry or many. */
+function newRunOperation(mode: NewRunMode, many: boolean) {
+  const what = mode === "resume" ? "Resume" : "Restart";
+  const how = mode === "resume" ? "continues from the failed step, keeping the results of the steps before it" : "starts again from the first step";
+  return operation({
+    summary: `${what} ${many ? "failed runs" : "a failed run"}`,
+    description: `Each entry's run ${how}, as a new run; the entry leaves the DLQ. Headers here override the original run's settings (also with the \`Upstash-\` prefix).${many ? ` At most ${MAX_RESTARTS} entries per call; the cursor continues.` : ""}`,
+    tag: "Workflows",
+    ...(many ? { query: ACTION_PARAMETERS, body: FILTER_BODY } : { path: DLQ_ID }),
+    headers: OVERRIDE_HEADERS,
+    responses: many
+      ? { 200: { description: "The new runs.", json: v.object({ workflowRuns: v.array(NEW_RUN), cursor: v.optional(v.string()) }) } }
+      : { 200: { description: "The new run.", json: NEW_RUN } },
+    errors: many ? [412] : [404, 412],
+  });
+}
+
+const LIST = operation({
+  summary: "List the workflow DLQ",
+  description: "Failed workflow runs, each with its failed step's last answer. `GET /v2/dlq?source=workflow` lists the same (what the SDK calls).",
+  tag: "Workflows",
+  query: LIST_PARAMETERS,
+  responses: { 200: { description: "A page of entries.", json: pageOf("messages", WORKFLOW_DLQ_MESSAGE) } },
+});
+const LIST_FOR_SDK = operation({ ...LIST.spec, query: { ...LIST_PARAMETERS, source: "`workflow`." } });
+const DELETE_MANY = operation({
+  summary: "Delete workflow DLQ entries",
+  description: "The entries given by id, else a page of those matching the filters.",
+  tag: "Workflows",
+  query: ACTION_PARAMETERS,
+  body: FILTER_BODY,
+  responses: { 200: { description: "How many were deleted.", json: v.object({ deleted: v.number(), cursor: v.optional(v.string()) }) } },
+});
+const RESUME_MANY = newRunOperation("resume", true);
+const RESUME = newRunOperation("resume", false);
+const RESTART_MANY = newRunOperation("restart", true);
+const RESTART = newRunOperation("restart", false);
+const RETRY_FAILURE_FUNCTION = operation({
+  summary: "Retry a failed failure function",
+  description: "Calls the run's failure function again when it failed.",
+  tag: "Workflows",
+  path: DLQ_ID,
+  responses: { 200: "The failure function's new message." },
+  errors: [404, 409],
+});
+const GET = operation({
+  summary: "Get a workflow DLQ entry",
+  tag: "Workflows",
+  path: DLQ_ID,
+  responses: { 200: { description: "The entry.", json: WORKFLOW_DLQ_MESSAGE } },
+  errors: [404],
+});
+const DELETE = operation({
+  summary: "Delete a workflow DLQ entry",
+  tag: "Workflows",
+  path: DLQ_ID,
+  responses: { 200: { description: "Deleted.", json: v.object({ deleted: v.number() }) } },
+  errors: [404],
+});
+
 /** Routes of the workflow DLQ resource, mounted at `/v2/workflows/dlq`. */
 export function workflowDlqRoutes(deps: AppDeps) {
   const { sql } = deps;
   const settings = messageSettings(deps.config);
-  const restartMany = async (c: Context, mode: NewRunMode) => {
-    const params = await bulkParams(c, ACTION_PARAMETERS);
+  const restartMany = async (c: Context, mode: NewRunMode, op: Operation<typeof FILTER_BODY>) => {
+    const params = await op.bulk(c);
     const picked = selection(params, true);
     const count = Math.min(integerParam(params, "count", 1, 1000, MAX_RESTARTS), MAX_RESTARTS);
     const { headers, dialect } = requestHeaders(c);
@@ -64,9 +157,9 @@ export function workflowDlqRoutes(deps: AppDeps) {
     return c.json(await sql.begin((tx) => newRunFromDlqEntry(tx, c.req.param("dlqId")!, mode, overrides, settings)));
   };
   return new Hono()
-    .get("/", (c) => listRoute(c, deps, LIST_PARAMETERS))
-    .delete("/", async (c) => {
-      const params = await bulkParams(c, ACTION_PARAMETERS);
+    .get("/", LIST.describe, (c) => listRoute(c, deps, LIST))
+    .delete("/", DELETE_MANY.describe, async (c) => {
+      const params = await DELETE_MANY.bulk(c);
       const picked = selection(params, false);
       // Ids are deleted all at once; filters a page at a time.
       const count = "dlqIds" in picked ? picked.dlqIds.length : integerParam(params, "count", 1, MAX_COUNT, MAX_COUNT);
@@ -74,15 +167,15 @@ export function workflowDlqRoutes(deps: AppDeps) {
       const { items, cursor } = await sql.begin((tx) => deleteWorkflowDlq(tx, picked, page));
       return c.json({ deleted: items.length, ...(cursor !== null && { cursor }) });
     })
-    .post("/resume", (c) => restartMany(c, "resume"))
-    .post("/resume/:dlqId", (c) => restartOne(c, "resume"))
-    .post("/restart", (c) => restartMany(c, "restart"))
-    .post("/restart/:dlqId", (c) => restartOne(c, "restart"))
-    .post("/callback/:dlqId", async (c) =>
+    .post("/resume", RESUME_MANY.describe, (c) => restartMany(c, "resume", RESUME_MANY))
+    .post("/resume/:dlqId", RESUME.describe, (c) => restartOne(c, "resume"))
+    .post("/restart", RESTART_MANY.describe, (c) => restartMany(c, "restart", RESTART_MANY))
+    .post("/restart/:dlqId", RESTART.describe, (c) => restartOne(c, "restart"))
+    .post("/callback/:dlqId", RETRY_FAILURE_FUNCTION.describe, async (c) =>
       c.json(await sql.begin((tx) => retryFailureFunction(tx, c.req.param("dlqId"), settings))),
     )
-    .get("/:dlqId", async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
-    .delete("/:dlqId", async (c) => {
+    .get("/:dlqId", GET.describe, async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
+    .delete("/:dlqId", DELETE.describe, async (c) => {
       const dlqId = c.req.param("dlqId");
       const deleted = await sql.begin(async (tx) => {
         await findWorkflowDlqEntry(tx, dlqId, true);
@@ -99,12 +192,12 @@ export function workflowDlqRoutes(deps: AppDeps) {
 export function workflowDlqHandOff(deps: AppDeps) {
   return new Hono().get("/", async (c, next) => {
     if (c.req.query("source") !== "workflow") return next();
-    return listRoute(c, deps, [...LIST_PARAMETERS, "source"]);
+    return listRoute(c, deps, LIST_FOR_SDK);
   });
 }
 
-async function listRoute(c: Context, deps: AppDeps, allowed: string[]) {
-  const params = queryParams(c, allowed);
+async function listRoute(c: Context, deps: AppDeps, op: Operation<undefined>) {
+  const params = op.query(c);
   const page = { cursor: singleParam(params, "cursor"), count: integerParam(params, "count", 1, MAX_COUNT, MAX_COUNT) };
   const { items, cursor } = await listWorkflowDlq(deps.sql, selection(params, false), page);
   return c.json({ messages: items.map((entry) => workflowDlqMessageJson(entry, deps.redactor)), ...(cursor !== null && { cursor }) });

@@ -4,20 +4,73 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { AppError, badRequest } from "../../domain/errors";
+import { AppError } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
 import { messageSettings } from "../../domain/publish/options";
 import { listWaiters, notify, registerWait } from "../../domain/workflows/waits";
-import { bodyOf, jsonOf } from "../body";
+import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
+import { operation } from "../openapi/operation";
 import { requestHeaders } from "../request";
 
-const WaitSchema = v.object({
-  url: v.pipe(v.string(), v.regex(/^https?:\/\//i, "url must be an http(s) URL")),
-  timeout: v.optional(v.string()),
-  timeoutUrl: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\//i, "timeoutUrl must be an http(s) URL"))),
-  timeoutHeaders: v.optional(v.record(v.string(), v.union([v.string(), v.array(v.string())]))),
-  step: v.record(v.string(), v.unknown()),
+const EVENT_ID = "The event's id.";
+const NOTIFIED = {
+  description: "The waiting steps notified (each as the SDK reads it).",
+  json: v.array(v.looseObject({ waiter: v.looseObject({ url: v.string() }), messageId: v.string() })),
+};
+
+const WAIT = operation({
+  summary: "Wait for an event (workflow SDK)",
+  description: "Registers a run's step as waiting for the event; a notify resumes it, else it is resumed at its timeout.",
+  tag: "Workflows",
+  path: { eventId: EVENT_ID },
+  body: {
+    name: "wait request",
+    json: v.object({
+      url: v.pipe(v.string(), v.regex(/^https?:\/\//i, "url must be an http(s) URL")),
+      timeout: v.optional(v.string()),
+      timeoutUrl: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\//i, "timeoutUrl must be an http(s) URL"))),
+      timeoutHeaders: v.optional(v.record(v.string(), v.union([v.string(), v.array(v.string())]))),
+      step: v.record(v.string(), v.unknown()),
+    }),
+  },
+  responses: { 200: "Waiting." },
+  errors: [412],
+});
+const NOTIFY = operation({
+  summary: "Notify an event",
+  description: "Resumes every step waiting for the event with the body as its data.",
+  tag: "Workflows",
+  path: { eventId: EVENT_ID },
+  body: { bytes: "The event's data." },
+  responses: { 200: NOTIFIED },
+  errors: [413],
+});
+const NOTIFY_RUN = operation({
+  summary: "Notify an event of one run",
+  description: "As notify, for one run; an event that comes before its wait is kept for the wait to find (lookback).",
+  tag: "Workflows",
+  path: { runId: "The run's id.", eventId: EVENT_ID },
+  body: { bytes: "The event's data." },
+  responses: { 200: NOTIFIED },
+  errors: [413],
+});
+const WAITERS = operation({
+  summary: "List the steps waiting for an event",
+  tag: "Workflows",
+  path: { eventId: EVENT_ID },
+  responses: { 200: "The waiting steps." },
+});
+const HOOK = operation({
+  summary: "Webhook of a waiting run",
+  description: "Called by third parties without a token: notifies the run's event with the request (method, headers, body) as its data.",
+  tag: "Workflows",
+  access: "public",
+  methods: ["get", "post", "put", "patch", "delete"],
+  path: { userId: "The UserID of one of the service's tokens.", runId: "The run's id.", eventId: EVENT_ID },
+  body: { bytes: "Any body; it is part of the event's data." },
+  responses: { 200: "Notified." },
+  errors: [404, 413],
 });
 
 
@@ -27,20 +80,19 @@ export function workflowEventRoutes(deps: AppDeps) {
   const notifyRoute = async (eventId: string, runId: string | null, body: Buffer) =>
     deps.sql.begin((tx) => notify(tx, eventId, body, runId, settings));
   return new Hono()
-    .post("/wait/:eventId", async (c) => {
-      const request = v.safeParse(WaitSchema, jsonOf(c));
-      if (!request.success) throw badRequest(`invalid wait request: ${request.issues[0]!.message}`);
+    .post("/wait/:eventId", WAIT.describe, async (c) => {
+      const request = WAIT.body(c);
       const { headers, dialect } = requestHeaders(c);
-      await deps.sql.begin((tx) => registerWait(tx, c.req.param("eventId"), request.output, headers, dialect, settings));
+      await deps.sql.begin((tx) => registerWait(tx, c.req.param("eventId"), request, headers, dialect, settings));
       return c.json({});
     })
-    .post("/notify/:eventId", async (c) =>
+    .post("/notify/:eventId", NOTIFY.describe, async (c) =>
       c.json(await notifyRoute(c.req.param("eventId"), null, bodyOf(c, deps.config.maxMessageBytes))),
     )
-    .post("/notify/:runId/:eventId", async (c) =>
+    .post("/notify/:runId/:eventId", NOTIFY_RUN.describe, async (c) =>
       c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), bodyOf(c, deps.config.maxMessageBytes))),
     )
-    .get("/waiters/:eventId", async (c) => c.json(await listWaiters(deps.sql, c.req.param("eventId"))));
+    .get("/waiters/:eventId", WAITERS.describe, async (c) => c.json(await listWaiters(deps.sql, c.req.param("eventId"))));
 }
 
 /**
@@ -51,7 +103,7 @@ export function workflowEventRoutes(deps: AppDeps) {
 export function workflowHookRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
   const userIds = new Set(deps.tokens.map(userIdOf).filter((id): id is string => id !== null));
-  return new Hono().all("/:userId/:runId/:eventId", async (c) => {
+  return new Hono().all("/:userId/:runId/:eventId", HOOK.describe, async (c) => {
     if (!userIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
     const url = new URL(c.req.url);
     const body = bodyOf(c, deps.config.maxMessageBytes);

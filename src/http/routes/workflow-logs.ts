@@ -5,34 +5,74 @@
  * sends its deprecated top-level filters under the same names as the new ones.
  */
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
-import { listRunLogs, type RunFilter, type RunLogQuery, type RunState, runStates } from "../../domain/workflows/logs/logs";
+import { listRunLogs, RUN_STATES, type RunFilter, type RunLogQuery, type RunState, runStates } from "../../domain/workflows/logs/logs";
 import type { AppDeps } from "../deps";
-import { listParam, type Params, queryParams, singleParam, timeParam, timeRangeParams } from "../query";
-
-const PARAMETERS = [
-  "groupBy", "cursor", "count", "workflowRunId", "workflowUrl", "workflowCreatedAt", "state", "fromDate", "toDate",
-  "label", "messageId", "callerIp", "callerIP", "flowControlKey", "host", "path",
-];
+import { type Operation, operation } from "../openapi/operation";
+import { TIME_RANGE } from "../openapi/parameters";
+import { listParam, type Params, singleParam, timeParam, timeRangeParams } from "../query";
 
 /** Runs per page: 10 by default and at most (docs/interface.md "Limits"); a larger count is clamped. */
 const PAGE_SIZE = 10;
 
+const MULTI = "Several: repeat the parameter or join them with commas.";
+const PARAMETERS = {
+  groupBy: "`workflowRunId` (required on /events).",
+  cursor: "The cursor the previous page answered; the first page when absent.",
+  count: { type: "integer", description: `Runs per page (default and at most ${PAGE_SIZE}).` },
+  workflowRunId: "Run ids. Repeat the parameter for several.",
+  workflowUrl: "Workflow URLs. Repeat the parameter for several.",
+  workflowCreatedAt: { type: "integer", description: "The run's creation time, Unix milliseconds." },
+  state: `Run states: ${RUN_STATES.join(", ")}. ${MULTI}`,
+  ...TIME_RANGE,
+  label: `Labels. ${MULTI}`,
+  messageId: `Ids of the runs' messages. ${MULTI}`,
+  callerIp: `IP addresses of the clients that started the runs. ${MULTI}`,
+  callerIP: "Alias of callerIp.",
+  flowControlKey: `Flow-control keys. ${MULTI}`,
+  host: `Workflow URL hosts. ${MULTI}`,
+  path: "Workflow URL paths. Repeat the parameter for several.",
+} as const;
+const RUNS = v.object({
+  runs: v.array(
+    v.looseObject({
+      workflowRunId: v.string(),
+      workflowUrl: v.string(),
+      workflowState: v.picklist(RUN_STATES),
+      workflowRunCreatedAt: v.number(),
+      steps: v.pipe(v.array(v.unknown()), v.description("Step groups in order: sequential ones, and parallel groups.")),
+    }),
+  ),
+  cursor: v.optional(v.string()),
+});
+const runLogOperation = (summary: string) =>
+  operation({
+    summary,
+    description: "Workflow runs with their steps, newest first; what the run asks to hide is shown redacted.",
+    tag: "Workflows",
+    query: PARAMETERS,
+    responses: { 200: { description: "A page of runs.", json: RUNS } },
+  });
+const LOGS = runLogOperation("List workflow runs");
+const EVENTS = runLogOperation("List workflow runs (what the SDK calls, with groupBy=workflowRunId)");
+
 /** Routes of the run logs, under /v2/workflows. */
 export function workflowLogRoutes(deps: AppDeps) {
-  const page = async (c: Context, path: "logs" | "events") => {
-    const query = runLogQuery(c, path);
+  const page = async (c: Context, path: "logs" | "events", op: Operation<undefined>) => {
+    const query = runLogQuery(op.query(c), path);
     const { runs, cursor } = await deps.sql.begin("isolation level repeatable read read only", (tx) =>
       listRunLogs(tx, query, deps.redactor),
     );
     // No cursor at the end: the SDK's live test expects it undefined.
     return c.json({ ...(cursor !== null && { cursor }), runs });
   };
-  return new Hono().get("/logs", (c) => page(c, "logs")).get("/events", (c) => page(c, "events"));
+  return new Hono()
+    .get("/logs", LOGS.describe, (c) => page(c, "logs", LOGS))
+    .get("/events", EVENTS.describe, (c) => page(c, "events", EVENTS));
 }
 
-function runLogQuery(c: Context, path: "logs" | "events"): RunLogQuery {
-  const params = queryParams(c, PARAMETERS);
+function runLogQuery(params: Params, path: "logs" | "events"): RunLogQuery {
   const groupBy = singleParam(params, "groupBy");
   // Without groupBy, /events is the flat event list, which Dispatch does not serve for workflows.
   if (groupBy !== "workflowRunId" && (groupBy !== null || path === "events")) {

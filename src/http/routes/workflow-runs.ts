@@ -5,6 +5,7 @@
  * `DELETE /v2/workflows/runs` cancels runs in bulk (docs/hosted-api.md §13.1).
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { AppError, badRequest } from "../../domain/errors";
 import { messageSettings, parseBoolean } from "../../domain/publish/options";
 import { cancelRuns, type RunCancelSelection } from "../../domain/workflows/cancel";
@@ -12,24 +13,66 @@ import { finishRun } from "../../domain/workflows/lifecycle";
 import { findActiveRun, findLatestRun, stepList } from "../../domain/workflows/runs";
 import { textOf } from "../body";
 import type { AppDeps } from "../deps";
-import { bulkParams, integerParam, listParam, type Params, singleParam, timeRangeParams } from "../query";
+import { operation } from "../openapi/operation";
+import { TIME_RANGE } from "../openapi/parameters";
+import { integerParam, listParam, type Params, singleParam, timeRangeParams } from "../query";
 
-const CANCEL_PARAMETERS = [
-  "workflowRunIds", "workflowUrl", "workflowUrlExactMatch", "workflowUrlStartingWith", "urlStartingWith", "fromDate",
-  "toDate", "callerIp", "callerIP", "flowControlKey", "label", "host", "path", "count",
-];
+const MULTI = "Several: repeat the parameter or join them with commas.";
+const RUN_ID = { id: "The run's id." };
+
+const CANCEL_MANY = operation({
+  summary: "Cancel workflow runs",
+  description: "The runs given by id, else at most `count` active runs matching every filter given.",
+  tag: "Workflows",
+  query: {
+    workflowRunIds: `Run ids; the filters are then ignored. ${MULTI}`,
+    workflowUrl: "Workflow URLs: prefixes unless workflowUrlExactMatch=true. Repeat the parameter for several.",
+    workflowUrlExactMatch: { type: "boolean", description: "`true`: workflowUrl matches whole URLs only." },
+    workflowUrlStartingWith: "Workflow URL prefixes. Repeat the parameter for several.",
+    urlStartingWith: "Alias of workflowUrlStartingWith.",
+    ...TIME_RANGE,
+    callerIp: `IP addresses of the clients that started the runs. ${MULTI}`,
+    callerIP: "Alias of callerIp.",
+    flowControlKey: `Flow-control keys. ${MULTI}`,
+    label: `Labels. ${MULTI}`,
+    host: `Workflow URL hosts. ${MULTI}`,
+    path: "Workflow URL paths. Repeat the parameter for several.",
+    count: { type: "integer", description: "Most runs cancelled, 1 to 1000 (default 100)." },
+  },
+  body: { filters: "The parameters as a JSON object, as older SDKs send them (`{\"workflowUrl\": \"...\"}`)." },
+  responses: { 200: { description: "How many runs were cancelled.", json: v.object({ cancelled: v.number() }) } },
+});
+const END = operation({
+  summary: "End a workflow run (workflow SDK)",
+  description: "With `cancel=true` the run is cancelled; otherwise it succeeded, with the body as its result. Ending an ended run changes nothing.",
+  tag: "Workflows",
+  path: RUN_ID,
+  query: { cancel: { type: "boolean", description: "`true` cancels the run." } },
+  body: { text: "The run's result (when it succeeded)." },
+  responses: { 200: "Ended." },
+  errors: [404, 413],
+});
+const STEPS = operation({
+  summary: "Get an active run's steps (workflow SDK)",
+  description: "The steps done so far, as the SDK executing the run reads them; they hold what the run asks to hide, so only a full token reads them (readers see the run in the logs).",
+  tag: "Workflows",
+  access: "full-token",
+  path: RUN_ID,
+  responses: { 200: "The steps, in order." },
+  errors: [404],
+});
 
 /** Routes of a single workflow run. */
 export function workflowRunRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
   return new Hono()
-    .delete("/", async (c) => {
-      const selection = cancelSelection(await bulkParams(c, CANCEL_PARAMETERS));
+    .delete("/", CANCEL_MANY.describe, async (c) => {
+      const selection = cancelSelection(await CANCEL_MANY.bulk(c));
       return c.json({ cancelled: await deps.sql.begin((tx) => cancelRuns(tx, selection, settings)) });
     })
-    .delete("/:id", async (c) => {
+    .delete("/:id", END.describe, async (c) => {
       const id = c.req.param("id");
-      const cancel = c.req.query("cancel") === "true";
+      const cancel = singleParam(END.query(c), "cancel") === "true";
       const response = cancel ? null : textOf(c, deps.config.maxMessageBytes);
       await deps.sql.begin(async (tx) => {
         const run = await findLatestRun(tx, id);
@@ -41,7 +84,7 @@ export function workflowRunRoutes(deps: AppDeps) {
       });
       return c.json({});
     })
-    .get("/:id", async (c) => {
+    .get("/:id", STEPS.describe, async (c) => {
       const id = c.req.param("id");
       const steps = await deps.sql.begin(async (tx) => {
         const run = await findActiveRun(tx, id);

@@ -1,7 +1,8 @@
 /**
  * `createApp(deps)`: the HTTP API as a Hono app, one sub-app per resource.
  * Every /v2 route needs a token (a read-only one reads only); errors are `{"error": "..."}`; parameters
- * and headers that are not storable text are refused before any route runs.
+ * and headers that are not storable text are refused before any route runs. Every route is an
+ * operation of the API document (`/openapi.json`, `/docs`; http/openapi/).
  */
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
@@ -9,6 +10,7 @@ import { withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
+import { apiDocumentRoutes } from "../routes/api-document";
 import { dlqRoutes } from "../routes/dlq";
 import { flowControlRoutes } from "../routes/flow-control";
 import { healthRoutes } from "../routes/health";
@@ -51,7 +53,7 @@ export function createApp(deps: AppDeps) {
     .route("/workflows", workflowLogRoutes(deps))
     .route("/", workflowEventRoutes(deps));
 
-  return new Hono({ strict: false })
+  const app: Hono = new Hono({ strict: false })
     .use(requestId())
     .use(timeRequests(deps.metrics, deps.log))
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
@@ -64,6 +66,9 @@ export function createApp(deps: AppDeps) {
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
     .route("/v2/workflows/hooks", workflowHookRoutes(deps))
     .route("/v2", v2)
+    // The API document and its reference page, built from the operations of the routes above.
+    .route("/", apiDocumentRoutes(() => app.routes))
     .notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404))
     .onError((error, c) => renderError(error, c, deps));
+  return app;
 }

@@ -24,7 +24,7 @@ import { headerValue, parseStep, readResults, type StepError, type StepGroup, st
 
 export type { RunFilter } from "../run-filter";
 export type { RunLogQuery } from "./query";
-export type { RunState };
+export { RUN_STATES, type RunState };
 
 /** Run states named in a query (any case), or a 400 naming the unknown one. */
 export function runStates(names: string[]): RunState[] {

@@ -1,0 +1,99 @@
+/**
+ * The API document: `/openapi.json` is valid OpenAPI 3.1, describes every
+ * route the router has (a route without an operation fails here), and says
+ * what the routes accept: the query parameters it lists are exactly those a
+ * route takes, and a body its schema refuses is refused. `/docs` shows it.
+ */
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openApiPath } from "../src/http/openapi/document";
+import { appRoutes } from "./support/routes";
+import { useDispatch } from "./support/service";
+
+/** Middleware the app mounts for any method: not routes of the API. */
+const MIDDLEWARE = ["ALL /*", "ALL /v2/*", "ALL /v2/workflows/hooks/*", "ALL /metrics"];
+
+type Operation = { parameters: { name: string; in: string; description: string }[]; responses: Record<string, unknown>; requestBody?: unknown };
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
+
+const dispatch = useDispatch();
+let document: Document;
+
+beforeAll(async () => {
+  const response = await fetch(`${dispatch.baseUrl}/openapi.json`);
+  expect(response.status).toBe(200);
+  document = (await response.json()) as Document;
+});
+
+/** Each operation of the document as [method, path, operation]. */
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => [method, path, op] as const));
+
+describe("the API document", () => {
+  it("is valid OpenAPI 3.1", async () => {
+    expect(document.openapi).toBe("3.1.0");
+    const result = await new Validator().validate(document as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("describes every route of the router, with each of its methods", () => {
+    const routes = appRoutes().filter((route) => !MIDDLEWARE.includes(`${route.method} ${route.path}`));
+    const missing = routes.filter((route) => {
+      const methods = route.method === "ALL" ? ["get", "post"] : [route.method.toLowerCase()];
+      return methods.some((method) => document.paths[openApiPath(route.path)]?.[method] === undefined);
+    });
+    expect(missing.map((route) => `${route.method} ${route.path}`)).toEqual([]);
+    expect(operations().length).toBeGreaterThan(60);
+  });
+
+  it("gives every operation its path parameters, a meaning for each, and its error answers", () => {
+    for (const [method, path, op] of operations()) {
+      const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+      expect(op.parameters.filter((p) => p.in === "path").map((p) => p.name), `${method} ${path}`).toEqual(inPath);
+      for (const parameter of op.parameters) expect(parameter.description, `${method} ${path} ${parameter.name}`).not.toBe(parameter.name);
+      expect(Object.keys(op.responses), `${method} ${path}`).toContain("400");
+      if (path.startsWith("/v2/") && !path.startsWith("/v2/workflows/hooks")) expect(Object.keys(op.responses)).toContain("401");
+    }
+  });
+
+  it("lists exactly the query parameters a list route accepts", async () => {
+    const lists = operations().filter(([method, path, op]) => method === "get" && !path.includes("{") && op.parameters.some((p) => p.in === "query"));
+    expect(lists.length).toBeGreaterThanOrEqual(6);
+    for (const [, path, op] of lists) {
+      const response = await dispatch.api(`${path}?notAParameter=1`);
+      const { error } = await response.json();
+      expect(response.status, path).toBe(400);
+      const accepted = error.match(/accepted: (.*)$/)[1].split(", ");
+      expect(accepted.sort(), path).toEqual(op.parameters.filter((p) => p.in === "query").map((p) => p.name).sort());
+    }
+  });
+
+  it("states the body schema its routes check", async () => {
+    const upsert = document.paths["/v2/queues"]!.post!.requestBody as { content: { "application/json": { schema: Record<string, any> } } };
+    const schema = upsert.content["application/json"].schema;
+    expect(schema.required).toEqual(["queueName"]);
+    expect(schema.properties.parallelism.minimum).toBe(1);
+    const refused = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: 0 }) });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatch(/parallelism must be at least 1/);
+    const missing = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ parallelism: 2 }) });
+    expect((await missing.json()).error).toMatch(/invalid queue: queueName/);
+  });
+
+  it("lists every publish option header on publish", () => {
+    const headers = document.paths["/v2/publish/{destination}"]!.post!.parameters.filter((p) => p.in === "header").map((p) => p.name);
+    expect(headers).toEqual(expect.arrayContaining(["Svc-Retries", "Svc-Delay", "Svc-Callback", "Svc-Flow-Control-Key", "Svc-Redact-Fields"]));
+  });
+});
+
+describe("the reference page", () => {
+  it("shows every operation of the document, without a token and without any outside asset", async () => {
+    const response = await fetch(`${dispatch.baseUrl}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/text\/html/);
+    const html = await response.text();
+    for (const [method, path] of operations()) expect(html).toContain(`${method.toUpperCase()}</span> <code>${path}</code>`);
+    expect(html).not.toMatch(/(src|href)="https?:/);
+  });
+});
