@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The browser tests have their own command and configuration (vitest.browser.config.ts).
+    exclude: ["test/browser/**", "**/node_modules/**"],
     globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/no-internal-errors.ts"],
     pool: "forks",

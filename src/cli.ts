@@ -98,6 +98,7 @@ function printBanner(service: Service, role: Role, config: Config): void {
   const lines = [
     `Dispatch is running (role: ${role}${service.embedded ? ", embedded Postgres" : ""}).`,
     service.baseUrl ? `  URL:                 ${service.baseUrl}` : null,
+    service.baseUrl ? `  Dashboard:           ${service.baseUrl}/dashboard (sign in with the token)` : null,
     `  Token:               ${token}`,
     `  Current signing key: ${keysConfigured ? "(DISPATCH_CURRENT_SIGNING_KEY)" : service.signingKeys.current}`,
     `  Next signing key:    ${keysConfigured ? "(DISPATCH_NEXT_SIGNING_KEY)" : service.signingKeys.next}`,

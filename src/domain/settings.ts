@@ -46,3 +46,10 @@ export async function ensureRedactionKey(sql: Sql): Promise<Buffer> {
   return Buffer.from(await readOrCreate(sql, "redaction_key", () => randomBytes(32).toString("hex")), "hex");
 }
 
+/**
+ * The key the dashboard signs its session cookies with (http/dashboard/session.ts),
+ * made once per database so that a session signed by one replica holds on every other.
+ */
+export async function ensureSessionKey(sql: Sql): Promise<Buffer> {
+  return Buffer.from(await readOrCreate(sql, "dashboard_session_key", () => randomBytes(32).toString("hex")), "hex");
+}

@@ -8,6 +8,8 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
+import { dashboard } from "../dashboard/app/dashboard";
+import { dashboardErrorPage, errorPage } from "../dashboard/errors";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
 import { apiDocumentRoutes } from "../routes/api-document";
@@ -30,8 +32,11 @@ import { workflowTriggerRoutes } from "../routes/workflow-trigger";
 import { renderError } from "./errors";
 import { requireToken, timeRequests } from "./middleware";
 
+const isDashboard = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
+
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
+  const ui = dashboard(deps);
   const v2 = new Hono()
     .use(requireToken(deps.acceptedTokens))
     // The outer bound (a batch); publishing routes apply the message size limit themselves.
@@ -68,7 +73,16 @@ export function createApp(deps: AppDeps) {
     .route("/v2", v2)
     // The API document and its reference page, built from the operations of the routes above.
     .route("/", apiDocumentRoutes(() => app.routes))
-    .notFound((c) => c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404))
-    .onError((error, c) => renderError(error, c, deps));
+    // The dashboard is a set of pages: its errors are pages too.
+    .get("/", (c) => c.redirect("/dashboard", 302))
+    .route("/dashboard", ui.routes)
+    .notFound((c) =>
+      isDashboard(c.req.path)
+        ? errorPage(c, ui.frame, 404, `no page at ${c.req.path}`)
+        : c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404),
+    )
+    .onError((error, c) =>
+      isDashboard(c.req.path) ? dashboardErrorPage(renderError(error, c, deps), c, ui.frame) : renderError(error, c, deps),
+    );
   return app;
 }

@@ -1,0 +1,132 @@
+/**
+ * `npx tsx bench/dashboard-plans.ts`: the query plans of the dashboard's
+ * pages on a database holding 1,000,000 messages (docs/dashboard.md lists
+ * them). Seeds a fresh database (embedded Postgres, or a server named by
+ * `DATABASE_URL`) with messages spread over 14 days in every state, their
+ * attempts interleaved with them in time as the engine writes them, DLQ
+ * entries for the failed ones, queues, URL groups, schedules and workflow
+ * runs; then calls each page's domain functions, captures their SQL, and
+ * prints `EXPLAIN ANALYZE` of each: the scans it uses and its time.
+ */
+import postgres from "postgres";
+import { listDlq, findDlqEntry } from "../src/domain/dlq/dlq";
+import { keyStates } from "../src/domain/flow-control/keys";
+import { listAttempts, messageRelations } from "../src/domain/messages/attempts";
+import { listMessages } from "../src/domain/messages/list";
+import { Redactor } from "../src/domain/messages/redaction";
+import { findMessage } from "../src/domain/messages/store";
+import { lastHour } from "../src/domain/overview/activity";
+import { countByState } from "../src/domain/overview/state-counts";
+import { readTotals } from "../src/domain/overview/totals";
+import { listQueues } from "../src/domain/queues/queues";
+import { listSchedules } from "../src/domain/schedules/schedules";
+import { listUrlGroups } from "../src/domain/url-groups/url-groups";
+import { listRunLogs } from "../src/domain/workflows/logs/logs";
+import { migrate } from "../src/db/migrate";
+import { startDatabaseServer } from "./database";
+
+const MESSAGES = Number(process.env.PLAN_MESSAGES ?? 1_000_000);
+const types = { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number } };
+
+const server = await startDatabaseServer(process.env.DATABASE_URL);
+try {
+  const url = await server.createDatabase("plans");
+  await migrate(url);
+  const admin = postgres(url, { max: 1, onnotice: () => {}, types });
+  const started = Date.now();
+  await seed(admin);
+  console.error(`seeded ${MESSAGES} messages in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  await explainPages(url, admin);
+  await admin.end();
+} finally {
+  await server.stop();
+}
+
+async function seed(sql: postgres.Sql): Promise<void> {
+  await sql`set synchronous_commit = off`;
+  // Message i (oldest first, 1.2 s apart) has seq 2i and its attempt id 2i+1, as the engine interleaves them.
+  await sql`
+    insert into dispatch.messages (id, seq, dialect, state, url, topic_name, queue_name, method, headers, body,
+      max_retries, retried, labels, not_before, next_delivery_at, due_at, created_at, completed_at)
+    overriding system value
+    select 'msg_' || lpad(i::text, 12, '0'), 2 * i, 'svc', s.state,
+      'https://api.example.com/hook/' || (i % 100), case when i % 10 = 1 then 'group-' || (i % 7) end,
+      case when i % 10 = 2 then 'queue-' || (i % 5) end, 'POST', '{}', convert_to('{"n":' || i || '}', 'UTF8'),
+      3, case when s.state in ('FAILED', 'RETRY') then 3 else 0 end,
+      case when i % 5 = 0 then array['label-' || (i % 20)] end,
+      t.at, t.at + interval '1 second', case when s.state in ('CREATED', 'RETRY') then now() + interval '1 day' end,
+      t.at, case when s.state in ('DELIVERED', 'FAILED', 'CANCELED') then t.at + interval '1 second' end
+    from generate_series(1, ${MESSAGES}) i,
+      lateral (select now() - (${MESSAGES} - i) * interval '1.2 seconds' as at) t,
+      lateral (select case when i % 100 < 90 then 'DELIVERED' when i % 100 < 95 then 'FAILED'
+        when i % 100 < 97 then 'CANCELED' when i % 100 < 99 then 'CREATED' else 'RETRY' end as state) s`;
+  await sql`
+    insert into dispatch.attempts (id, message_id, retried, started_at, duration_ms, recorded_at, result, response_status,
+      failure)
+    select m.seq + 1, m.id, m.retried, m.created_at, 20, m.completed_at,
+      case when m.state = 'DELIVERED' then 'DELIVERED' else 'ERROR' end,
+      case when m.state = 'DELIVERED' then 200 else 500 end, case when m.state = 'FAILED' then 'HTTP 500' end
+    from dispatch.messages m where m.state in ('DELIVERED', 'FAILED')`;
+  await sql`select setval('dispatch.messages_seq_seq', ${2 * MESSAGES + 2})`;
+  await sql`
+    insert into dispatch.dlq (dlq_id, message_id, created_at, error, response_status)
+    select 'dlq_' || substr(m.id, 5), m.id, m.completed_at, 'HTTP 500', 500 from dispatch.messages m where m.state = 'FAILED'`;
+  await sql`insert into dispatch.queues (name, parallelism) select 'queue-' || i, 2 from generate_series(0, 4) i`;
+  await sql`insert into dispatch.url_groups (name) select 'group-' || i from generate_series(0, 6) i`;
+  await sql`
+    insert into dispatch.url_group_endpoints (group_name, url) select 'group-' || i, 'https://api.example.com/e/' || i
+    from generate_series(0, 6) i`;
+  await sql`
+    insert into dispatch.workflow_runs (run_id, workflow_url, dialect, state, created_at, completed_at, config, user_headers)
+    select 'wfr_' || i, 'https://app.example.com/flow', 'upstash', case when i % 10 = 0 then 'RUN_STARTED' else 'RUN_SUCCESS' end,
+      now() - i * interval '1 minute', case when i % 10 <> 0 then now() - i * interval '1 minute' end, '{}', '{}'
+    from generate_series(1, 20000) i`;
+  await sql`vacuum analyze`;
+}
+
+/** Each page's domain calls, with the SQL they send captured, then explained. */
+async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
+  const captured: { query: string; params: unknown[] }[] = [];
+  const sql = postgres(url, { max: 1, onnotice: () => {}, types, debug: (_, query, params) => void captured.push({ query, params: params as unknown[] }) });
+  const redactor = new Redactor(Buffer.alloc(32));
+  const someId = `msg_${String(Math.floor(MESSAGES / 2) - 45).padStart(12, "0")}`;
+  const latest = await listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 });
+  const pages: [string, () => Promise<unknown>][] = [
+    ["overview: messages by state", () => countByState(sql, "messages")],
+    ["overview: runs by state", () => countByState(sql, "workflow_runs")],
+    ["overview: last hour", () => lastHour(sql)],
+    ["overview: totals", () => readTotals(sql)],
+    ["messages: newest", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: next page", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: latest.cursor, count: 50 })],
+    ["messages: state FAILED", () => listMessages(sql, { states: ["FAILED"], filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: state RETRY, URL", () => listMessages(sql, { states: ["RETRY"], filter: { url: ["https://api.example.com/hook/99"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: queue", () => listMessages(sql, { states: null, filter: { queueName: ["queue-2"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: label, last 24 h", () => listMessages(sql, { states: null, filter: { label: ["label-5"] }, range: { fromDate: Date.now() - 86_400_000, toDate: null }, cursor: null, count: 50 })],
+    ["messages: a day a week ago", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: Date.now() - 8 * 86_400_000, toDate: Date.now() - 7 * 86_400_000 }, cursor: null, count: 50 })],
+    ["message: the message", () => findMessage(sql, someId)],
+    ["message: attempts", () => listAttempts(sql, someId)],
+    ["message: relations", () => messageRelations(sql, someId, null)],
+    ["dlq: newest", () => listDlq(sql, { filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
+    ["dlq: URL", () => listDlq(sql, { filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
+    ["dlq: entry", () => findDlqEntry(sql, `dlq_${String(91).padStart(12, "0")}`)],
+    ["queues", () => listQueues(sql)],
+    ["url groups", () => listUrlGroups(sql)],
+    ["schedules", () => listSchedules(sql)],
+    ["flow control", () => keyStates(sql, { search: "" }, false)],
+    ["workflow runs: newest", () => listRunLogs(sql, { filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 10 }, redactor)],
+    ["workflow runs: state", () => listRunLogs(sql, { filter: { state: ["RUN_STARTED"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 }, redactor)],
+    ["workflow run: by id", () => listRunLogs(sql, { filter: { workflowRunId: ["wfr_500"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 }, redactor)],
+  ];
+  for (const [page, call] of pages) {
+    captured.length = 0;
+    await call();
+    for (const { query, params } of captured.splice(0)) {
+      const plan = await admin.unsafe(`explain (analyze, buffers) ${query}`, params as never[]);
+      const lines = plan.map((row) => String(row["QUERY PLAN"]));
+      const scans = lines.filter((line) => /Scan|Sort|Limit/.test(line)).map((line) => line.trim().replace(/\s+\(cost=.*$/, ""));
+      const time = lines.find((line) => line.startsWith("Execution Time"));
+      console.log(`\n### ${page} — ${time}\n${query.replace(/\s+/g, " ").slice(0, 160)}…\n${scans.map((scan) => `  ${scan}`).join("\n")}`);
+    }
+  }
+  await sql.end();
+}

@@ -1,0 +1,53 @@
+/**
+ * A message's attempts, from the attempt log (`dispatch.attempts`, read
+ * through its index on `(message_id, id)`), and what else names the message:
+ * its DLQ entry, its workflow run, the callbacks it made. Messages logged
+ * before the attempt log have their attempts only in the legacy events.
+ */
+import type { Tx } from "../../db/client";
+import type { AttemptResult } from "../../db/vocabulary";
+
+/** One delivery attempt and what it led to. */
+export interface AttemptLog {
+  retried: number;
+  startedAt: Date;
+  durationMs: number;
+  result: AttemptResult;
+  responseStatus: number | null;
+  /** Kept for unsuccessful attempts only. */
+  responseHeaders: Record<string, string[]> | null;
+  responseBody: Buffer | null;
+  error: string | null;
+  /** When the retry it led to is due. */
+  nextAttemptAt: Date | null;
+  /** Why it failed the message for good. */
+  failure: string | null;
+  note: string | null;
+}
+
+/** The attempts of message `id`, first first. */
+export function listAttempts(tx: Tx, id: string): Promise<AttemptLog[]> {
+  return tx<AttemptLog[]>`
+    select retried, started_at as "startedAt", duration_ms as "durationMs", result, response_status as "responseStatus",
+      response_headers as "responseHeaders", response_body as "responseBody", error, next_attempt_at as "nextAttemptAt",
+      failure, note
+    from dispatch.attempts where message_id = ${id} order by id`;
+}
+
+/** What names a message: its DLQ entry, its workflow run, the callback messages it made. */
+export interface MessageRelations {
+  dlqId: string | null;
+  workflowRunId: string | null;
+  callbacks: { id: string; origin: string; state: string }[];
+}
+
+/** The relations of message `id` (each through an index: dlq.message_id, the run's key, source_message_id). */
+export async function messageRelations(tx: Tx, id: string, workflowRunPk: number | null): Promise<MessageRelations> {
+  const [dlq] = await tx<{ dlqId: string }[]>`select dlq_id as "dlqId" from dispatch.dlq where message_id = ${id}`;
+  const [run] = workflowRunPk === null
+    ? []
+    : await tx<{ runId: string }[]>`select run_id as "runId" from dispatch.workflow_runs where pk = ${workflowRunPk}`;
+  const callbacks = await tx<{ id: string; origin: string; state: string }[]>`
+    select id, origin, state from dispatch.messages where source_message_id = ${id} order by seq limit 20`;
+  return { dlqId: dlq?.dlqId ?? null, workflowRunId: run?.runId ?? null, callbacks };
+}

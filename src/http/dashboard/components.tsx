@@ -1,0 +1,195 @@
+/** Pieces every page is made of: times, states, tables of headers, bodies, action buttons, paging, live regions. */
+import type { Child, FC } from "hono/jsx";
+import { canAct, type Viewer } from "./env";
+
+/** `2025-01-31 09:30:12 UTC`. */
+export const utc = (at: Date | number) => new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+
+/** How long ago (or ahead) `at` is from `now`, in words: `3 min ago`, `in 2 h`. */
+export function relative(at: Date | number, now: number): string {
+  const delta = new Date(at).getTime() - now;
+  const abs = Math.abs(delta);
+  const [value, unit] =
+    abs < 60_000 ? [abs / 1000, "s"] : abs < 3_600_000 ? [abs / 60_000, "min"] : abs < 86_400_000 ? [abs / 3_600_000, "h"] : [abs / 86_400_000, "d"];
+  const text = `${Math.floor(value)} ${unit}`;
+  return delta < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** A time, in UTC, with how long ago it was. */
+export const Time: FC<{ at: Date | number | null | undefined; now: number }> = ({ at, now }) =>
+  at === null || at === undefined ? (
+    <span class="muted">—</span>
+  ) : (
+    <time datetime={new Date(at).toISOString()} title={utc(at)}>
+      {utc(at)} <span class="muted">({relative(at, now)})</span>
+    </time>
+  );
+
+const TONES: Record<string, string> = {
+  DELIVERED: "ok", RUN_SUCCESS: "ok", STEP_SUCCESS: "ok", CALLBACK_SUCCESS: "ok",
+  FAILED: "bad", RUN_FAILED: "bad", STEP_FAILED: "bad", CALLBACK_FAIL: "bad", ERROR: "bad",
+  RETRY: "warn", STEP_RETRY: "warn", CANCELED: "", RUN_CANCELED: "", STEP_CANCELED: "",
+  CREATED: "info", RUN_STARTED: "info", STEP_PROGRESS: "info", CALLBACK_INPROGRESS: "info",
+  paused: "warn", active: "ok",
+};
+
+/** A state as a coloured badge. */
+export const Badge: FC<{ state: string }> = ({ state }) => <span class={`badge ${TONES[state] ?? ""}`}>{state}</span>;
+
+/** Headers as a table of names and values. */
+export const HeadersTable: FC<{ headers: Record<string, string | string[]> | null | undefined }> = ({ headers }) => {
+  const entries = Object.entries(headers ?? {});
+  if (entries.length === 0) return <p class="muted">No headers.</p>;
+  return (
+    <table>
+      <tbody>
+        {entries.map(([name, value]) => (
+          <tr>
+            <th class="mono">{name}</th>
+            <td class="mono">{Array.isArray(value) ? value.join(", ") : value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+};
+
+/** How a body is shown. */
+export type BodyView = "text" | "json" | "hex";
+
+/** The view a body reads best in: JSON when it parses, text when it is UTF-8, else hex. */
+export function bestView(body: Buffer): BodyView {
+  const text = body.toString("utf8");
+  if (!Buffer.from(text, "utf8").equals(body)) return "hex";
+  try {
+    JSON.parse(text);
+    return "json";
+  } catch {
+    return "text";
+  }
+}
+
+/** At most this much of a body is shown on a page. */
+const SHOWN_BYTES = 64 * 1024;
+
+/** A body in `view`: pretty-printed JSON, text, or a hex dump (offset, 16 bytes a line). */
+export function renderBody(body: Buffer, view: BodyView): string {
+  const shown = body.subarray(0, SHOWN_BYTES);
+  const cut = body.length > SHOWN_BYTES ? `\n… ${body.length - SHOWN_BYTES} more bytes not shown` : "";
+  if (view === "hex") {
+    const lines: string[] = [];
+    for (let offset = 0; offset < shown.length; offset += 16) {
+      const row = shown.subarray(offset, offset + 16);
+      const hex = [...row].map((byte) => byte.toString(16).padStart(2, "0")).join(" ");
+      const ascii = [...row].map((byte) => (byte >= 32 && byte < 127 ? String.fromCharCode(byte) : ".")).join("");
+      lines.push(`${offset.toString(16).padStart(8, "0")}  ${hex.padEnd(47)}  ${ascii}`);
+    }
+    return lines.join("\n") + cut;
+  }
+  const text = shown.toString("utf8");
+  if (view === "json") {
+    try {
+      return JSON.stringify(JSON.parse(body.toString("utf8")), null, 2).slice(0, SHOWN_BYTES) + cut;
+    } catch {
+      return text + cut;
+    }
+  }
+  return text + cut;
+}
+
+/** A body with links to its other views (`?<param>=text|json|hex` on `base`). */
+export const BodyBlock: FC<{ body: Buffer; view: BodyView | null; link: (view: BodyView) => string; label?: string }> = ({
+  body,
+  view,
+  link,
+  label,
+}) => {
+  const shown = view ?? bestView(body);
+  return (
+    <div class="body-block">
+      <p class="views">
+        {label ?? "Body"} ({body.length} bytes):{" "}
+        {(["json", "text", "hex"] as const).map((v) => (
+          <a href={link(v)} class={v === shown ? "here" : ""}>
+            {v}
+          </a>
+        ))}
+      </p>
+      {body.length === 0 ? <p class="muted">Empty.</p> : <pre data-view={shown}>{renderBody(body, shown)}</pre>}
+    </div>
+  );
+};
+
+/**
+ * A button that POSTs to `action` with the session's CSRF token; nothing for a
+ * read-only viewer. `confirm` asks first (client.ts).
+ */
+export const Action: FC<{
+  viewer: Viewer;
+  action: string;
+  label: string;
+  danger?: boolean;
+  confirm?: string;
+  fields?: Record<string, string>;
+}> = ({ viewer, action, label, danger, confirm, fields }) =>
+  canAct(viewer) ? (
+    <form class="inline" method="post" action={action} data-confirm={confirm}>
+      <input type="hidden" name="_csrf" value={viewer.csrf} />
+      {Object.entries(fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <button type="submit" class={danger ? "danger" : "primary"}>
+        {label}
+      </button>
+    </form>
+  ) : null;
+
+/** Resume when `paused`, else Pause: a POST to `<base>/resume` or `<base>/pause`. */
+export const PauseToggle: FC<{ viewer: Viewer; base: string; paused: boolean }> = ({ viewer, base, paused }) =>
+  paused ? <Action viewer={viewer} action={`${base}/resume`} label="Resume" /> : <Action viewer={viewer} action={`${base}/pause`} label="Pause" danger />;
+
+/** A link to the next page when there is one. */
+export const Pager: FC<{ next: string | null; first?: string | null; note?: string }> = ({ next, first, note }) => (
+  <div class="pager">
+    {first && <a href={first}>« Newest</a>}
+    {next ? <a href={next} rel="next">Older »</a> : <span class="muted">End of the list.</span>}
+    {note && <span class="muted">{note}</span>}
+  </div>
+);
+
+/**
+ * A region that refreshes itself in place: every few seconds htmx fetches
+ * `url` and swaps in the element with the same id. `holdWhileChecked` stops
+ * the refresh while a checkbox inside is ticked (a selection in progress).
+ */
+export const Live: FC<{ id?: string; url: string; holdWhileChecked?: boolean; children?: Child }> = ({
+  id = "live",
+  url,
+  holdWhileChecked,
+  children,
+}) => (
+  <div
+    id={id}
+    hx-get={url}
+    hx-trigger={holdWhileChecked ? `every 3s [!document.querySelector('#${id} input[type=checkbox]:checked')]` : "every 3s"}
+    hx-select={`#${id}`}
+    hx-swap="outerHTML"
+  >
+    {children}
+  </div>
+);
+
+/** A label and its value; `false` or null for one that does not apply. */
+export type Fact = readonly [string, Child] | false | null;
+
+/** Label/value pairs, those that apply. */
+export const Facts: FC<{ items: Fact[] }> = ({ items }) => (
+  <dl class="facts">
+    {items.filter((item) => item !== false && item !== null).map(([label, value]) => (
+      <>
+        <dt>{label}</dt>
+        <dd>{value}</dd>
+      </>
+    ))}
+  </dl>
+);

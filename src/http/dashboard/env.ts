@@ -1,0 +1,20 @@
+/** What every signed-in dashboard request carries (set by `requireSession`, guard.ts). */
+import type { Role } from "./access";
+
+/** The signed-in user's role and the CSRF token its forms carry. */
+export interface Viewer {
+  role: Role;
+  csrf: string;
+}
+
+/** The Hono environment of the dashboard's routes. */
+export interface DashboardEnv {
+  Variables: {
+    viewer: Viewer;
+    /** The POSTed form, parsed once (form.ts). */
+    form: Map<string, string>;
+  };
+}
+
+/** Whether the viewer may act (a full token), not only look. */
+export const canAct = (viewer: Viewer) => viewer.role === "full";

@@ -1,0 +1,50 @@
+/**
+ * The dashboard's gate: every page but sign-in needs a valid session whose
+ * token is still configured, and every POST needs a full token and the
+ * session's CSRF token. A request without a session is sent to sign in
+ * (htmx's refreshes by the `HX-Redirect` header, so a region never fills with
+ * the sign-in page).
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import { AppError } from "../../domain/errors";
+import type { TokenAccess } from "./access";
+import type { DashboardEnv } from "./env";
+import { checkCsrf, csrfToken, readSession, SESSION_COOKIE } from "./session";
+
+export const SIGN_IN_PATH = "/dashboard/login";
+
+/** Admits signed-in requests; POSTs also need a full token and the form's CSRF token. */
+export function requireSession(access: TokenAccess, sessionKey: () => Promise<Buffer>): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    const key = await sessionKey();
+    const cookie = getCookie(c, SESSION_COOKIE);
+    const session = readSession(key, cookie, Date.now());
+    const role = session === null ? null : access.roleOfDigest(session.digest);
+    if (role === null) return signInFirst(c);
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      if (role !== "full") throw new AppError(403, "this token is read-only: it may look at everything and change nothing");
+      if (!checkCsrf(key, cookie!, c.get("form").get("_csrf"))) {
+        throw new AppError(403, "this form has expired (or came from another site): reload the page and try again");
+      }
+    }
+    c.set("viewer", { role, csrf: csrfToken(key, cookie!) });
+    await next();
+  };
+}
+
+/** Sends the browser to sign in, and back to this page afterwards. */
+function signInFirst(c: Context): Response {
+  const back = c.req.method === "GET" ? new URL(c.req.url).pathname + new URL(c.req.url).search : "/dashboard";
+  const target = `${SIGN_IN_PATH}?next=${encodeURIComponent(back)}`;
+  if (c.req.header("hx-request") === "true") {
+    c.header("HX-Redirect", target);
+    return c.body(null, 401);
+  }
+  return c.redirect(target, 303);
+}
+
+/** Where to go after signing in: a dashboard path from `next`, else the overview. */
+export function safeNext(next: string | undefined | null): string {
+  return next && /^\/dashboard(\/[^\\]*)?$/.test(next) && !next.startsWith("//") ? next : "/dashboard";
+}

@@ -1,0 +1,79 @@
+/**
+ * The overview: messages by state now and created in the last hour, attempts
+ * per minute, the DLQ, queues, schedules, flow-control keys and workflow runs
+ * by state. Refreshes itself.
+ */
+import { Hono } from "hono";
+import { MESSAGE_STATES } from "../../../domain/messages/message";
+import { RUN_STATES } from "../../../domain/workflows/logs/logs";
+import { lastHour } from "../../../domain/overview/activity";
+import { countByState } from "../../../domain/overview/state-counts";
+import { DLQ_COUNT_LIMIT, readTotals } from "../../../domain/overview/totals";
+import { MinuteChart, StateBars } from "../charts";
+import { Live } from "../components";
+import type { DashboardEnv } from "../env";
+import { Layout } from "../layout";
+import { frameOf, type PageDeps } from "../page";
+
+/** `GET /dashboard`. */
+export function overviewRoutes(deps: PageDeps) {
+  return new Hono<DashboardEnv>().get("/", async (c) => {
+    const data = await deps.sql.begin("isolation level repeatable read read only", async (tx) => ({
+      messages: await countByState(tx, "messages"),
+      runs: await countByState(tx, "workflow_runs"),
+      hour: await lastHour(tx),
+      totals: await readTotals(tx),
+    }));
+    const { messages, runs, hour, totals } = data;
+    const perMinute = hour.minutes.at(-1)!;
+    const lastHourTotals = hour.minutes.reduce(
+      (sum, m) => ({ delivered: sum.delivered + m.delivered, failed: sum.failed + m.failed }),
+      { delivered: 0, failed: 0 },
+    );
+    const about = (estimated: boolean) => (estimated ? "≈ " : "");
+    return c.html(
+      <Layout frame={frameOf(deps, c)} title="Overview" section="overview">
+        <h1>Overview</h1>
+        <Live url="/dashboard">
+          <div class="grid">
+            <Stat label="Failed messages" href="/dashboard/messages?state=FAILED" value={`${about(messages.estimated)}${count(messages.counts.FAILED)}`} />
+            <Stat label="Retrying" href="/dashboard/messages?state=RETRY" value={`${about(messages.estimated)}${count(messages.counts.RETRY)}`} />
+            <Stat label="In the DLQ" href="/dashboard/dlq" value={totals.dlq > DLQ_COUNT_LIMIT ? `${count(DLQ_COUNT_LIMIT)}+` : count(totals.dlq)} />
+            <Stat label="Delivered, last hour" href="/dashboard/messages?state=DELIVERED&since=1h" value={count(lastHourTotals.delivered)} />
+            <Stat label="Failed, last hour" href="/dashboard/messages?state=FAILED&since=1h" value={count(lastHourTotals.failed)} />
+            <Stat label="Delivered this minute" value={count(perMinute.delivered)} />
+            <Stat label={`Queues (${totals.pausedQueues} paused)`} href="/dashboard/queues" value={count(totals.queues)} />
+            <Stat label={`Schedules (${totals.pausedSchedules} paused)`} href="/dashboard/schedules" value={count(totals.schedules)} />
+            <Stat label={`Flow-control keys (${totals.pausedFlowControlKeys} paused)`} href="/dashboard/flow-control" value={count(totals.flowControlKeys)} />
+            <Stat label="Workflow runs started" href="/dashboard/workflows?state=RUN_STARTED" value={`${about(runs.estimated)}${count(runs.counts.RUN_STARTED)}`} />
+          </div>
+          <h2>Attempts per minute</h2>
+          <MinuteChart minutes={hour.minutes} />
+          <div class="grid" style="grid-template-columns: repeat(auto-fill, minmax(420px, 1fr))">
+            <section>
+              <h2>Messages by state now{messages.estimated && <span class="muted"> (estimated from table statistics)</span>}</h2>
+              <StateBars counts={messages.counts} states={MESSAGE_STATES} label="Messages by state now" />
+            </section>
+            <section>
+              <h2>Messages created in the last hour, by state</h2>
+              <StateBars counts={hour.created} states={MESSAGE_STATES} label="Messages created in the last hour by state" />
+            </section>
+            <section>
+              <h2>Workflow runs by state{runs.estimated && <span class="muted"> (estimated)</span>}</h2>
+              <StateBars counts={runs.counts} states={RUN_STATES} label="Workflow runs by state" />
+            </section>
+          </div>
+        </Live>
+      </Layout>,
+    );
+  });
+}
+
+const count = (n: number | undefined) => (n ?? 0).toLocaleString("en-US");
+
+const Stat = ({ label, value, href }: { label: string; value: string; href?: string }) => (
+  <div class="stat" data-stat={label}>
+    <div class="n">{href ? <a href={href}>{value}</a> : value}</div>
+    <div class="l">{label}</div>
+  </div>
+);
