@@ -239,6 +239,11 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
       measured: `${times(retentionDelivered)}${run.retention.complete ? "" : ", NOT all removed"}`,
       met: retentionDelivered >= 0.9 && run.retention.complete,
     },
+    {
+      target: `retention: table size returns to a steady state (cycles of ${int(run.retention.rows)} rows stored and removed: last peak ≤ the one before + 2 %)`,
+      measured: `${regrowth(run.retention) >= 0 ? "+" : ""}${(regrowth(run.retention) * 100).toFixed(1)} %`,
+      met: regrowth(run.retention) <= 0.02,
+    },
   );
   const f = run.flowControl;
   const isolation = ratio(f.unlimitedBesideThrottledPerSecond, f.unlimitedAlonePerSecond);
@@ -391,12 +396,23 @@ function retentionText(r: RunRetention): string {
     `Seeded in ${ms(r.seedMs)} (each with its attempt row); the removal (src/domain/retention.ts, 1,000 rows a statement) took ` +
       `${seconds(r.removalMs)} and removed ${int(r.removed)}${r.complete ? ", all of them" : " — NOT all of them"}. ` +
       `Messages and attempts with their indexes: ${mb(r.sizesMiB.empty)} empty, ${mb(r.sizesMiB.seeded)} seeded, ` +
-      `${mb(r.sizesMiB.afterRemoval)} after the removal and VACUUM (the space is reused by new rows, not returned to the file system). ` +
+      `${mb(r.sizesMiB.afterRemoval)} after the removal and VACUUM (the space is reused by new rows, not returned to the file system), ` +
+      `then over three cycles of storing as many rows again and removing them ${r.sizesMiB.cycles.map((c) => `${mb(c.peak)} / ${mb(c.trough)}`).join(", then ")} (peak / after the removal): ${steadyText(r)}. ` +
       `Rates beside the removal: 1-publish-retention and 2b-delivered-retention above; targets in the table at the top.`,
   ].join("\n");
 }
 
 type RunRetention = BenchRun["retention"];
+
+/** How much the last cycle's peak exceeds the one before's: 0 at the steady state. */
+function regrowth(r: RunRetention): number {
+  const [before, last] = r.sizesMiB.cycles.slice(-2);
+  return (last!.peak - before!.peak) / before!.peak;
+}
+
+function steadyText(r: RunRetention): string {
+  return `the last peak is ${(regrowth(r) * 100).toFixed(1)} % above the one before, the freed space taking the new rows`;
+}
 
 function crashTable(c: CrashRecovery): string {
   const rows: string[][] = [

@@ -5,8 +5,10 @@
  * the retention removal (src/domain/retention.ts, what the maintenance task
  * runs) deletes them beside; their rates are compared with the empty table's
  * of the same run. Sizes: the message and attempt tables with their indexes
- * before seeding, seeded, and once everything expired is gone and VACUUM ran
- * (deleted space is reused, not returned to the file system).
+ * before seeding, seeded, once everything expired is gone and VACUUM ran
+ * (deleted space is reused, not returned to the file system), and then over
+ * three more cycles of storing as many rows again and removing them: the
+ * tables are at their steady state when a cycle's peak is the one before's.
  */
 import postgres from "postgres";
 import { createSql } from "../src/db/client";
@@ -22,7 +24,11 @@ export interface RetentionRun {
   removalMs: number;
   /** Whether every expired row was removed by the end. */
   complete: boolean;
-  sizesMiB: { empty: number; seeded: number; afterRemoval: number };
+  /**
+   * Messages and attempts with their indexes. `cycles`: the three later cycles' peaks (as many
+   * rows again stored) and troughs (removed, VACUUM ran).
+   */
+  sizesMiB: { empty: number; seeded: number; afterRemoval: number; cycles: { peak: number; trough: number }[] };
   results: ScenarioResult[];
 }
 
@@ -38,7 +44,7 @@ export async function retentionUnderLoad(ctx: BenchContext): Promise<RetentionRu
     await migrate(url);
     const empty = await sizeMiB(admin);
     const seedStarted = Date.now();
-    await seed(admin, rows);
+    await seed(admin, rows, "msg_expired");
     const seedMs = Date.now() - seedStarted;
     const seeded = await sizeMiB(admin);
     ctx.log(`    seeded ${rows.toLocaleString("en-US")} expired messages in ${(seedMs / 1000).toFixed(1)} s; removing them under load`);
@@ -58,7 +64,11 @@ export async function retentionUnderLoad(ctx: BenchContext): Promise<RetentionRu
     const removalMs = Date.now() - removalStarted;
     await admin`vacuum`;
     const [left] = await admin<{ n: number }[]>`select count(*)::int as n from dispatch.messages where id like 'msg_expired%'`;
-    return { rows, seedMs, removed, removalMs, complete: left!.n === 0, sizesMiB: { empty, seeded, afterRemoval: await sizeMiB(admin) }, results };
+    const afterRemoval = await sizeMiB(admin);
+    const cycles = [];
+    for (const prefix of ["msg_again1_", "msg_again2_", "msg_again3_"]) cycles.push(await cycle(admin, removal, rows, prefix));
+    const sizesMiB = { empty, seeded, afterRemoval, cycles };
+    return { rows, seedMs, removed, removalMs, complete: left!.n === 0, sizesMiB, results };
   } finally {
     await removal.end({ timeout: 5 });
     await admin.end({ timeout: 5 });
@@ -66,19 +76,29 @@ export async function retentionUnderLoad(ctx: BenchContext): Promise<RetentionRu
   }
 }
 
-/** `rows` delivered messages with their attempts, finished 40 days ago. */
-async function seed(sql: postgres.Sql, rows: number): Promise<void> {
+/** Stores `rows` expired messages again and removes them: the sizes at the peak and after. */
+async function cycle(admin: postgres.Sql, removal: ReturnType<typeof createSql>, rows: number, prefix: string) {
+  await seed(admin, rows, prefix);
+  const peak = await sizeMiB(admin);
+  // Nothing else runs now: the removal need not leave room (duty 1).
+  while ((await removeExpired(removal, RETENTION, 600_000, 1)).messages > 0);
+  await admin`vacuum`;
+  return { peak, trough: await sizeMiB(admin) };
+}
+
+/** `rows` delivered messages with their attempts, finished 40 days ago, their ids starting with `prefix`. */
+async function seed(sql: postgres.Sql, rows: number, prefix: string): Promise<void> {
   await sql`set synchronous_commit = off`;
   await sql`
     insert into dispatch.messages (id, dialect, state, url, method, headers, body, max_retries, not_before,
       next_delivery_at, created_at, completed_at)
-    select 'msg_expired' || lpad(g::text, 21, '0'), 'svc', 'DELIVERED', 'http://127.0.0.1:9/expired', 'POST', '{}',
+    select ${prefix} || lpad(g::text, 21, '0'), 'svc', 'DELIVERED', 'http://127.0.0.1:9/expired', 'POST', '{}',
       convert_to(repeat('x', 128), 'UTF8'), 3, now() - interval '40 days', now() - interval '40 days',
       now() - interval '40 days', now() - interval '40 days'
     from generate_series(1, ${rows}) g`;
   await sql`
     insert into dispatch.attempts (message_id, retried, started_at, duration_ms, result)
-    select 'msg_expired' || lpad(g::text, 21, '0'), 0, now() - interval '40 days', 5, 'DELIVERED'
+    select ${prefix} || lpad(g::text, 21, '0'), 0, now() - interval '40 days', 5, 'DELIVERED'
     from generate_series(1, ${rows}) g`;
   await sql`vacuum analyze`;
 }

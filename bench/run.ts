@@ -178,7 +178,8 @@ async function main(): Promise<number> {
     report(retention.results);
     log(`  removed ${retention.removed.toLocaleString("en-US")} in ${(retention.removalMs / 1000).toFixed(0)} s` +
       `${retention.complete ? "" : " (NOT all)"}; messages+attempts ${retention.sizesMiB.seeded.toFixed(0)} MiB seeded, ` +
-      `${retention.sizesMiB.afterRemoval.toFixed(0)} MiB after removal and VACUUM`);
+      `${retention.sizesMiB.afterRemoval.toFixed(0)} MiB after removal and VACUUM; cycles (peak/after) ` +
+      retention.sizesMiB.cycles.map((c) => `${c.peak.toFixed(0)}/${c.trough.toFixed(0)} MiB`).join(", "));
 
     const run: BenchRun = {
       command: `npm run bench${plan.quick ? " -- --quick" : ""}`,

@@ -32,15 +32,18 @@ const BATCH = 1000;
 /** Share of the time removal works: after a batch that took t, it rests t × (1 − DUTY) / DUTY. */
 const DUTY = 0.2;
 
-/** Removes what outlived its retention, batch by batch, until none is left or `budgetMs` is spent. */
-export async function removeExpired(sql: Sql, retention: Retention, budgetMs = 60_000): Promise<Removed> {
+/**
+ * Removes what outlived its retention, batch by batch, until none is left or
+ * `budgetMs` is spent, working a `duty` share of the time (1: without rest).
+ */
+export async function removeExpired(sql: Sql, retention: Retention, budgetMs = 60_000, duty = DUTY): Promise<Removed> {
   const deadline = Date.now() + budgetMs;
   const removed: Removed = { messages: 0, dlq: 0, workflowRuns: 0 };
   const drain = async (kind: keyof Removed, batch: () => Promise<number>) => {
     for (let n = BATCH; n === BATCH && Date.now() < deadline; ) {
       const started = Date.now();
       removed[kind] += n = await batch();
-      if (n === BATCH) await new Promise((resolve) => setTimeout(resolve, ((Date.now() - started) * (1 - DUTY)) / DUTY));
+      if (n === BATCH) await new Promise((resolve) => setTimeout(resolve, ((Date.now() - started) * (1 - duty)) / duty));
     }
   };
   // DLQ entries first: a message leaves only after its entry.
