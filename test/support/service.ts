@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config/config";
+import type { Log } from "../../src/observability/log";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
 import { track } from "./leaks";
@@ -97,9 +98,10 @@ export async function startTestService(
 ): Promise<TestService> {
   const databaseUrl = options.databaseUrl ?? (await cloneDatabase());
   const config = testConfig(databaseUrl, overrides);
-  const log = (line: string) => {
+  // Debug lines (an access line per request, a line per attempt) would bury the rest of a run's output.
+  const log: Log = (line, fields) => {
     noteLogLine(line);
-    if (!line.includes("terminating connection")) console.error(line);
+    if (fields?.level !== "debug" && !line.includes("terminating connection")) console.error(line);
   };
   const service = await startService(config, options.role ?? "all", log, options.now);
   const baseUrl = service.baseUrl ?? "";

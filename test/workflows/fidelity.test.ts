@@ -235,7 +235,8 @@ describe("limits", () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/large") });
     expect(await waitFor(`large:${workflowRunId}`, 60_000)).toEqual({ length: 5 * MiB, echoed: 2 * MiB });
     expect((await finishedRun(workflowRunId)).workflowState).toBe("RUN_SUCCESS");
-  });
+    // Several 5 MiB steps through Postgres take long on a loaded 2-core machine: up to the wait above.
+  }, 90_000);
 
   it("a call whose response is over the limit fails, saying so, instead of handing on a cut-off body", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/huge-call") });
@@ -245,5 +246,5 @@ describe("limits", () => {
       join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
       where r.run_id = ${workflowRunId} and m.workflow_call_type = 'toCallback'`;
     expect(call!.error).toMatch(/response body exceeds the maximum message size of 8388608 bytes \(raise it with DISPATCH_MAX_MESSAGE_SIZE\)/);
-  });
+  }, 60_000);
 });
