@@ -70,7 +70,6 @@ export async function startService(
   const deps = {
     config,
     sql,
-    tokens,
     redactor,
     availability,
     log,

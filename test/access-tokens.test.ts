@@ -4,13 +4,15 @@
  * (a read-only one only reads); `dispatch token list` names every token and
  * shows none of them; after `dispatch token revoke` the API refuses the token
  * (401). The API keeps accepting and refusing the right tokens after its
- * listening connection is cut. A bad or unknown name is a clear error that
- * changes nothing.
+ * listening connection is cut. A workflow app running on a created token gets
+ * webhooks that answer, until the token is revoked. A bad or unknown name is a
+ * clear error that changes nothing.
  */
 import { describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
 import { type CommandOutput, runDispatch } from "./support/processes";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
+import { startWorkflowApp, waitForReport } from "./support/workflow-app";
 
 const dispatch = useDispatch();
 
@@ -137,6 +139,43 @@ describe("dispatch token revoke", () => {
     // Well within the 30 s safety net: the listener's reconnection reads the tokens again.
     await untilAnswered(secret, 401);
     await untilAnswered(fresh.secret, 200);
+  });
+});
+
+describe("a created token's workflow webhooks", () => {
+  it("answer for an app that runs on the token (the official SDK builds their URLs from it), and 404 once it is revoked", async () => {
+    const { name, secret } = await create(["--name", "workflow-app"]);
+    await untilAnswered(secret, 200);
+    const seen = new Map<string, unknown>();
+    const app = await startWorkflowApp(
+      dispatch,
+      {
+        "/hook": {
+          route: async (context) => {
+            const webhook = await context.createWebhook("hook");
+            seen.set(`url:${context.workflowRunId}`, webhook.webhookUrl);
+            const { request: called } = await context.waitForWebhook("wait", webhook, "30s");
+            seen.set(`called:${context.workflowRunId}`, await called?.text());
+          },
+        },
+      },
+      { token: secret },
+    );
+    try {
+      const userId = JSON.parse(Buffer.from(secret, "base64").toString()).UserID as string;
+      const { workflowRunId } = await app.client.trigger({ url: app.url("/hook") });
+      const url = await waitForReport<string>(seen, `url:${workflowRunId}`);
+      expect(url).toBe(`${dispatch.baseUrl}/v2/workflows/hooks/${userId}/${workflowRunId}/${new URL(url).pathname.split("/").at(-1)}`);
+      expect((await request(url, { method: "POST", body: "from a third party" })).status).toBe(200);
+      expect(await waitForReport(seen, `called:${workflowRunId}`)).toBe("from a third party");
+
+      expect((await token(["revoke", name])).code).toBe(0);
+      const revoked = () => request(url, { method: "POST", body: "after the revocation" });
+      await poll(async () => (await revoked()).status === 404, "the revoked token's webhook to answer 404");
+      expect((await (await revoked()).json()).error).toBe("unknown webhook");
+    } finally {
+      await app.close();
+    }
   });
 });
 

@@ -289,6 +289,11 @@ export const accessTokens = dispatch.table(
     digest: bytea("digest").notNull(),
     /** A read-only token reads only (http/server/middleware.ts `isRead`). */
     readOnly: boolean("read_only").notNull(),
+    /**
+     * The `UserID` inside the token (settings.ts `generateAccessToken`), which the workflow SDK puts
+     * in its webhook URLs (docs/workflow-protocol.md §7.5); not a secret. Null for tokens made before it was kept.
+     */
+    userId: text("user_id"),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
   // A sha256 digest, never the token: a token is longer than 32 bytes.

@@ -10,8 +10,6 @@ import type { Metrics } from "../observability/metrics";
 export interface AppDeps {
   config: Config;
   sql: Sql;
-  /** The configured (or generated) full access tokens; their `UserID`s name workflow webhooks. */
-  tokens: string[];
   /** Every token accepted on /v2, full or read-only (`isRead`): configured, generated and stored ones. */
   acceptedTokens: TokenSet;
   /** Hides what messages ask to hide (`Redact-Fields`) wherever the API shows them. */

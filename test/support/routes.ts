@@ -2,10 +2,9 @@
 import type { RouterRoute } from "hono/types";
 import { loadConfig } from "../../src/config/config";
 import { createApp } from "../../src/http/server/app";
-import { TEST_TOKEN } from "./service";
 
 /** Every route and middleware the app registers, in order. */
 export function appRoutes(): RouterRoute[] {
   const deps = { config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never };
-  return createApp({ ...deps, tokens: [TEST_TOKEN], acceptedTokens: null as never, log: () => {} }).routes;
+  return createApp({ ...deps, acceptedTokens: null as never, log: () => {} }).routes;
 }

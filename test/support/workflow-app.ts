@@ -27,9 +27,13 @@ export interface WorkflowApp {
   close(): Promise<void>;
 }
 
-/** Serves `routes` (path → workflow) on 127.0.0.1 against `dispatch`. */
-export async function startWorkflowApp(dispatch: TestService, routes: Record<string, WorkflowRoute>): Promise<WorkflowApp> {
-  const qstashClient = new QStashClient({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, retry: false });
+/** Serves `routes` (path → workflow) on 127.0.0.1 against `dispatch`, calling it with `token`. */
+export async function startWorkflowApp(
+  dispatch: TestService,
+  routes: Record<string, WorkflowRoute>,
+  { token = TEST_TOKEN }: { token?: string } = {},
+): Promise<WorkflowApp> {
+  const qstashClient = new QStashClient({ baseUrl: dispatch.baseUrl, token, retry: false });
   const receiver = new Receiver({
     currentSigningKey: dispatch.service.signingKeys.current,
     nextSigningKey: dispatch.service.signingKeys.next,
@@ -58,7 +62,7 @@ export async function startWorkflowApp(dispatch: TestService, routes: Record<str
     baseUrl,
     url: (path) => `${baseUrl}${path}`,
     calls,
-    client: new WorkflowClient({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN }),
+    client: new WorkflowClient({ baseUrl: dispatch.baseUrl, token }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

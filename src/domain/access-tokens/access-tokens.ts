@@ -26,6 +26,8 @@ export interface AccessTokenEntry {
 export interface AccessTokenDigest {
   digest: Buffer;
   readOnly: boolean;
+  /** The `UserID` inside the token (`tokenUserId`): its workflow webhooks' user id. */
+  userId: string | null;
 }
 
 const NAME = /^[A-Za-z0-9._-]{1,100}$/;
@@ -33,6 +35,20 @@ const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 /** The sha256 digest tokens are stored and compared as (hashing also evens out their lengths). */
 export function tokenDigest(token: string): Buffer {
   return hash("sha256", token, "buffer");
+}
+
+/**
+ * The `UserID` inside a token minted as base64 JSON (settings.ts
+ * `generateAccessToken`, and the hosted service's tokens), if it is one: the
+ * workflow SDK reads it to build webhook URLs (docs/workflow-protocol.md §7.5).
+ */
+export function tokenUserId(token: string): string | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, "base64").toString("utf8"));
+    return typeof parsed?.UserID === "string" ? parsed.UserID : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `name` when it is a valid token name, else a 400 saying what a name may hold. */
@@ -52,7 +68,8 @@ export async function createAccessToken(
   const name = request.name === null ? `token-${randomBase58(8)}` : checkTokenName(request.name);
   const token = generateAccessToken();
   const [created] = await tx`
-    insert into dispatch.access_tokens (name, digest, read_only) values (${name}, ${tokenDigest(token)}, ${request.readOnly})
+    insert into dispatch.access_tokens (name, digest, read_only, user_id)
+    values (${name}, ${tokenDigest(token)}, ${request.readOnly}, ${tokenUserId(token)})
     on conflict (name) do nothing returning name`;
   if (!created) throw new AppError(409, `an access token named ${name} already exists`);
   await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
@@ -72,7 +89,7 @@ export async function revokeAccessToken(tx: Transaction, name: string): Promise<
   await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
 }
 
-/** The digests of every stored token, for the API's token sets. */
+/** The digests (and user ids) of every stored token, for the API's token sets. */
 export async function readAccessTokenDigests(sql: Tx): Promise<AccessTokenDigest[]> {
-  return sql<AccessTokenDigest[]>`select digest, read_only as "readOnly" from dispatch.access_tokens`;
+  return sql<AccessTokenDigest[]>`select digest, read_only as "readOnly", user_id as "userId" from dispatch.access_tokens`;
 }

@@ -10,12 +10,18 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Sql } from "../../db/client";
-import { ACCESS_TOKENS_CHANNEL, type AccessTokenDigest, readAccessTokenDigests, tokenDigest } from "./access-tokens";
+import { ACCESS_TOKENS_CHANNEL, type AccessTokenDigest, readAccessTokenDigests, tokenDigest, tokenUserId } from "./access-tokens";
 
-/** Digests of the accepted tokens (`tokenDigest`), by access. */
+/** Digests of the accepted tokens (`tokenDigest`), by access, and the user ids their workflow webhooks carry. */
 export interface TokenDigests {
   readonly full: readonly Buffer[];
   readonly readOnly: readonly Buffer[];
+  /**
+   * The `UserID`s of the full tokens (`tokenUserId`): a workflow app's webhook
+   * URLs carry its token's, and only those URLs are answered. A read-only
+   * token cannot run a workflow, so its user id names no webhook.
+   */
+  readonly webhookUserIds: ReadonlySet<string>;
 }
 
 /** What a token may do: everything, or read. */
@@ -48,7 +54,8 @@ export const REFRESH_INTERVAL_MS = 30_000;
 
 /** A set that never changes: `full` and `readOnly` tokens. */
 export function fixedTokenSet(full: string[], readOnly: string[]): TokenSet {
-  const digests: TokenDigests = { full: full.map(tokenDigest), readOnly: readOnly.map(tokenDigest) };
+  const webhookUserIds = new Set(full.map(tokenUserId).filter((id) => id !== null));
+  const digests: TokenDigests = { full: full.map(tokenDigest), readOnly: readOnly.map(tokenDigest), webhookUserIds };
   return { current: () => digests };
 }
 
@@ -57,8 +64,8 @@ export function withReadOnly(set: TokenSet, extra: string[]): TokenSet {
   const added = extra.map(tokenDigest);
   return {
     current() {
-      const { full, readOnly } = set.current();
-      return { full, readOnly: [...readOnly, ...added] };
+      const digests = set.current();
+      return { ...digests, readOnly: [...digests.readOnly, ...added] };
     },
   };
 }
@@ -126,10 +133,13 @@ export class LiveTokenSet implements TokenSet {
   }
 
   private use(stored: AccessTokenDigest[]): void {
-    const { full, readOnly } = this.configured.current();
+    const configured = this.configured.current();
+    const full = stored.filter((token) => !token.readOnly);
+    const storedUserIds = full.map((token) => token.userId).filter((id) => id !== null);
     this.digests = {
-      full: [...full, ...stored.filter((token) => !token.readOnly).map((token) => token.digest)],
-      readOnly: [...readOnly, ...stored.filter((token) => token.readOnly).map((token) => token.digest)],
+      full: [...configured.full, ...full.map((token) => token.digest)],
+      readOnly: [...configured.readOnly, ...stored.filter((token) => token.readOnly).map((token) => token.digest)],
+      webhookUserIds: new Set([...configured.webhookUserIds, ...storedUserIds]),
     };
   }
 }

@@ -98,13 +98,13 @@ export function workflowEventRoutes(deps: AppDeps) {
 /**
  * `/v2/workflows/hooks/{userId}/{runId}/{eventId}` (§7.5): unauthenticated,
  * any method; a lookback notify whose event data describes the request. The
- * user id must be one of the service's tokens' `UserID`.
+ * user id must be the `UserID` of a full token the service accepts (asked at
+ * each request: a created token's hooks answer at once, a revoked one's 404).
  */
 export function workflowHookRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
-  const userIds = new Set(deps.tokens.map(userIdOf).filter((id): id is string => id !== null));
   return new Hono().all("/:userId/:runId/:eventId", HOOK.describe, async (c) => {
-    if (!userIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
+    if (!deps.acceptedTokens.current().webhookUserIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
     const url = new URL(c.req.url);
     const body = bodyOf(c, deps.config.maxMessageBytes);
     const event = {
@@ -119,14 +119,4 @@ export function workflowHookRoutes(deps: AppDeps) {
     await deps.sql.begin((tx) => notify(tx, c.req.param("eventId"), data, c.req.param("runId"), settings));
     return c.json({});
   });
-}
-
-/** The `UserID` inside a token minted as base64 JSON, if it is one. */
-function userIdOf(token: string): string | null {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, "base64").toString("utf8"));
-    return typeof parsed?.UserID === "string" ? parsed.UserID : null;
-  } catch {
-    return null;
-  }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "dispatch"."access_tokens" ADD COLUMN "user_id" text;
