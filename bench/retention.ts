@@ -53,7 +53,7 @@ export async function retentionUnderLoad(ctx: BenchContext): Promise<RetentionRu
     let loadDone = false;
     const removing = (async () => {
       for (;;) {
-        const batch = await removeExpired(removal, RETENTION, 5_000);
+        const batch = await removeExpired(removal, RETENTION, { budgetMs: 5_000 });
         removed += batch.messages;
         if (batch.messages === 0 && loadDone) return;
         if (batch.messages === 0) await new Promise((resolve) => setTimeout(resolve, 200));
@@ -81,7 +81,7 @@ async function cycle(admin: postgres.Sql, removal: ReturnType<typeof createSql>,
   await seed(admin, rows, prefix);
   const peak = await sizeMiB(admin);
   // Nothing else runs now: the removal need not leave room (duty 1).
-  while ((await removeExpired(removal, RETENTION, 600_000, 1)).messages > 0);
+  while ((await removeExpired(removal, RETENTION, { budgetMs: 600_000, duty: 1 })).messages > 0);
   await admin`vacuum`;
   return { peak, trough: await sizeMiB(admin) };
 }

@@ -100,8 +100,28 @@ describe("retention", () => {
     const ids = await Promise.all(Array.from({ length: 5 }, () => publish(`${receiver.url}/many`)));
     await Promise.all(ids.map(finished));
     await age(30, "messages");
-    expect(await removeExpired(sql(), retention, 0)).toEqual({ messages: 0, dlq: 0, workflowRuns: 0 });
+    expect(await removeExpired(sql(), retention, { budgetMs: 0 })).toEqual({ messages: 0, dlq: 0, workflowRuns: 0 });
     expect((await removeExpired(sql(), retention)).messages).toBeGreaterThanOrEqual(5);
     for (const id of ids) expect(await stateOf(id)).toBe("removed");
+  });
+
+  it("a removal stops between two batches when its signal aborts (a stopping worker), however long its rest", async () => {
+    // 2,500 delivered messages that finished 40 days ago: more than two batches.
+    await sql()`
+      insert into dispatch.messages (id, dialect, state, url, method, headers, body, max_retries, not_before,
+        next_delivery_at, created_at, completed_at)
+      select 'msg_aborted_' || lpad(g::text, 10, '0'), 'svc', 'DELIVERED', 'http://127.0.0.1:9/old', 'POST', '{}',
+        convert_to('x', 'UTF8'), 3, now() - interval '40 days', now() - interval '40 days',
+        now() - interval '40 days', now() - interval '40 days'
+      from generate_series(1, 2500) g`;
+    const left = async () => (await sql()<{ n: number }[]>`
+      select count(*)::int as n from dispatch.messages where id like 'msg_aborted_%'`)[0]!.n;
+    const stop = new AbortController();
+    // Working a thousandth of the time, the rest after the first batch would outlast the test.
+    const removing = removeExpired(sql(), retention, { duty: 0.001, signal: stop.signal });
+    await poll(async () => (await left()) === 1500, "the first batch to be removed");
+    stop.abort();
+    expect(await removing).toEqual({ messages: 1000, dlq: 0, workflowRuns: 0 });
+    expect(await left()).toBe(1500);
   });
 });

@@ -9,8 +9,10 @@
  * own short transaction, rows locked by others skipped), paced so that it
  * works at most a `DUTY` share of the time: it never holds locks long, and
  * it leaves the CPU and the disk to publishing and delivery. The space it
- * frees is reused once vacuumed. The maintenance task runs it within a time budget.
+ * frees is reused once vacuumed. The maintenance task runs it within a time
+ * budget, and stops it between two batches when the worker stops.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Sql } from "../db/client";
 
 /** How long finished things are kept, ms. */
@@ -27,23 +29,36 @@ export interface Removed {
   workflowRuns: number;
 }
 
+/** How a removal is paced. */
+export interface Pace {
+  /** Longest it works (the rest waits for the next removal); a minute by default. */
+  budgetMs?: number;
+  /** Share of the time it works (1: without rest); `DUTY` by default. */
+  duty?: number;
+  /** Stops it between two batches (a stopping worker). */
+  signal?: AbortSignal;
+}
+
 /** Rows a delete statement removes at most. */
 const BATCH = 1000;
 /** Share of the time removal works: after a batch that took t, it rests t × (1 − DUTY) / DUTY. */
 const DUTY = 0.2;
 
 /**
- * Removes what outlived its retention, batch by batch, until none is left or
- * `budgetMs` is spent, working a `duty` share of the time (1: without rest).
+ * Removes what outlived its retention, batch by batch, until none is left,
+ * the budget is spent or the signal aborts, working a `duty` share of the time.
  */
-export async function removeExpired(sql: Sql, retention: Retention, budgetMs = 60_000, duty = DUTY): Promise<Removed> {
+export async function removeExpired(sql: Sql, retention: Retention, pace: Pace = {}): Promise<Removed> {
+  const { budgetMs = 60_000, duty = DUTY, signal } = pace;
   const deadline = Date.now() + budgetMs;
+  const goOn = () => Date.now() < deadline && !signal?.aborted;
   const removed: Removed = { messages: 0, dlq: 0, workflowRuns: 0 };
   const drain = async (kind: keyof Removed, batch: () => Promise<number>) => {
-    for (let n = BATCH; n === BATCH && Date.now() < deadline; ) {
+    for (let n = BATCH; n === BATCH && goOn(); ) {
       const started = Date.now();
       removed[kind] += n = await batch();
-      if (n === BATCH) await new Promise((resolve) => setTimeout(resolve, ((Date.now() - started) * (1 - duty)) / duty));
+      const rest = ((Date.now() - started) * (1 - duty)) / duty;
+      if (n === BATCH) await sleep(rest, undefined, { signal }).catch(() => {});
     }
   };
   // DLQ entries first: a message leaves only after its entry.

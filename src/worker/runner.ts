@@ -51,8 +51,11 @@ const MAINTENANCE_TASK = "maintenance";
 const TIMED_JOB_CONCURRENCY = 2;
 /** How often graphile-worker looks for timed jobs that came due: how late a wait timeout may fire. */
 const TIMED_JOB_POLL_MS = 500;
-/** Longest a maintenance run spends removing what outlived its retention (the rest waits for the next run). */
-const RETENTION_BUDGET_MS = 60_000;
+/**
+ * Longest a maintenance run (every five minutes) spends removing what outlived its retention; the rest
+ * waits for the next run. Paced to work a fifth of the time, removal may go on for most of the interval.
+ */
+const RETENTION_BUDGET_MS = 4 * 60_000;
 /** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
 const STOP_GRACE_MS = 5000;
 
@@ -111,12 +114,13 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
         },
       },
       taskList: {
-        [MAINTENANCE_TASK]: async () => {
+        [MAINTENANCE_TASK]: async (_payload, helpers) => {
           await purgeExpiredDeduplicationKeys(sql);
           await purgeStaleNotifications(sql);
           for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run), { runId: run.runId });
           await sql.begin((tx) => releaseAllParked(tx));
-          const removed = await removeExpired(sql, retentionOf(config), RETENTION_BUDGET_MS);
+          // graphile-worker aborts the signal shortly after a graceful stop begins: removal ends between two batches.
+          const removed = await removeExpired(sql, retentionOf(config), { budgetMs: RETENTION_BUDGET_MS, signal: helpers.abortSignal });
           if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed), { level: "info", ...removed });
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
