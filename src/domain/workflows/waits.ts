@@ -86,6 +86,11 @@ export async function registerWait(
 /**
  * Notifies every waiter of `eventId` (only those of run `runId` when given;
  * then, with no waiter yet, the notification is stored for a later wait).
+ * With a run id, the run row is locked before the waiters are read, as
+ * `registerWait` locks it before adding its waiter: a wait and a notify of
+ * one run that cross take turns, so the notify either finds the waiter or
+ * leaves the notification the wait then takes. (Read first, the waiters
+ * could miss one not yet committed while the wait missed the notification.)
  */
 export async function notify(
   tx: Tx,
@@ -94,6 +99,7 @@ export async function notify(
   runId: string | null,
   settings: MessageSettings,
 ): Promise<{ waiter: WaiterView; messageId: string; workflowRunId: string; workflowCreatedAt: number }[]> {
+  if (runId !== null) await findActiveRun(tx, runId);
   const waiters = await tx<WaiterRow[]>`
     select ${waiterColumns(tx)} from dispatch.workflow_waiters w
     where w.event_id = ${eventId}
