@@ -8,7 +8,9 @@ import { serve as serveHttp, type ServerType } from "@hono/node-server";
 import { Client as QStashClient, Receiver } from "@upstash/qstash";
 import { Client as WorkflowClient, type RouteFunction, serve, type WorkflowServeOptions } from "@upstash/workflow";
 import { Hono } from "hono";
+import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { poll } from "./poll";
+import { type Receiver as TestReceiver, startReceiver } from "./receiver";
 import { TEST_TOKEN, type TestService } from "./service";
 
 /** A workflow route: the function and its serve options. */
@@ -77,4 +79,16 @@ function rewrite(request: Request, baseUrl: string): Request {
 export async function waitForReport<T>(reports: Map<string, unknown>, key: string, timeoutMs = 20_000): Promise<T> {
   const found = await poll(() => reports.has(key) && { value: reports.get(key) as T }, `the workflow to report ${key}`, timeoutMs);
   return found.value;
+}
+
+/** A receiver that answers like a workflow SDK that has not finished the run: a run whose steps go to it stays active. */
+export function startUnfinishedRunReceiver(): Promise<TestReceiver> {
+  return startReceiver(() => ({ status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" }, body: "[]" }));
+}
+
+/** Starts a run whose init step goes to `receiver` (`startUnfinishedRunReceiver`, which leaves it active); its id. */
+export async function startActiveRun(dispatch: TestService, receiver: TestReceiver): Promise<string> {
+  const response = await dispatch.api(`/v2/trigger/${receiver.url}/workflow`, { method: "POST", body: "{}" });
+  if (response.status !== 200) throw new Error(`trigger answered ${response.status}: ${await response.text()}`);
+  return (await response.json()).workflowRunId;
 }

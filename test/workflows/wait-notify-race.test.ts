@@ -8,19 +8,18 @@
  * checked is what the wait and the notify leave in the database.)
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { messageSettings } from "../../src/domain/publish/options";
 import { registerWait } from "../../src/domain/workflows/waits";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import type { Receiver } from "../support/receiver";
 import { request, useDispatch } from "../support/service";
+import { startActiveRun, startUnfinishedRunReceiver } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  // Answers like a workflow SDK that has not finished the run, so the run stays active.
-  receiver = await startReceiver(() => ({ status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" }, body: "[]" }));
+  receiver = await startUnfinishedRunReceiver();
 });
 afterAll(async () => {
   await receiver.close();
@@ -36,8 +35,7 @@ const someoneWaitsForALock = async () =>
     select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`).length > 0;
 
 it("a webhook that arrives while a wait is being registered resumes the run", async () => {
-  const triggered = await dispatch.api(`/v2/trigger/${receiver.url}/workflow`, { method: "POST", body: "{}" });
-  const { workflowRunId } = await triggered.json();
+  const workflowRunId = await startActiveRun(dispatch, receiver);
   const eventId = "evt_crossing";
   let commitWait!: () => void;
   const waitMayCommit = new Promise<void>((resolve) => (commitWait = resolve));

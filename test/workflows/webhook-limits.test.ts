@@ -6,17 +6,16 @@
  * removed once expired or once its run ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { MAX_PENDING_NOTIFICATIONS, purgeStaleNotifications } from "../../src/domain/workflows/waits";
-import { type Receiver, startReceiver } from "../support/receiver";
+import type { Receiver } from "../support/receiver";
 import { request, useDispatch } from "../support/service";
+import { startActiveRun, startUnfinishedRunReceiver } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  // Answers like a workflow SDK that has not finished the run, so the run stays active.
-  receiver = await startReceiver(() => ({ status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" }, body: "[]" }));
+  receiver = await startUnfinishedRunReceiver();
 });
 afterAll(async () => {
   await receiver.close();
@@ -30,12 +29,7 @@ const notifications = async (runId?: string) =>
     select count(*)::int as count from dispatch.workflow_notifications
     where ${runId === undefined ? dispatch.service.sql`true` : dispatch.service.sql`run_id = ${runId}`}`)[0]!.count;
 
-/** Starts a run (its init step goes to the receiver, which leaves it running). */
-async function activeRun(): Promise<string> {
-  const response = await dispatch.api(`/v2/trigger/${receiver.url}/workflow`, { method: "POST", body: "{}" });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()).workflowRunId;
-}
+const activeRun = () => startActiveRun(dispatch, receiver);
 
 describe("the workflow webhook route", () => {
   it("answers 404 and stores nothing for a run that does not exist, or for an unknown user", async () => {
