@@ -12,6 +12,7 @@ import { fixedTokenSet } from "../src/domain/access-tokens/token-set";
 import { tokenAccess, tokenDigest } from "../src/http/dashboard/access";
 import { checkCsrf, csrfToken, readSession, signSession } from "../src/http/dashboard/session";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
+import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";
 import { appRoutes } from "./support/routes";
 import { startTestService, TEST_TOKEN, useDispatch } from "./support/service";
@@ -60,18 +61,7 @@ describe("sessions", () => {
 });
 
 /** A signed-in session: its cookie header and CSRF token. */
-async function signIn(baseUrl = dispatch.baseUrl, token = TEST_TOKEN) {
-  const response = await fetch(`${baseUrl}/dashboard/login`, {
-    method: "POST",
-    body: new URLSearchParams({ token }),
-    redirect: "manual",
-  });
-  expect(response.status).toBe(303);
-  const cookie = response.headers.get("set-cookie")!.split(";")[0]!;
-  const page = await (await fetch(`${baseUrl}/dashboard`, { headers: { cookie } })).text();
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
-  return { cookie, csrf };
-}
+const signIn = (baseUrl = dispatch.baseUrl, token = TEST_TOKEN) => dashboardSession(baseUrl, token);
 
 const pathOf = (pattern: string, bad: Record<string, string> = {}) =>
   pattern.replace(/:(\w+)/g, (_, name: string) => bad[name] ?? "probe");

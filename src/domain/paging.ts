@@ -63,3 +63,19 @@ export function integerCursor(cursor: string | null, max: bigint): bigint | null
 }
 
 const invalidCursor = (cursor: string) => badRequest(`invalid cursor "${cursor}"`);
+
+/**
+ * The rows whose unique key (a name, an id) sorts after the cursor, which is
+ * the last key of the page before (for the lists paged by name: queues, URL
+ * groups, schedules, flow-control keys); every row for the first page. Read
+ * in key order through the key's index, the page costs its own rows.
+ */
+export function afterKey(tx: Tx, cursor: string | null, key: postgres.Fragment): postgres.Fragment {
+  return cursor === null || cursor === "" ? tx`true` : tx`${key} > ${cursor}`;
+}
+
+/** A page of `rows` (fetched with limit `count + 1`) in key order; the cursor is the last kept row's key. */
+export function keyPageOf<R>(rows: R[], count: number, keyOf: (row: R) => string): PageOf<R> {
+  const { kept, cursor } = pageOf(rows, count, keyOf);
+  return { items: kept, cursor };
+}

@@ -2,7 +2,8 @@
  * Queues, URL groups, schedules and flow-control keys in the browser: pause a
  * queue and resume it (its waiting message then reaches the receiver), add
  * and remove a URL group's endpoint, pause and resume a schedule and a
- * flow-control key, each change checked through the API.
+ * flow-control key, each change checked through the API; page through a
+ * long list of keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
@@ -103,5 +104,35 @@ describe("schedules and flow control", () => {
     await page.locator("tr[data-flow-control-key=tenant-7] button:has-text('Resume')").click();
     await page.waitForSelector("[role=status]:has-text('Resumed: tenant-7')");
     await poll(() => receiver.requests.filter((request) => request.path === "/flow").length === 2, "both flow-control messages");
+  });
+});
+
+describe("long lists", () => {
+  it("pages through the flow-control keys a search matches, and refreshes the page it is on", async () => {
+    await dispatch.service.sql`
+      insert into dispatch.flow_control_keys (key) select 'browse-' || lpad(i::text, 4, '0') from generate_series(0, 59) i`;
+    const page = await signedIn();
+    await page.click("nav >> text=Flow control");
+    await page.fill("input[name=search]", "browse-");
+    await page.click("button:has-text('Search')");
+    await page.waitForURL(/search=browse-$/);
+    const keys = () => page.locator("tr[data-flow-control-key]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-flow-control-key")));
+    expect(await keys()).toHaveLength(50);
+    expect(await page.locator(".pager").textContent()).not.toContain("« First");
+
+    await page.click("text=Next »");
+    await page.waitForURL(/after=browse-0049$/);
+    expect(await keys()).toEqual(Array.from({ length: 10 }, (_, i) => `browse-${String(50 + i).padStart(4, "0")}`));
+    expect(new URL(page.url()).search).toBe("?search=browse-&after=browse-0049");
+    expect(await page.locator(".pager").textContent()).toContain("End of the list.");
+    // The live region's next refresh fetches this page again: it stays on it.
+    const refreshed = await page.evaluate<string>(`new Promise((resolve) => document.body.addEventListener("htmx:afterSettle",
+      (event) => resolve(event.detail.pathInfo.requestPath), { once: true }))`);
+    expect(refreshed).toBe("/dashboard/flow-control?search=browse-&after=browse-0049");
+    expect(await keys()).toHaveLength(10);
+
+    await page.click("text=« First");
+    await page.waitForURL(/search=browse-$/);
+    expect(await keys()).toHaveLength(50);
   });
 });

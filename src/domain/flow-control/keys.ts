@@ -5,7 +5,9 @@
  * its rate window, locking the key's row so that the caller's decision holds
  * across replicas.
  */
+import type postgres from "postgres";
 import type { Tx } from "../../db/client";
+import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
 import { type FlowControl, type FlowControlLimits, parseFlowControl } from "./limits";
 
 /** A key's limits and what counts against them now, by the database clock. */
@@ -58,12 +60,29 @@ export async function configureKeys(tx: Tx, flows: { key: string; value: string 
 
 /** The states of `keys` (or of every key matching `search`), rows locked when `lock`. */
 export async function keyStates(tx: Tx, keys: string[] | { search: string }, lock: boolean): Promise<KeyState[]> {
-  const which = Array.isArray(keys)
-    ? tx`k.key = any(${keys}::text[])`
-    : tx`position(lower(${keys.search}) in lower(k.key)) > 0`;
+  const which = Array.isArray(keys) ? tx`k.key = any(${keys}::text[])` : matching(tx, keys.search);
   // Locked first, read after: a statement that waited for a lock still reads what others
   // committed meanwhile only in the locked rows, not in its subqueries (READ COMMITTED).
   if (lock) await tx`select key from dispatch.flow_control_keys k where ${which} order by key for update`;
+  return selectKeyStates(tx, which, tx``);
+}
+
+/**
+ * A page of the states of the keys matching `search`, in key order: those
+ * after `page.cursor` (a key). The search is checked on each key read in
+ * order, so a search that matches few keys reads many for a page.
+ */
+export async function keyStatePage(tx: Tx, search: string, page: Page): Promise<PageOf<KeyState>> {
+  const which = tx`${matching(tx, search)} and ${afterKey(tx, page.cursor, tx`k.key`)}`;
+  const states = await selectKeyStates(tx, which, tx`limit ${page.count + 1}`);
+  return keyPageOf(states, page.count, (state) => state.key);
+}
+
+/** The keys whose name contains `search`, ignoring case; every key for an empty search. */
+const matching = (tx: Tx, search: string) => (search === "" ? tx`true` : tx`position(lower(${search}) in lower(k.key)) > 0`);
+
+/** The states of the keys `which` picks, in key order (what counts against them is counted for the rows returned only). */
+async function selectKeyStates(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<KeyState[]> {
   const rows = await tx<(Omit<KeyState, "window"> & { starts: Date[] })[]>`
     select k.key, k.parallelism, k.rate, k.period_ms as "periodMs", k.paused, k.pinned_parallelism as "pinnedParallelism",
       k.pinned_rate as "pinnedRate", now() as now, k.starts,
@@ -72,7 +91,7 @@ export async function keyStates(tx: Tx, keys: string[] | { search: string }, loc
         where m.flow_control_key = k.key and m.state in ('CREATED', 'RETRY') and not m.flow_active
           and m.next_delivery_at <= now()) as waiting
     from dispatch.flow_control_keys k where ${which}
-    order by k.key`;
+    order by k.key ${limit}`;
   return rows.map(({ starts, ...row }) => {
     const since = row.now.getTime() - row.periodMs - rateMarginMs(row.periodMs);
     const window = starts.map((start) => new Date(start)).filter((start) => start.getTime() > since);

@@ -10,10 +10,12 @@
  * (`seq`). The claim passes over the messages of a paused queue: they keep
  * their slot and are sent, first in line, once it resumes.
  */
+import type postgres from "postgres";
 import type { Tx } from "../../db/client";
 import { AppError, badRequest } from "../errors";
 import { cancelMessages } from "../messages/cancel";
 import { startQueuedMessages } from "../messages/queue-admission";
+import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
 
 /** A queue as the API shows it. */
 export interface Queue {
@@ -60,11 +62,22 @@ export async function deleteQueue(tx: Tx, name: string): Promise<void> {
 }
 
 /** Lists queues (or the one named) with their lag: messages not yet finished. */
-export async function listQueues(tx: Tx, name?: string): Promise<Queue[]> {
+export function listQueues(tx: Tx, name?: string): Promise<Queue[]> {
+  return selectQueues(tx, name === undefined ? tx`true` : tx`q.name = ${name}`, tx``);
+}
+
+/** A page of queues in name order: those named after `page.cursor` (a queue name), with their lag. */
+export async function queuePage(tx: Tx, page: Page): Promise<PageOf<Queue>> {
+  const rows = await selectQueues(tx, afterKey(tx, page.cursor, tx`q.name`), tx`limit ${page.count + 1}`);
+  return keyPageOf(rows, page.count, (queue) => queue.name);
+}
+
+/** The queues `which` picks, by name, and their lag (counted for the rows returned only). */
+function selectQueues(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<Queue[]> {
   return tx<Queue[]>`
     select q.name, q.parallelism, q.paused, q.created_at as "createdAt", q.updated_at as "updatedAt",
       (select count(*)::int from dispatch.messages m where m.pending_queue = q.name) as lag
     from dispatch.queues q
-    where ${name === undefined ? tx`true` : tx`q.name = ${name}`}
-    order by q.name`;
+    where ${which}
+    order by q.name ${limit}`;
 }

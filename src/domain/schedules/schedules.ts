@@ -10,6 +10,7 @@ import { badRequest, AppError } from "../errors";
 import { detectDialect, type Dialect, PREFIX } from "../headers/dialect";
 import { withoutHopHeaders } from "../headers/hop-headers";
 import { newScheduleId } from "../ids";
+import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
 import type { OptionHeader } from "../publish/option-headers";
 import { prepareMessages, type PublishRequest, type PublishSettings } from "../publish/prepare";
 import { checkQueueName } from "../queues/queues";
@@ -92,6 +93,14 @@ export function listSchedules(tx: Tx, id?: string): Promise<ScheduleRow[]> {
   return tx<ScheduleRow[]>`
     select ${scheduleColumns(tx)} from dispatch.schedules where ${id === undefined ? tx`true` : tx`id = ${id}`}
     order by created_at, id`;
+}
+
+/** A page of schedules in id order (the dashboard's): those whose id sorts after `page.cursor`. */
+export async function schedulePage(tx: Tx, page: Page): Promise<PageOf<ScheduleRow>> {
+  const rows = await tx<ScheduleRow[]>`
+    select ${scheduleColumns(tx)} from dispatch.schedules where ${afterKey(tx, page.cursor, tx`id`)}
+    order by id limit ${page.count + 1}`;
+  return keyPageOf(rows, page.count, (schedule) => schedule.id);
 }
 
 /** The columns of a `ScheduleRow`. */

@@ -2,9 +2,11 @@
  * URL groups (topics): a named set of endpoints; a publish to the group fans
  * out to one message per endpoint (docs/hosted-api.md §5).
  */
+import type postgres from "postgres";
 import type { Tx } from "../../db/client";
 import { AppError, badRequest, overLimit } from "../errors";
 import { parseHttpUrl } from "../http-url";
+import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
 import { checkText } from "../storable-text";
 
 /** An endpoint of a group. */
@@ -80,14 +82,31 @@ export async function removeEndpoints(tx: Tx, group: string, endpoints: Endpoint
 
 /** Lists every group, or the one named (404 when unknown). */
 export async function listUrlGroups(tx: Tx, name?: string): Promise<UrlGroup[]> {
+  const groups = await selectUrlGroups(tx, name === undefined ? tx`true` : tx`name = ${name}`, tx``);
+  if (name !== undefined && groups.length === 0) throw new AppError(404, `URL group ${name} not found`);
+  return groups;
+}
+
+/** A page of groups in name order: those named after `page.cursor` (a group name), with their endpoints. */
+export async function urlGroupPage(tx: Tx, page: Page): Promise<PageOf<UrlGroup>> {
+  const groups = await selectUrlGroups(tx, afterKey(tx, page.cursor, tx`name`), tx`limit ${page.count + 1}`);
+  return keyPageOf(groups, page.count, (group) => group.name);
+}
+
+/**
+ * The groups `which` picks, by name, each with its endpoints (oldest first).
+ * The groups are picked (and limited) first, in name order through their
+ * primary key, and only then are their endpoints read, through theirs.
+ */
+async function selectUrlGroups(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<UrlGroup[]> {
   const rows = await tx<{ name: string; createdAt: Date; updatedAt: Date; endpoints: Endpoint[] }[]>`
-    select g.name, g.created_at as "createdAt", g.updated_at as "updatedAt",
-      coalesce(json_agg(json_strip_nulls(json_build_object('name', e.name, 'url', e.url)) order by e.created_at, e.url)
-        filter (where e.url is not null), '[]') as endpoints
-    from dispatch.url_groups g left join dispatch.url_group_endpoints e on e.group_name = g.name
-    where ${name === undefined ? tx`true` : tx`g.name = ${name}`}
-    group by g.name order by g.name`;
-  if (name !== undefined && rows.length === 0) throw new AppError(404, `URL group ${name} not found`);
+    select g.name, g.created_at as "createdAt", g.updated_at as "updatedAt", coalesce(e.endpoints, '[]') as endpoints
+    from (select name, created_at, updated_at from dispatch.url_groups where ${which} order by name ${limit}) g
+      left join lateral (
+        select json_agg(json_strip_nulls(json_build_object('name', e.name, 'url', e.url)) order by e.created_at, e.url)
+          as endpoints
+        from dispatch.url_group_endpoints e where e.group_name = g.name) e on true
+    order by g.name`;
   return rows.map((row) => ({ ...row, createdAt: row.createdAt.getTime(), updatedAt: row.updatedAt.getTime() }));
 }
 

@@ -148,11 +148,28 @@ export const Action: FC<{
 export const PauseToggle: FC<{ viewer: Viewer; base: string; paused: boolean }> = ({ viewer, base, paused }) =>
   paused ? <Action viewer={viewer} action={`${base}/resume`} label="Resume" /> : <Action viewer={viewer} action={`${base}/pause`} label="Pause" danger />;
 
-/** A link to the next page when there is one. */
-export const Pager: FC<{ next: string | null; first?: string | null; note?: string }> = ({ next, first, note }) => (
+/** What a pager's two links say. */
+export interface PagerLabels {
+  first: string;
+  next: string;
+}
+
+/** The labels of a list ordered newest first (the default). */
+const BY_TIME: PagerLabels = { first: "« Newest", next: "Older »" };
+
+/** The labels of a list ordered by name or id. */
+export const BY_NAME: PagerLabels = { first: "« First", next: "Next »" };
+
+/** A link to the next page when there is one, and back to the first when not on it. */
+export const Pager: FC<{ next: string | null; first?: string | null; note?: string; labels?: PagerLabels }> = ({
+  next,
+  first,
+  note,
+  labels = BY_TIME,
+}) => (
   <div class="pager">
-    {first && <a href={first}>« Newest</a>}
-    {next ? <a href={next} rel="next">Older »</a> : <span class="muted">End of the list.</span>}
+    {first && <a href={first}>{labels.first}</a>}
+    {next ? <a href={next} rel="next">{labels.next}</a> : <span class="muted">End of the list.</span>}
     {note && <span class="muted">{note}</span>}
   </div>
 );

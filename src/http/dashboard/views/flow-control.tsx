@@ -1,35 +1,41 @@
 /**
  * Flow-control keys: limits, what counts against them, the wait list, pins;
- * pause and resume (domain/flow-control). A search narrows the keys.
+ * pause and resume (domain/flow-control). Keys by name, 50 a page; a search
+ * narrows them, and its pages page within the matches.
  */
 import { type Context, Hono } from "hono";
 import { setKeyPaused } from "../../../domain/flow-control/admin";
-import { keyStates } from "../../../domain/flow-control/keys";
-import { Badge, Live, PauseToggle } from "../components";
+import { keyStatePage } from "../../../domain/flow-control/keys";
+import { Badge, BY_NAME, Live, PauseToggle, Pager } from "../components";
 import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, type PageDeps } from "../page";
 import { first, linkTo, pageParams } from "../params";
 
+const PATH = "/dashboard/flow-control";
+const PAGE_SIZE = 50;
+
 /** `GET /dashboard/flow-control`, `POST /dashboard/flow-control/:key/pause|resume`. */
 export function flowControlRoutes(deps: PageDeps) {
   const pause = (paused: boolean) => async (c: Context<DashboardEnv>) => {
     const key = c.req.param("key")!;
     await deps.sql.begin((tx) => setKeyPaused(tx, key, paused));
-    return doneRedirect(c, "/dashboard/flow-control", paused ? "paused" : "resumed", key);
+    return doneRedirect(c, PATH, paused ? "paused" : "resumed", key);
   };
   return new Hono<DashboardEnv>()
     .get("/flow-control", async (c) => {
-      const params = pageParams(c, ["search", ...NOTICE_PARAMS]);
+      const params = pageParams(c, ["search", "after", ...NOTICE_PARAMS]);
       const search = first(params, "search") ?? "";
-      const keys = await keyStates(deps.sql, { search }, false);
+      const after = first(params, "after");
+      const page = await keyStatePage(deps.sql, search, { cursor: after, count: PAGE_SIZE });
+      const keys = page.items;
       const viewer = c.get("viewer");
       const limit = (n: number | null) => (n === null ? "no limit" : String(n));
       return c.html(
         <Layout frame={frameOf(deps, c)} title="Flow control" section="flow-control" notice={noticeOf(c)}>
           <h1>Flow-control keys</h1>
-          <form class="filters" method="get" action="/dashboard/flow-control">
+          <form class="filters" method="get" action={PATH}>
             <label>
               Key contains
               <input name="search" value={search} />
@@ -38,7 +44,7 @@ export function flowControlRoutes(deps: PageDeps) {
               Search
             </button>
           </form>
-          <Live url={linkTo("/dashboard/flow-control", { search })}>
+          <Live url={linkTo(PATH, { search, after })}>
             {keys.length === 0 ? (
               <p class="muted">No flow-control keys{search ? " match" : " yet"}.</p>
             ) : (
@@ -76,6 +82,11 @@ export function flowControlRoutes(deps: PageDeps) {
                 </tbody>
               </table>
             )}
+            <Pager
+              labels={BY_NAME}
+              next={page.cursor === null ? null : linkTo(PATH, { search, after: page.cursor })}
+              first={after === null ? null : linkTo(PATH, { search })}
+            />
           </Live>
         </Layout>,
       );

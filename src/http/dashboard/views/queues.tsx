@@ -1,30 +1,34 @@
-/** Queues: lag, parallelism, paused; pause and resume (domain/queues/queues.ts). */
+/** Queues by name, 50 a page: lag, parallelism, paused; pause and resume (domain/queues/queues.ts). */
 import { type Context, Hono } from "hono";
-import { listQueues, setQueuePaused } from "../../../domain/queues/queues";
-import { Badge, Live, PauseToggle, Time } from "../components";
+import { queuePage, setQueuePaused } from "../../../domain/queues/queues";
+import { Badge, BY_NAME, Live, PauseToggle, Pager, Time } from "../components";
 import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, nowOf, type PageDeps } from "../page";
-import { pageParams } from "../params";
+import { first, linkTo, pageParams } from "../params";
+
+const PATH = "/dashboard/queues";
+const PAGE_SIZE = 50;
 
 /** `GET /dashboard/queues`, `POST /dashboard/queues/:name/pause|resume`. */
 export function queueRoutes(deps: PageDeps) {
   const pause = (paused: boolean) => async (c: Context<DashboardEnv>) => {
     const name = c.req.param("name")!;
     await deps.sql.begin((tx) => setQueuePaused(tx, name, paused));
-    return doneRedirect(c, "/dashboard/queues", paused ? "paused" : "resumed", name);
+    return doneRedirect(c, PATH, paused ? "paused" : "resumed", name);
   };
   return new Hono<DashboardEnv>()
     .get("/queues", async (c) => {
-      pageParams(c, NOTICE_PARAMS);
-      const queues = await listQueues(deps.sql);
+      const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
+      const page = await queuePage(deps.sql, { cursor: after, count: PAGE_SIZE });
+      const queues = page.items;
       const viewer = c.get("viewer");
       const now = nowOf(deps);
       return c.html(
         <Layout frame={frameOf(deps, c)} title="Queues" section="queues" notice={noticeOf(c)}>
           <h1>Queues</h1>
-          <Live url="/dashboard/queues">
+          <Live url={linkTo(PATH, { after })}>
             {queues.length === 0 ? (
               <p class="muted">No queues yet. A publish to /v2/enqueue/&lt;queue&gt;/… or POST /v2/queues makes one.</p>
             ) : (
@@ -61,6 +65,11 @@ export function queueRoutes(deps: PageDeps) {
                 </tbody>
               </table>
             )}
+            <Pager
+              labels={BY_NAME}
+              next={page.cursor === null ? null : linkTo(PATH, { after: page.cursor })}
+              first={after === null ? null : PATH}
+            />
           </Live>
         </Layout>,
       );

@@ -1,31 +1,35 @@
-/** Schedules: cron, destination, next and last tick, what the last tick made; pause and resume (domain/schedules). */
+/** Schedules by id, 50 a page: cron, destination, next and last tick, what the last tick made; pause and resume (domain/schedules). */
 import { type Context, Hono } from "hono";
-import { listSchedules, scheduleStates, setSchedulePaused } from "../../../domain/schedules/schedules";
-import { Badge, Live, PauseToggle, Time } from "../components";
+import { schedulePage, scheduleStates, setSchedulePaused } from "../../../domain/schedules/schedules";
+import { Badge, BY_NAME, Live, PauseToggle, Pager, Time } from "../components";
 import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, nowOf, type PageDeps } from "../page";
-import { pageParams } from "../params";
+import { first, linkTo, pageParams } from "../params";
+
+const PATH = "/dashboard/schedules";
+const PAGE_SIZE = 50;
 
 /** `GET /dashboard/schedules`, `POST /dashboard/schedules/:id/pause|resume`. */
 export function scheduleRoutes(deps: PageDeps) {
   const pause = (paused: boolean) => async (c: Context<DashboardEnv>) => {
     const id = c.req.param("id")!;
     await deps.sql.begin((tx) => setSchedulePaused(tx, id, paused, new Date(nowOf(deps))));
-    return doneRedirect(c, "/dashboard/schedules", paused ? "paused" : "resumed", id);
+    return doneRedirect(c, PATH, paused ? "paused" : "resumed", id);
   };
   return new Hono<DashboardEnv>()
     .get("/schedules", async (c) => {
-      pageParams(c, NOTICE_PARAMS);
-      const schedules = await listSchedules(deps.sql);
+      const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
+      const page = await schedulePage(deps.sql, { cursor: after, count: PAGE_SIZE });
+      const schedules = page.items;
       const states = await scheduleStates(deps.sql, schedules);
       const viewer = c.get("viewer");
       const now = nowOf(deps);
       return c.html(
         <Layout frame={frameOf(deps, c)} title="Schedules" section="schedules" notice={noticeOf(c)}>
           <h1>Schedules</h1>
-          <Live url="/dashboard/schedules">
+          <Live url={linkTo(PATH, { after })}>
             {schedules.length === 0 ? (
               <p class="muted">No schedules yet (POST /v2/schedules/&lt;destination&gt; with a Cron header makes one).</p>
             ) : (
@@ -73,6 +77,11 @@ export function scheduleRoutes(deps: PageDeps) {
                 </tbody>
               </table>
             )}
+            <Pager
+              labels={BY_NAME}
+              next={page.cursor === null ? null : linkTo(PATH, { after: page.cursor })}
+              first={after === null ? null : PATH}
+            />
           </Live>
         </Layout>,
       );

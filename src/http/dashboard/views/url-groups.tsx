@@ -1,26 +1,30 @@
-/** URL groups and their endpoints; add and remove endpoints (domain/url-groups/url-groups.ts). */
+/** URL groups by name, 50 a page, and their endpoints; add and remove endpoints (domain/url-groups/url-groups.ts). */
 import { Hono } from "hono";
 import { badRequest } from "../../../domain/errors";
-import { addEndpoints, listUrlGroups, removeEndpoints } from "../../../domain/url-groups/url-groups";
-import { Action, Live } from "../components";
+import { addEndpoints, removeEndpoints, urlGroupPage } from "../../../domain/url-groups/url-groups";
+import { Action, BY_NAME, Live, Pager } from "../components";
 import { canAct, type DashboardEnv, type Viewer } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, type PageDeps } from "../page";
-import { pageParams } from "../params";
+import { first, linkTo, pageParams } from "../params";
+
+const PATH = "/dashboard/url-groups";
+const PAGE_SIZE = 50;
 
 /** `GET /dashboard/url-groups`, `POST /dashboard/url-groups/endpoints/add|remove`. */
 export function urlGroupRoutes(deps: PageDeps) {
   return new Hono<DashboardEnv>()
     .get("/url-groups", async (c) => {
-      pageParams(c, NOTICE_PARAMS);
-      const groups = await listUrlGroups(deps.sql);
+      const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
+      const page = await urlGroupPage(deps.sql, { cursor: after, count: PAGE_SIZE });
+      const groups = page.items;
       const viewer = c.get("viewer");
       return c.html(
         <Layout frame={frameOf(deps, c)} title="URL groups" section="url-groups" notice={noticeOf(c)}>
           <h1>URL groups</h1>
           <AddEndpoint viewer={viewer} />
-          <Live url="/dashboard/url-groups">
+          <Live url={linkTo(PATH, { after })}>
             {groups.length === 0 && <p class="muted">No URL groups yet.</p>}
             {groups.map((group) => (
               <section class="card" id={group.name} data-url-group={group.name}>
@@ -50,6 +54,11 @@ export function urlGroupRoutes(deps: PageDeps) {
                 </table>
               </section>
             ))}
+            <Pager
+              labels={BY_NAME}
+              next={page.cursor === null ? null : linkTo(PATH, { after: page.cursor })}
+              first={after === null ? null : PATH}
+            />
           </Live>
         </Layout>,
       );
@@ -59,13 +68,13 @@ export function urlGroupRoutes(deps: PageDeps) {
       const [group, url] = [required(form, "group"), required(form, "url")];
       const name = form.get("name")?.trim() || undefined;
       await deps.sql.begin((tx) => addEndpoints(tx, group, [{ url, name }]));
-      return doneRedirect(c, "/dashboard/url-groups", "endpoint-added", group);
+      return doneRedirect(c, PATH, "endpoint-added", group);
     })
     .post("/url-groups/endpoints/remove", async (c) => {
       const form = c.get("form");
       const [group, url] = [required(form, "group"), required(form, "url")];
       await deps.sql.begin((tx) => removeEndpoints(tx, group, [{ url }]));
-      return doneRedirect(c, "/dashboard/url-groups", "endpoint-removed", group);
+      return doneRedirect(c, PATH, "endpoint-removed", group);
     });
 }
 
