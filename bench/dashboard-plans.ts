@@ -4,13 +4,15 @@
  * them). Seeds a fresh database (embedded Postgres, or a server named by
  * `DATABASE_URL`) with messages spread over 14 days in every state, their
  * attempts interleaved with them in time as the engine writes them, DLQ
- * entries for the failed ones, queues, URL groups, schedules and workflow
- * runs; then calls each page's domain functions, captures their SQL, and
- * prints `EXPLAIN ANALYZE` of each: the scans it uses and its time.
+ * entries for the failed ones, workflow runs, and 100,000 each of queues,
+ * URL groups (two endpoints each), schedules and flow-control keys (the lists
+ * the dashboard pages by name); then calls each page's domain functions,
+ * captures their SQL, and prints `EXPLAIN ANALYZE` of each: the scans it uses
+ * and its time.
  */
 import postgres from "postgres";
 import { listDlq, findDlqEntry } from "../src/domain/dlq/dlq";
-import { keyStates } from "../src/domain/flow-control/keys";
+import { keyStatePage } from "../src/domain/flow-control/keys";
 import { listAttempts, messageRelations } from "../src/domain/messages/attempts";
 import { listMessages } from "../src/domain/messages/list";
 import { Redactor } from "../src/domain/messages/redaction";
@@ -18,14 +20,18 @@ import { findMessage } from "../src/domain/messages/store";
 import { lastHour } from "../src/domain/overview/activity";
 import { countByState } from "../src/domain/overview/state-counts";
 import { readTotals } from "../src/domain/overview/totals";
-import { listQueues } from "../src/domain/queues/queues";
-import { listSchedules } from "../src/domain/schedules/schedules";
-import { listUrlGroups } from "../src/domain/url-groups/url-groups";
+import { queuePage } from "../src/domain/queues/queues";
+import { schedulePage, scheduleStates } from "../src/domain/schedules/schedules";
+import { urlGroupPage } from "../src/domain/url-groups/url-groups";
 import { listRunLogs } from "../src/domain/workflows/logs/logs";
 import { migrate } from "../src/db/migrate";
 import { startDatabaseServer } from "./database";
 
 const MESSAGES = Number(process.env.PLAN_MESSAGES ?? 1_000_000);
+/** Rows of each list the dashboard pages by name. */
+const LISTED = Number(process.env.PLAN_LISTED ?? 100_000);
+/** The `n`th row of such a list, named as the seed names them (`tenant-000042`). */
+const nth = (prefix: string, n: number) => `${prefix}-${String(n).padStart(6, "0")}`;
 const types = { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: Number } };
 
 const server = await startDatabaseServer(process.env.DATABASE_URL);
@@ -35,7 +41,9 @@ try {
   const admin = postgres(url, { max: 1, onnotice: () => {}, types });
   const started = Date.now();
   await seed(admin);
-  console.error(`seeded ${MESSAGES} messages in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  await seedLists(admin);
+  await admin`vacuum analyze`;
+  console.error(`seeded ${MESSAGES} messages and ${LISTED} of each list in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   await explainPages(url, admin);
   await admin.end();
 } finally {
@@ -81,7 +89,31 @@ async function seed(sql: postgres.Sql): Promise<void> {
     select 'wfr_' || i, 'https://app.example.com/flow', 'upstash', case when i % 10 = 0 then 'RUN_STARTED' else 'RUN_SUCCESS' end,
       now() - i * interval '1 minute', case when i % 10 <> 0 then now() - i * interval '1 minute' end, '{}', '{}'
     from generate_series(1, 20000) i`;
-  await sql`vacuum analyze`;
+}
+
+/**
+ * The lists the dashboard pages by name, `LISTED` rows each: queues, URL
+ * groups with two endpoints, schedules whose last tick made one of the
+ * messages, and flow-control keys, one in ten messages carrying one of them.
+ */
+async function seedLists(sql: postgres.Sql): Promise<void> {
+  const rows = sql`generate_series(1, ${LISTED}) i`;
+  const name = (prefix: string) => sql`${prefix} || '-' || lpad(i::text, 6, '0')`;
+  await sql`insert into dispatch.queues (name, parallelism, paused) select ${name("q")}, 2, i % 50 = 0 from ${rows}`;
+  await sql`insert into dispatch.url_groups (name) select ${name("team")} from ${rows}`;
+  await sql`
+    insert into dispatch.url_group_endpoints (group_name, url, name)
+    select ${name("team")}, 'https://' || ${name("team")} || '.example.com/' || e, case when e = 1 then 'primary' end
+    from ${rows}, generate_series(1, 2) e`;
+  await sql`
+    insert into dispatch.schedules (id, cron, destination, dialect, headers, body, next_tick_at, last_tick_at, last_message_ids)
+    select ${name("schedule")}, '*/5 * * * *', 'https://api.example.com/cron/' || i, 'svc', '{}', '', now() + interval '5 minutes',
+      now(), array['msg_' || lpad((${MESSAGES} - i % ${MESSAGES})::text, 12, '0')]
+    from ${rows}`;
+  await sql`insert into dispatch.flow_control_keys (key, parallelism, rate) select ${name("tenant")}, 4, 100 from ${rows}`;
+  await sql`
+    update dispatch.messages set flow_control_key = 'tenant-' || lpad((seq / 20 % ${LISTED} + 1)::text, 6, '0')
+    where seq / 2 % 10 = 3`;
 }
 
 /** Each page's domain calls, with the SQL they send captured, then explained. */
@@ -109,10 +141,16 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["dlq: newest", () => listDlq(sql, { filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: URL", () => listDlq(sql, { filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: entry", () => findDlqEntry(sql, `dlq_${String(91).padStart(12, "0")}`)],
-    ["queues", () => listQueues(sql)],
-    ["url groups", () => listUrlGroups(sql)],
-    ["schedules", () => listSchedules(sql)],
-    ["flow control", () => keyStates(sql, { search: "" }, false)],
+    ["queues: first page", () => queuePage(sql, { cursor: null, count: 50 })],
+    ["queues: a page in the middle", () => queuePage(sql, { cursor: nth("q", LISTED / 2), count: 50 })],
+    ["url groups: first page", () => urlGroupPage(sql, { cursor: null, count: 50 })],
+    ["url groups: a page in the middle", () => urlGroupPage(sql, { cursor: nth("team", LISTED / 2), count: 50 })],
+    ["schedules: first page", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: null, count: 50 })).items)],
+    ["schedules: a page in the middle", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: nth("schedule", LISTED / 2), count: 50 })).items)],
+    ["flow control: first page", () => keyStatePage(sql, "", { cursor: null, count: 50 })],
+    ["flow control: a page in the middle", () => keyStatePage(sql, "", { cursor: nth("tenant", LISTED / 2), count: 50 })],
+    ["flow control: search, 1 key in 25 matches", () => keyStatePage(sql, "42", { cursor: null, count: 50 })],
+    ["flow control: search, no key matches", () => keyStatePage(sql, "no-such-tenant", { cursor: null, count: 50 })],
     ["workflow runs: newest", () => listRunLogs(sql, { filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 10 }, redactor)],
     ["workflow runs: state", () => listRunLogs(sql, { filter: { state: ["RUN_STARTED"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 }, redactor)],
     ["workflow run: by id", () => listRunLogs(sql, { filter: { workflowRunId: ["wfr_500"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 }, redactor)],
