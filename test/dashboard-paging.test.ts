@@ -144,3 +144,20 @@ describe("the dashboard's lists page by name", () => {
     });
   });
 });
+
+describe("the overview's totals", () => {
+  /** The overview's stat whose label starts with `label`: its label and figure. */
+  const stat = (html: string, label: string) => {
+    const match = new RegExp(`data-stat="(${label}[^"]*)"><div class="n">(?:<a href="[^"]*">)?([^<]*)`).exec(html);
+    return match && { label: match[1], value: match[2] };
+  };
+
+  it("count queues exactly, and flow-control keys up to 10,000 (more show as 10,000+)", async () => {
+    await dispatch.service.sql`
+      insert into dispatch.flow_control_keys (key, parallelism, paused)
+      select 'many-' || lpad(i::text, 5, '0'), 1, i % 2 = 0 from generate_series(0, 20_999) i`;
+    const html = await (await fetch(`${dispatch.baseUrl}/dashboard`, { headers: { cookie } })).text();
+    expect(stat(html, "Queues")).toEqual({ label: "Queues (0 paused)", value: "110" });
+    expect(stat(html, "Flow-control keys")).toEqual({ label: "Flow-control keys (10,000+ paused)", value: "10,000+" });
+  });
+});

@@ -1,18 +1,22 @@
 /**
- * The sizes the overview shows beside the message counts: the DLQ (counted
- * up to a bound, so a huge DLQ costs no more than `DLQ_COUNT_LIMIT` index
- * entries), and the queues, schedules and flow-control keys (small tables,
- * counted).
+ * The sizes the overview shows beside the message counts: the DLQ, and the
+ * queues, schedules and flow-control keys with how many are paused. Each is
+ * counted up to a bound, so a huge table costs no more than that many rows
+ * (a key per tenant can make 100,000 flow-control keys); past it, the
+ * overview says "at least".
  */
 import type { Tx } from "../../db/client";
 
 /** Past this many entries the DLQ is shown as "at least". */
 export const DLQ_COUNT_LIMIT = 100_000;
+/** Past this many, queues, schedules and keys (and the paused ones) are shown as "at least". */
+export const TOTAL_COUNT_LIMIT = 10_000;
 
 /** Counts of the things an operator keeps an eye on. */
 export interface Totals {
   /** Entries in the DLQ, at most `DLQ_COUNT_LIMIT + 1`. */
   dlq: number;
+  /** The others: each at most `TOTAL_COUNT_LIMIT + 1`. */
   queues: number;
   pausedQueues: number;
   schedules: number;
@@ -23,14 +27,17 @@ export interface Totals {
 
 /** The overview's totals. */
 export async function readTotals(tx: Tx): Promise<Totals> {
+  const upTo = (table: string, which: "all" | "paused", limit = TOTAL_COUNT_LIMIT) => tx`(
+    select count(*)::int from (
+      select 1 from ${tx(`dispatch.${table}`)} where ${which === "paused" ? tx`paused` : tx`true`} limit ${limit + 1}) t)`;
   const [row] = await tx<Totals[]>`
     select
-      (select count(*)::int from (select 1 from dispatch.dlq limit ${DLQ_COUNT_LIMIT + 1}) d) as dlq,
-      (select count(*)::int from dispatch.queues) as queues,
-      (select count(*)::int from dispatch.queues where paused) as "pausedQueues",
-      (select count(*)::int from dispatch.schedules) as schedules,
-      (select count(*)::int from dispatch.schedules where paused) as "pausedSchedules",
-      (select count(*)::int from dispatch.flow_control_keys) as "flowControlKeys",
-      (select count(*)::int from dispatch.flow_control_keys where paused) as "pausedFlowControlKeys"`;
+      ${upTo("dlq", "all", DLQ_COUNT_LIMIT)} as dlq,
+      ${upTo("queues", "all")} as queues,
+      ${upTo("queues", "paused")} as "pausedQueues",
+      ${upTo("schedules", "all")} as schedules,
+      ${upTo("schedules", "paused")} as "pausedSchedules",
+      ${upTo("flow_control_keys", "all")} as "flowControlKeys",
+      ${upTo("flow_control_keys", "paused")} as "pausedFlowControlKeys"`;
   return row!;
 }

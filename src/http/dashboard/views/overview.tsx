@@ -8,7 +8,7 @@ import { MESSAGE_STATES } from "../../../domain/messages/message";
 import { RUN_STATES } from "../../../domain/workflows/logs/logs";
 import { lastHour } from "../../../domain/overview/activity";
 import { countByState } from "../../../domain/overview/state-counts";
-import { DLQ_COUNT_LIMIT, readTotals } from "../../../domain/overview/totals";
+import { DLQ_COUNT_LIMIT, readTotals, TOTAL_COUNT_LIMIT } from "../../../domain/overview/totals";
 import { MinuteChart, StateBars } from "../charts";
 import { Live } from "../components";
 import type { DashboardEnv } from "../env";
@@ -38,13 +38,17 @@ export function overviewRoutes(deps: PageDeps) {
           <div class="grid">
             <Stat label="Failed messages" href="/dashboard/messages?state=FAILED" value={`${about(messages.estimated)}${count(messages.counts.FAILED)}`} />
             <Stat label="Retrying" href="/dashboard/messages?state=RETRY" value={`${about(messages.estimated)}${count(messages.counts.RETRY)}`} />
-            <Stat label="In the DLQ" href="/dashboard/dlq" value={totals.dlq > DLQ_COUNT_LIMIT ? `${count(DLQ_COUNT_LIMIT)}+` : count(totals.dlq)} />
+            <Stat label="In the DLQ" href="/dashboard/dlq" value={upTo(totals.dlq, DLQ_COUNT_LIMIT)} />
             <Stat label="Delivered, last hour" href="/dashboard/messages?state=DELIVERED&since=1h" value={count(lastHourTotals.delivered)} />
             <Stat label="Failed, last hour" href="/dashboard/messages?state=FAILED&since=1h" value={count(lastHourTotals.failed)} />
             <Stat label="Delivered this minute" value={count(perMinute.delivered)} />
-            <Stat label={`Queues (${totals.pausedQueues} paused)`} href="/dashboard/queues" value={count(totals.queues)} />
-            <Stat label={`Schedules (${totals.pausedSchedules} paused)`} href="/dashboard/schedules" value={count(totals.schedules)} />
-            <Stat label={`Flow-control keys (${totals.pausedFlowControlKeys} paused)`} href="/dashboard/flow-control" value={count(totals.flowControlKeys)} />
+            <Stat label={`Queues (${upTo(totals.pausedQueues)} paused)`} href="/dashboard/queues" value={upTo(totals.queues)} />
+            <Stat label={`Schedules (${upTo(totals.pausedSchedules)} paused)`} href="/dashboard/schedules" value={upTo(totals.schedules)} />
+            <Stat
+              label={`Flow-control keys (${upTo(totals.pausedFlowControlKeys)} paused)`}
+              href="/dashboard/flow-control"
+              value={upTo(totals.flowControlKeys)}
+            />
             <Stat label="Workflow runs started" href="/dashboard/workflows?state=RUN_STARTED" value={`${about(runs.estimated)}${count(runs.counts.RUN_STARTED)}`} />
           </div>
           <h2>Attempts per minute</h2>
@@ -70,6 +74,9 @@ export function overviewRoutes(deps: PageDeps) {
 }
 
 const count = (n: number | undefined) => (n ?? 0).toLocaleString("en-US");
+
+/** A total counted up to `limit` (one more means more than the limit): "10,000+" past it. */
+const upTo = (n: number, limit = TOTAL_COUNT_LIMIT) => (n > limit ? `${count(limit)}+` : count(n));
 
 const Stat = ({ label, value, href }: { label: string; value: string; href?: string }) => (
   <div class="stat" data-stat={label}>
