@@ -155,7 +155,7 @@ describe("the overview's totals", () => {
   it("count queues exactly, and flow-control keys up to 10,000 (more show as 10,000+)", async () => {
     await dispatch.service.sql`
       insert into dispatch.flow_control_keys (key, parallelism, paused)
-      select 'many-' || lpad(i::text, 5, '0'), 1, i % 2 = 0 from generate_series(0, 20_999) i`;
+      select 'many-' || lpad(i::text, 5, '0'), 1, i % 2 = 0 from generate_series(0, 20999) i`;
     const html = await (await fetch(`${dispatch.baseUrl}/dashboard`, { headers: { cookie } })).text();
     expect(stat(html, "Queues")).toEqual({ label: "Queues (0 paused)", value: "110" });
     expect(stat(html, "Flow-control keys")).toEqual({ label: "Flow-control keys (10,000+ paused)", value: "10,000+" });
