@@ -37,7 +37,15 @@ const keyInfo = async (key: string) => (await dispatch.api(`/v2/flowControl/${ke
 
 describe("flow control", () => {
   it("never has more than parallelism deliveries of a key in flight, and does reach it", async () => {
-    for (let i = 0; i < 12; i++) await publish("/par", "par-key", "parallelism=3");
+    await publish("/par", "par-key", "parallelism=3");
+    await waitForArrivals("/par", 1);
+    // Eleven more wait while the key is paused, so all are ready together when it resumes: whether the
+    // limit is reached does not hang on how fast the test publishes on a loaded machine.
+    expect((await dispatch.api("/v2/flowControl/par-key/pause", { method: "POST" })).status).toBe(200);
+    const held = [];
+    for (let i = 0; i < 11; i++) held.push(await publish("/par", "par-key", "parallelism=3"));
+    await expectHeldBack(dispatch, held);
+    expect((await dispatch.api("/v2/flowControl/par-key/resume", { method: "POST" })).status).toBe(200);
     await waitForArrivals("/par", 12);
     expect(counting.maxInFlight("/par")).toBe(3);
     await poll(async () => (await keyInfo("par-key")).parallelismCount === 0, "no delivery of par-key in flight");
