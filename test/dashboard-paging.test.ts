@@ -21,8 +21,9 @@ const pad = (n: number) => String(n).padStart(4, "0");
 const descending = (count: number) => Array.from({ length: count }, (_, i) => count - 1 - i);
 
 let cookie: string;
+let csrf: string;
 beforeAll(async () => {
-  ({ cookie } = await dashboardSession(dispatch.baseUrl));
+  ({ cookie, csrf } = await dashboardSession(dispatch.baseUrl));
 });
 
 /** A page of a list as the dashboard served it: the path it was read at, its rows' keys, its HTML. */
@@ -82,6 +83,36 @@ describe("the dashboard's lists page by name", () => {
     const all = await keysOf("queues", "name");
     expectPaged(await walk("/dashboard/queues", "data-queue"), all, "/dashboard/queues");
     expect((await (await dispatch.api("/v2/queues")).json()).map((queue: { name: string }) => queue.name)).toEqual(all);
+  });
+
+  it("an action on a later page comes back to that page", async () => {
+    const all = await keysOf("queues", "name");
+    const second = `/dashboard/queues?after=${all[PAGE - 1]}`;
+    const target = all[PAGE]!;
+    /** Posts the form whose action ends in `/<target>/<verb>` on `path`, with its hidden fields; the redirect's target. */
+    const act = async (path: string, verb: "pause" | "resume") => {
+      const html = await (await fetch(`${dispatch.baseUrl}${path}`, { headers: { cookie } })).text();
+      const form = new RegExp(`<form[^>]*action="/dashboard/queues/${target}/${verb}"[^>]*>(.*?)</form>`, "s").exec(html);
+      expect(form, `the ${verb} form of ${target} on ${path}`).not.toBeNull();
+      const fields = new URLSearchParams([...form![1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m): [string, string] => [m[1]!, unescape(m[2]!)]));
+      expect(fields.get("_csrf")).toBe(csrf);
+      const response = await fetch(`${dispatch.baseUrl}/dashboard/queues/${target}/${verb}`, {
+        method: "POST",
+        headers: { cookie, "Content-Type": "application/x-www-form-urlencoded" },
+        body: fields,
+        redirect: "manual",
+      });
+      expect(response.status).toBe(303);
+      return response.headers.get("location")!;
+    };
+    const paused = await act(second, "pause");
+    expect(paused).toBe(`${second}&done=paused&ref=${target}`);
+    const page = await (await fetch(`${dispatch.baseUrl}${paused}`, { headers: { cookie } })).text();
+    expect(page).toContain(`Paused: ${target}`);
+    expect(page).toContain(`data-queue="${target}"`);
+    expect((await (await dispatch.api(`/v2/queues/${target}`)).json()).paused).toBe(true);
+    expect(await act(paused, "resume")).toBe(`${second}&done=resumed&ref=${target}`);
+    expect((await (await dispatch.api(`/v2/queues/${target}`)).json()).paused).toBe(false);
   });
 
   it("URL groups, each with its endpoints", async () => {

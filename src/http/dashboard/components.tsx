@@ -144,9 +144,18 @@ export const Action: FC<{
     </form>
   ) : null;
 
-/** Resume when `paused`, else Pause: a POST to `<base>/resume` or `<base>/pause`. */
-export const PauseToggle: FC<{ viewer: Viewer; base: string; paused: boolean }> = ({ viewer, base, paused }) =>
-  paused ? <Action viewer={viewer} action={`${base}/resume`} label="Resume" /> : <Action viewer={viewer} action={`${base}/pause`} label="Pause" danger />;
+/** Resume when `paused`, else Pause: a POST to `<base>/resume` or `<base>/pause`, with `fields`. */
+export const PauseToggle: FC<{ viewer: Viewer; base: string; paused: boolean; fields?: Record<string, string> }> = ({
+  viewer,
+  base,
+  paused,
+  fields,
+}) =>
+  paused ? (
+    <Action viewer={viewer} action={`${base}/resume`} label="Resume" fields={fields} />
+  ) : (
+    <Action viewer={viewer} action={`${base}/pause`} label="Pause" danger fields={fields} />
+  );
 
 /** What a pager's two links say. */
 export interface PagerLabels {

@@ -58,3 +58,16 @@ export function linkTo(path: string, ...params: Record<string, string | null | u
   const query = search.toString();
   return query === "" ? path : `${path}?${query}`;
 }
+
+/**
+ * Where a paged list is: its cursor (`after`) and search. A list's action
+ * forms carry them (`fields`), and the action redirects back to the same page.
+ */
+export type ListPlace = Record<"after" | "search", string | null>;
+
+/** The place an action's form carried (`ListPlace`), for its redirect. */
+export const placeOf = (form: Map<string, string>): ListPlace => ({ after: form.get("after") ?? null, search: form.get("search") ?? null });
+
+/** The place as hidden form fields: the ones that are set. */
+export const placeFields = (place: ListPlace): Record<string, string> =>
+  Object.fromEntries(Object.entries(place).filter((entry): entry is [string, string] => entry[1] !== null && entry[1] !== ""));

@@ -11,7 +11,7 @@ import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, type PageDeps } from "../page";
-import { first, linkTo, pageParams } from "../params";
+import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/flow-control";
 const PAGE_SIZE = 50;
@@ -21,13 +21,15 @@ export function flowControlRoutes(deps: PageDeps) {
   const pause = (paused: boolean) => async (c: Context<DashboardEnv>) => {
     const key = c.req.param("key")!;
     await deps.sql.begin((tx) => setKeyPaused(tx, key, paused));
-    return doneRedirect(c, PATH, paused ? "paused" : "resumed", key);
+    return doneRedirect(c, linkTo(PATH, placeOf(c.get("form"))), paused ? "paused" : "resumed", key);
   };
   return new Hono<DashboardEnv>()
     .get("/flow-control", async (c) => {
       const params = pageParams(c, ["search", "after", ...NOTICE_PARAMS]);
       const search = first(params, "search") ?? "";
       const after = first(params, "after");
+      // An action on this page comes back to it, search included.
+      const place = placeFields({ after, search });
       const page = await keyStatePage(deps.sql, search, { cursor: after, count: PAGE_SIZE });
       const keys = page.items;
       const viewer = c.get("viewer");
@@ -75,7 +77,7 @@ export function flowControlRoutes(deps: PageDeps) {
                         {k.window.length} / {limit(k.rate)} per {k.periodMs / 1000} s
                       </td>
                       <td>
-                        <PauseToggle viewer={viewer} base={`/dashboard/flow-control/${encodeURIComponent(k.key)}`} paused={k.paused} />
+                        <PauseToggle viewer={viewer} base={`/dashboard/flow-control/${encodeURIComponent(k.key)}`} paused={k.paused} fields={place} />
                       </td>
                     </tr>
                   ))}

@@ -6,7 +6,7 @@ import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, nowOf, type PageDeps } from "../page";
-import { first, linkTo, pageParams } from "../params";
+import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/queues";
 const PAGE_SIZE = 50;
@@ -16,11 +16,13 @@ export function queueRoutes(deps: PageDeps) {
   const pause = (paused: boolean) => async (c: Context<DashboardEnv>) => {
     const name = c.req.param("name")!;
     await deps.sql.begin((tx) => setQueuePaused(tx, name, paused));
-    return doneRedirect(c, PATH, paused ? "paused" : "resumed", name);
+    return doneRedirect(c, linkTo(PATH, placeOf(c.get("form"))), paused ? "paused" : "resumed", name);
   };
   return new Hono<DashboardEnv>()
     .get("/queues", async (c) => {
       const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
+      // An action on this page comes back to it.
+      const place = placeFields({ after, search: null });
       const page = await queuePage(deps.sql, { cursor: after, count: PAGE_SIZE });
       const queues = page.items;
       const viewer = c.get("viewer");
@@ -58,7 +60,7 @@ export function queueRoutes(deps: PageDeps) {
                         <Time at={q.updatedAt} now={now} />
                       </td>
                       <td>
-                        <PauseToggle viewer={viewer} base={`/dashboard/queues/${encodeURIComponent(q.name)}`} paused={q.paused} />
+                        <PauseToggle viewer={viewer} base={`/dashboard/queues/${encodeURIComponent(q.name)}`} paused={q.paused} fields={place} />
                       </td>
                     </tr>
                   ))}

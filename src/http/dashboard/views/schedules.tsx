@@ -6,7 +6,7 @@ import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, nowOf, type PageDeps } from "../page";
-import { first, linkTo, pageParams } from "../params";
+import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/schedules";
 const PAGE_SIZE = 50;
@@ -16,11 +16,13 @@ export function scheduleRoutes(deps: PageDeps) {
   const pause = (paused: boolean) => async (c: Context<DashboardEnv>) => {
     const id = c.req.param("id")!;
     await deps.sql.begin((tx) => setSchedulePaused(tx, id, paused, new Date(nowOf(deps))));
-    return doneRedirect(c, PATH, paused ? "paused" : "resumed", id);
+    return doneRedirect(c, linkTo(PATH, placeOf(c.get("form"))), paused ? "paused" : "resumed", id);
   };
   return new Hono<DashboardEnv>()
     .get("/schedules", async (c) => {
       const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
+      // An action on this page comes back to it.
+      const place = placeFields({ after, search: null });
       const page = await schedulePage(deps.sql, { cursor: after, count: PAGE_SIZE });
       const schedules = page.items;
       const states = await scheduleStates(deps.sql, schedules);
@@ -70,7 +72,7 @@ export function scheduleRoutes(deps: PageDeps) {
                         ))}
                       </td>
                       <td>
-                        <PauseToggle viewer={viewer} base={`/dashboard/schedules/${encodeURIComponent(s.id)}`} paused={s.paused} />
+                        <PauseToggle viewer={viewer} base={`/dashboard/schedules/${encodeURIComponent(s.id)}`} paused={s.paused} fields={place} />
                       </td>
                     </tr>
                   ))}

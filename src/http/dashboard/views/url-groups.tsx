@@ -7,7 +7,7 @@ import { canAct, type DashboardEnv, type Viewer } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
 import { frameOf, type PageDeps } from "../page";
-import { first, linkTo, pageParams } from "../params";
+import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/url-groups";
 const PAGE_SIZE = 50;
@@ -42,7 +42,7 @@ export function urlGroupRoutes(deps: PageDeps) {
                           <Action
                             viewer={viewer}
                             action="/dashboard/url-groups/endpoints/remove"
-                            fields={{ group: group.name, url: endpoint.url }}
+                            fields={{ group: group.name, url: endpoint.url, ...placeFields({ after, search: null }) }}
                             label="Remove"
                             danger
                             confirm={`Remove ${endpoint.url} from ${group.name}?`}
@@ -74,7 +74,7 @@ export function urlGroupRoutes(deps: PageDeps) {
       const form = c.get("form");
       const [group, url] = [required(form, "group"), required(form, "url")];
       await deps.sql.begin((tx) => removeEndpoints(tx, group, [{ url }]));
-      return doneRedirect(c, PATH, "endpoint-removed", group);
+      return doneRedirect(c, linkTo(PATH, placeOf(form)), "endpoint-removed", group);
     });
 }
 
