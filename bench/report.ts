@@ -393,8 +393,9 @@ function retentionText(r: RunRetention): string {
   return [
     `### 10-retention: ${int(r.rows)} messages that finished 40 days ago (14-day retention), removed while 1 and 2b run`,
     ``,
-    `Seeded in ${ms(r.seedMs)} (each with its attempt row); the removal (src/domain/retention.ts, 1,000 rows a statement) took ` +
-      `${seconds(r.removalMs)} and removed ${int(r.removed)}${r.complete ? ", all of them" : " — NOT all of them"}. ` +
+    `Seeded in ${ms(r.seedMs)} (each with its attempt row); the removal (src/domain/retention.ts, 1,000 rows a statement) ` +
+      `removed ${int(r.pacedPerSecond)} rows a second at the maintenance task's pace while 1 and 2b ran, then the rest without rest; ` +
+      `${seconds(r.removalMs)} in all, ${int(r.removed)} removed${r.complete ? ", all of them" : " — NOT all of them"}. ` +
       `Messages and attempts with their indexes: ${mb(r.sizesMiB.empty)} empty, ${mb(r.sizesMiB.seeded)} seeded, ` +
       `${mb(r.sizesMiB.afterRemoval)} after the removal and VACUUM (the space is reused by new rows, not returned to the file system), ` +
       `then over three cycles of storing as many rows again and removing them ${r.sizesMiB.cycles.map((c) => `${mb(c.peak)} / ${mb(c.trough)}`).join(", then ")} (peak / after the removal): ${steadyText(r)}. ` +

@@ -41,8 +41,12 @@ export interface Pace {
 
 /** Rows a delete statement removes at most. */
 const BATCH = 1000;
-/** Share of the time removal works: after a batch that took t, it rests t × (1 − DUTY) / DUTY. */
-const DUTY = 0.2;
+/**
+ * Share of the time removal works: after a batch that took t, it rests t × (1 − DUTY) / DUTY.
+ * At a tenth, a maintenance run removes about 2,500 messages a second (bench scenario 10), more
+ * than the service delivers at its peak on the bench's machine, so removal keeps up with any load.
+ */
+const DUTY = 0.1;
 
 /**
  * Removes what outlived its retention, batch by batch, until none is left,

@@ -53,7 +53,7 @@ const TIMED_JOB_CONCURRENCY = 2;
 const TIMED_JOB_POLL_MS = 500;
 /**
  * Longest a maintenance run (every five minutes) spends removing what outlived its retention; the rest
- * waits for the next run. Paced to work a fifth of the time, removal may go on for most of the interval.
+ * waits for the next run. Paced to work a tenth of the time, removal may go on for most of the interval.
  */
 const RETENTION_BUDGET_MS = 4 * 60_000;
 /** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
