@@ -63,6 +63,9 @@ describe("dispatch start", () => {
     expect(() => loadConfig({ DISPATCH_CURRENT_SIGNING_KEY: "sig_only_one" })).toThrow(/must be set together/);
     expect(() => loadConfig({ DISPATCH_TOKEN: "short" })).toThrow(/DISPATCH_TOKEN each token must have at least 16/);
     expect(loadConfig({ DISPATCH_TOKEN: "aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb" }).tokens).toHaveLength(2);
+    for (const pace of ["0", "1.5", "a tenth"]) expect(() => loadConfig({ DISPATCH_RETENTION_PACE: pace })).toThrow(/DISPATCH_RETENTION_PACE must/);
+    expect(loadConfig({ DISPATCH_RETENTION_PACE: "0.25" }).retentionPace).toBe(0.25);
+    expect(loadConfig({}).retentionPace).toBe(0.1);
   });
 
   it("uses configured signing keys and tokens on an external database", async () => {

@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import { parseDuration } from "../domain/duration";
+import { DEFAULT_RETENTION_PACE } from "../domain/retention";
 import { LOG_LEVELS, type LogLevel } from "../observability/log";
 
 /** The service's typed configuration. */
@@ -41,6 +42,8 @@ export interface Config {
   dlqRetentionMs: number;
   /** How long finished workflow runs (with their steps and messages) are kept. */
   workflowRetentionMs: number;
+  /** Share of the time the maintenance task's removal works (0 < pace ≤ 1): its rate against its load. */
+  retentionPace: number;
   /** Multiplies every retry backoff; tests use a small value instead of sleeping. */
   retryDelayScale: number;
   /** Multiplies the wait before a first attempt (Delay, Not-Before, Callback-Delay, workflow sleeps); for tests. */
@@ -124,6 +127,10 @@ const EnvSchema = v.object({
   DISPATCH_RETENTION: duration("14d"),
   DISPATCH_DLQ_RETENTION: duration("30d"),
   DISPATCH_WORKFLOW_RETENTION: duration("14d"),
+  DISPATCH_RETENTION_PACE: v.pipe(
+    decimal(DEFAULT_RETENTION_PACE),
+    v.check((pace) => pace > 0 && pace <= 1, "must be above 0 and at most 1 (the share of the time removal works)"),
+  ),
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
   DISPATCH_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
@@ -175,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retentionMs: e.DISPATCH_RETENTION,
     dlqRetentionMs: e.DISPATCH_DLQ_RETENTION,
     workflowRetentionMs: e.DISPATCH_WORKFLOW_RETENTION,
+    retentionPace: e.DISPATCH_RETENTION_PACE,
     retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
     delayScale: e.DISPATCH_DELAY_SCALE,
     workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,

@@ -53,7 +53,7 @@ const TIMED_JOB_CONCURRENCY = 2;
 const TIMED_JOB_POLL_MS = 500;
 /**
  * Longest a maintenance run (every five minutes) spends removing what outlived its retention; the rest
- * waits for the next run. Paced to work a tenth of the time, removal may go on for most of the interval.
+ * waits for the next run. Paced (DISPATCH_RETENTION_PACE, a tenth of the time), removal may go on for most of the interval.
  */
 const RETENTION_BUDGET_MS = 4 * 60_000;
 /** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
@@ -120,7 +120,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
           for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run), { runId: run.runId });
           await sql.begin((tx) => releaseAllParked(tx));
           // graphile-worker aborts the signal shortly after a graceful stop begins: removal ends between two batches.
-          const removed = await removeExpired(sql, retentionOf(config), { budgetMs: RETENTION_BUDGET_MS, signal: helpers.abortSignal });
+          const removed = await removeExpired(sql, retentionOf(config), { budgetMs: RETENTION_BUDGET_MS, duty: config.retentionPace, signal: helpers.abortSignal });
           if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed), { level: "info", ...removed });
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
