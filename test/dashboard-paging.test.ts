@@ -94,7 +94,8 @@ describe("the dashboard's lists page by name", () => {
       const html = await (await fetch(`${dispatch.baseUrl}${path}`, { headers: { cookie } })).text();
       const form = new RegExp(`<form[^>]*action="/dashboard/queues/${target}/${verb}"[^>]*>(.*?)</form>`, "s").exec(html);
       expect(form, `the ${verb} form of ${target} on ${path}`).not.toBeNull();
-      const fields = new URLSearchParams([...form![1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m): [string, string] => [m[1]!, unescape(m[2]!)]));
+      const hidden = [...form![1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)];
+      const fields = new URLSearchParams(hidden.map((m): [string, string] => [m[1]!, unescape(m[2]!)]));
       expect(fields.get("_csrf")).toBe(csrf);
       const response = await fetch(`${dispatch.baseUrl}/dashboard/queues/${target}/${verb}`, {
         method: "POST",

@@ -120,7 +120,8 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
           for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run), { runId: run.runId });
           await sql.begin((tx) => releaseAllParked(tx));
           // graphile-worker aborts the signal shortly after a graceful stop begins: removal ends between two batches.
-          const removed = await removeExpired(sql, retentionOf(config), { budgetMs: RETENTION_BUDGET_MS, duty: config.retentionPace, signal: helpers.abortSignal });
+          const pace = { budgetMs: RETENTION_BUDGET_MS, duty: config.retentionPace, signal: helpers.abortSignal };
+          const removed = await removeExpired(sql, retentionOf(config), pace);
           if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed), { level: "info", ...removed });
         },
         [WAIT_TIMEOUT_TASK]: async (payload) => {
