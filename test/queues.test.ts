@@ -352,9 +352,12 @@ describe("parallelism", () => {
   it("a parallelism-3 queue never has more than 3 requests in flight at the receiver, and does reach 3", async () => {
     const { state, responder } = tracking(200);
     const target = await receiver(responder);
-    await upsert("parallel-3", 3);
+    // Enqueued while paused, all 15 are ready together when it resumes: whether the limit is reached
+    // does not hang on how fast a loaded machine enqueues.
+    await upsert("parallel-3", 3, true);
     const ids: string[] = [];
     for (let n = 0; n < 15; n++) ids.push((await enqueue(dispatch, "parallel-3", `${target.url}/p`, n)).messageId);
+    await upsert("parallel-3", 3, false);
 
     await target.waitFor(15, 30_000);
     await poll(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
@@ -437,13 +440,18 @@ describe("with two worker processes on one database", () => {
   it("a parallelism-3 queue never exceeds 3 in flight across both workers", async () => {
     const { state, responder } = tracking(200);
     const target = await receiver(responder);
-    const response = await api.api("/v2/queues", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ queueName: "parallel-multi", parallelism: 3, paused: false }),
-    });
-    expect(response.status).toBe(200);
+    const setPaused = async (paused: boolean) => {
+      const response = await api.api("/v2/queues", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ queueName: "parallel-multi", parallelism: 3, paused }),
+      });
+      expect(response.status).toBe(200);
+    };
+    // Enqueued while paused, all 15 are ready together for both workers when it resumes.
+    await setPaused(true);
     for (let n = 0; n < 15; n++) await enqueue(api, "parallel-multi", `${target.url}/pm`, n);
+    await setPaused(false);
 
     await target.waitFor(15, 60_000);
     await poll(() => state.order.length === 15, () => `${state.order.length} of 15 answered`);
