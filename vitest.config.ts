@@ -12,7 +12,9 @@ export default defineConfig({
     // processes, so three share this project's two-core machines well (vitest's default would run
     // one at a time there); no test measures time, so the extra load changes no result.
     maxWorkers: 3,
-    testTimeout: 30_000,
+    // A guard against a hung test, not a measure: CI machines can be several times slower than this
+    // one (the slowest test here takes 17 s; a 5 MiB workflow once took 32 s beside two other files).
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ["default"],
   },
