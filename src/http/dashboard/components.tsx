@@ -1,6 +1,7 @@
 /** Pieces every page is made of: times, states, tables of headers, bodies, action buttons, paging, live regions. */
 import type { Child, FC } from "hono/jsx";
 import { canAct, type Viewer } from "./env";
+import { linkTo } from "./params";
 
 /** `2025-01-31 09:30:12 UTC`. */
 export const utc = (at: Date | number) => new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
@@ -167,7 +168,10 @@ export interface PagerLabels {
 const BY_TIME: PagerLabels = { first: "« Newest", next: "Older »" };
 
 /** The labels of a list ordered by name or id. */
-export const BY_NAME: PagerLabels = { first: "« First", next: "Next »" };
+const BY_NAME: PagerLabels = { first: "« First", next: "Next »" };
+
+/** Rows a page of a list by name or id shows (queues, URL groups, schedules, flow-control keys). */
+export const BY_NAME_PAGE_SIZE = 50;
 
 /** A link to the next page when there is one, and back to the first when not on it. */
 export const Pager: FC<{ next: string | null; first?: string | null; note?: string; labels?: PagerLabels }> = ({
@@ -181,6 +185,24 @@ export const Pager: FC<{ next: string | null; first?: string | null; note?: stri
     {next ? <a href={next} rel="next">{labels.next}</a> : <span class="muted">End of the list.</span>}
     {note && <span class="muted">{note}</span>}
   </div>
+);
+
+/**
+ * The pager of a list by name or id at `path`: "Next »" to the rows after
+ * `next` (the page's last key), "« First" when the page is not the first
+ * (`after` set); a search is kept in both.
+ */
+export const ByNamePager: FC<{ path: string; after: string | null; next: string | null; search?: string }> = ({
+  path,
+  after,
+  next,
+  search,
+}) => (
+  <Pager
+    labels={BY_NAME}
+    next={next === null ? null : linkTo(path, { search, after: next })}
+    first={after === null ? null : linkTo(path, { search })}
+  />
 );
 
 /**

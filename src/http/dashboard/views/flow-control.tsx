@@ -6,7 +6,7 @@
 import { type Context, Hono } from "hono";
 import { setKeyPaused } from "../../../domain/flow-control/admin";
 import { keyStatePage } from "../../../domain/flow-control/keys";
-import { Badge, BY_NAME, Live, PauseToggle, Pager } from "../components";
+import { Badge, BY_NAME_PAGE_SIZE, ByNamePager, Live, PauseToggle } from "../components";
 import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
@@ -14,7 +14,6 @@ import { frameOf, type PageDeps } from "../page";
 import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/flow-control";
-const PAGE_SIZE = 50;
 
 /** `GET /dashboard/flow-control`, `POST /dashboard/flow-control/:key/pause|resume`. */
 export function flowControlRoutes(deps: PageDeps) {
@@ -30,7 +29,7 @@ export function flowControlRoutes(deps: PageDeps) {
       const after = first(params, "after");
       // An action on this page comes back to it, search included.
       const place = placeFields({ after, search });
-      const page = await keyStatePage(deps.sql, search, { cursor: after, count: PAGE_SIZE });
+      const page = await keyStatePage(deps.sql, search, { cursor: after, count: BY_NAME_PAGE_SIZE });
       const keys = page.items;
       const viewer = c.get("viewer");
       const limit = (n: number | null) => (n === null ? "no limit" : String(n));
@@ -84,11 +83,7 @@ export function flowControlRoutes(deps: PageDeps) {
                 </tbody>
               </table>
             )}
-            <Pager
-              labels={BY_NAME}
-              next={page.cursor === null ? null : linkTo(PATH, { search, after: page.cursor })}
-              first={after === null ? null : linkTo(PATH, { search })}
-            />
+            <ByNamePager path={PATH} after={after} next={page.cursor} search={search} />
           </Live>
         </Layout>,
       );

@@ -1,7 +1,7 @@
 /** Queues by name, 50 a page: lag, parallelism, paused; pause and resume (domain/queues/queues.ts). */
 import { type Context, Hono } from "hono";
 import { queuePage, setQueuePaused } from "../../../domain/queues/queues";
-import { Badge, BY_NAME, Live, PauseToggle, Pager, Time } from "../components";
+import { Badge, BY_NAME_PAGE_SIZE, ByNamePager, Live, PauseToggle, Time } from "../components";
 import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
@@ -9,7 +9,6 @@ import { frameOf, nowOf, type PageDeps } from "../page";
 import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/queues";
-const PAGE_SIZE = 50;
 
 /** `GET /dashboard/queues`, `POST /dashboard/queues/:name/pause|resume`. */
 export function queueRoutes(deps: PageDeps) {
@@ -23,7 +22,7 @@ export function queueRoutes(deps: PageDeps) {
       const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
       // An action on this page comes back to it.
       const place = placeFields({ after, search: null });
-      const page = await queuePage(deps.sql, { cursor: after, count: PAGE_SIZE });
+      const page = await queuePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
       const queues = page.items;
       const viewer = c.get("viewer");
       const now = nowOf(deps);
@@ -67,11 +66,7 @@ export function queueRoutes(deps: PageDeps) {
                 </tbody>
               </table>
             )}
-            <Pager
-              labels={BY_NAME}
-              next={page.cursor === null ? null : linkTo(PATH, { after: page.cursor })}
-              first={after === null ? null : PATH}
-            />
+            <ByNamePager path={PATH} after={after} next={page.cursor} />
           </Live>
         </Layout>,
       );

@@ -1,7 +1,7 @@
 /** Schedules by id, 50 a page: cron, destination, next and last tick, what the last tick made; pause and resume (domain/schedules). */
 import { type Context, Hono } from "hono";
 import { schedulePage, scheduleStates, setSchedulePaused } from "../../../domain/schedules/schedules";
-import { Badge, BY_NAME, Live, PauseToggle, Pager, Time } from "../components";
+import { Badge, BY_NAME_PAGE_SIZE, ByNamePager, Live, PauseToggle, Time } from "../components";
 import type { DashboardEnv } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
@@ -9,7 +9,6 @@ import { frameOf, nowOf, type PageDeps } from "../page";
 import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/schedules";
-const PAGE_SIZE = 50;
 
 /** `GET /dashboard/schedules`, `POST /dashboard/schedules/:id/pause|resume`. */
 export function scheduleRoutes(deps: PageDeps) {
@@ -23,7 +22,7 @@ export function scheduleRoutes(deps: PageDeps) {
       const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
       // An action on this page comes back to it.
       const place = placeFields({ after, search: null });
-      const page = await schedulePage(deps.sql, { cursor: after, count: PAGE_SIZE });
+      const page = await schedulePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
       const schedules = page.items;
       const states = await scheduleStates(deps.sql, schedules);
       const viewer = c.get("viewer");
@@ -79,11 +78,7 @@ export function scheduleRoutes(deps: PageDeps) {
                 </tbody>
               </table>
             )}
-            <Pager
-              labels={BY_NAME}
-              next={page.cursor === null ? null : linkTo(PATH, { after: page.cursor })}
-              first={after === null ? null : PATH}
-            />
+            <ByNamePager path={PATH} after={after} next={page.cursor} />
           </Live>
         </Layout>,
       );

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { badRequest } from "../../../domain/errors";
 import { addEndpoints, removeEndpoints, urlGroupPage } from "../../../domain/url-groups/url-groups";
-import { Action, BY_NAME, Live, Pager } from "../components";
+import { Action, BY_NAME_PAGE_SIZE, ByNamePager, Live } from "../components";
 import { canAct, type DashboardEnv, type Viewer } from "../env";
 import { Layout } from "../layout";
 import { doneRedirect, NOTICE_PARAMS, noticeOf } from "../notices";
@@ -10,14 +10,13 @@ import { frameOf, type PageDeps } from "../page";
 import { first, linkTo, pageParams, placeFields, placeOf } from "../params";
 
 const PATH = "/dashboard/url-groups";
-const PAGE_SIZE = 50;
 
 /** `GET /dashboard/url-groups`, `POST /dashboard/url-groups/endpoints/add|remove`. */
 export function urlGroupRoutes(deps: PageDeps) {
   return new Hono<DashboardEnv>()
     .get("/url-groups", async (c) => {
       const after = first(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
-      const page = await urlGroupPage(deps.sql, { cursor: after, count: PAGE_SIZE });
+      const page = await urlGroupPage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
       const groups = page.items;
       const viewer = c.get("viewer");
       return c.html(
@@ -54,11 +53,7 @@ export function urlGroupRoutes(deps: PageDeps) {
                 </table>
               </section>
             ))}
-            <Pager
-              labels={BY_NAME}
-              next={page.cursor === null ? null : linkTo(PATH, { after: page.cursor })}
-              first={after === null ? null : PATH}
-            />
+            <ByNamePager path={PATH} after={after} next={page.cursor} />
           </Live>
         </Layout>,
       );
