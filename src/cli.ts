@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { type Command, runCommand } from "./commands";
 import { type Config, ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
+import { DatabaseStartError } from "./db/connection/errors";
 import { EmbeddedDatabaseError } from "./db/embedded-error";
 import { createLog, type Log } from "./observability/log";
 import { type Role, type Service, startService } from "./service";
@@ -165,6 +166,8 @@ function exit(code: number, message: string): void {
 
 main(process.argv.slice(2)).catch((error: Error) => {
   if (error instanceof UsageError) return exit(2, error.message === "" ? USAGE : `${error.message}\n${USAGE}`);
+  // Expected failures (a bad variable, a database that cannot be used) are explained in their message; a defect shows its stack.
+  if (error instanceof DatabaseStartError) return exit(1, `dispatch: ${error.message}`);
   const explained = error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
   exit(1, explained ? error.message : `failed to start: ${error.stack ?? error.message}`);
 });

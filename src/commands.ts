@@ -33,7 +33,7 @@ export type Command =
 
 /** Runs `command` against `config`'s database; a refusal (an unknown token name, say) exits 1 with its message. */
 export async function runCommand(command: Command, config: Config, log: Log): Promise<CommandResult> {
-  const database = await openDatabase(config, log);
+  const database = await openDatabase(config, log, command.name === "migrate" || config.migrate);
   try {
     return { code: 0, output: await outputOf(command, config, database) };
   } catch (error) {

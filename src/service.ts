@@ -5,10 +5,11 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "./config/config";
+import { createAppPool, explained, prepareDatabase, type ReadyDatabase } from "./database";
 import { DatabaseAvailability } from "./db/availability";
 import { createSql, type Sql } from "./db/client";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
-import { migrate } from "./db/migrate";
+import { connectionBudget } from "./db/connection/budget";
+import type { EmbeddedDatabase } from "./db/embedded";
 import { fixedTokenSet, LiveTokenSet, type TokenSet } from "./domain/access-tokens/token-set";
 import type { SigningKeys } from "./domain/delivery/signing";
 import { ensureSigningKeys } from "./domain/delivery/signing-keys";
@@ -46,10 +47,37 @@ export async function startService(
   now?: () => number,
 ): Promise<Service> {
   installWorkflowHooks();
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
-  const databaseUrl = config.databaseUrl ?? embedded!.url;
-  await migrate(databaseUrl);
-  const sql = createSql(databaseUrl, 20);
+  const budget = connectionBudget(config.databasePoolSize, role !== "api");
+  const database = await prepareDatabase(config, log, budget, config.migrate);
+  const { endpoints, embedded } = database;
+  const sql = createAppPool(database, config.databasePoolSize);
+  // Behind a transaction-mode pooler LISTEN hears nothing: it goes to the direct connection.
+  const listener: Sql = endpoints.pooled ? createSql(endpoints.direct, 1) : sql;
+  const pools = { sql, listener, embedded };
+  try {
+    return await explained(endpoints, budget, "starting", () => startParts(config, role, log, now, database, pools));
+  } catch (error) {
+    await closePools(pools);
+    throw error;
+  }
+}
+
+/** The open pools of a service, closed when it stops (or fails to start). */
+interface Pools {
+  sql: Sql;
+  listener: Sql;
+  embedded: EmbeddedDatabase | null;
+}
+
+async function startParts(
+  config: Config,
+  role: Role,
+  log: Log,
+  now: (() => number) | undefined,
+  database: ReadyDatabase,
+  pools: Pools,
+): Promise<Service> {
+  const { sql, listener } = pools;
   const tokens = await ensureAccessTokens(sql, config.tokens);
   const configuredKeys = config.currentSigningKey && config.nextSigningKey
     ? { current: config.currentSigningKey, next: config.nextSigningKey }
@@ -57,16 +85,17 @@ export async function startService(
   const signingKeys = await ensureSigningKeys(sql, configuredKeys);
   const http = new HttpClient({
     // The embedded database means local development, where destinations are local too.
-    allowPrivateNetworks: config.allowPrivateNetworks || embedded !== null,
+    allowPrivateNetworks: config.allowPrivateNetworks || database.embedded !== null,
     maxResponseBytes: config.maxMessageBytes,
   });
   const availability = new DatabaseAvailability(sql, log);
   let worker: WorkerHandle | null = null;
   const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null);
-  worker = role === "api" ? null : await startWorker({ config, databaseUrl, sql, http, availability, log, now, metrics });
+  const direct = database.endpoints.direct;
+  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, availability, log, now, metrics });
   const redactor = new Redactor(await ensureRedactionKey(sql));
   const configuredTokens = fixedTokenSet(tokens, config.readonlyTokens);
-  const acceptedTokens = role === "worker" ? null : await followAccessTokens(sql, configuredTokens, availability, log);
+  const acceptedTokens = role === "worker" ? null : await followAccessTokens(sql, listener, configuredTokens, availability, log);
   const deps = {
     config,
     sql,
@@ -80,12 +109,12 @@ export async function startService(
   const server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config);
   return {
     baseUrl: server ? baseUrlOf(server, config) : null,
-    databaseUrl,
-    embedded: embedded !== null,
+    databaseUrl: database.databaseUrl,
+    embedded: database.embedded !== null,
     tokens,
     signingKeys,
     sql,
-    stop: () => shutdown({ server, worker, acceptedTokens, http, sql, embedded, availability }),
+    stop: () => shutdown({ server, worker, acceptedTokens, http, pools, availability }),
   };
 }
 
@@ -97,46 +126,36 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
-/** Opens `config`'s database (starting the embedded one if none is configured) and applies its migrations. */
-export async function openDatabase(config: Config, log: Log): Promise<OpenDatabase> {
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
-  const databaseUrl = config.databaseUrl ?? embedded!.url;
-  try {
-    await migrate(databaseUrl);
-  } catch (error) {
-    await embedded?.stop();
-    throw error;
-  }
-  const sql = createSql(databaseUrl, 2);
+/** Opens `config`'s database (starting the embedded one if none is configured), migrated first when `migrateFirst`. */
+export async function openDatabase(config: Config, log: Log, migrateFirst: boolean): Promise<OpenDatabase> {
+  const database = await prepareDatabase(config, log, connectionBudget(COMMAND_POOL_SIZE, false), migrateFirst);
+  const sql = createAppPool(database, COMMAND_POOL_SIZE);
   return {
     sql,
-    databaseUrl,
-    embedded: embedded !== null,
+    databaseUrl: database.databaseUrl,
+    embedded: database.embedded !== null,
     async close() {
       await sql.end({ timeout: 5 });
-      await embedded?.stop();
+      await database.embedded?.stop();
     },
   };
 }
 
+/** The operator's commands run a statement or two at a time. */
+const COMMAND_POOL_SIZE = 2;
+
 /** The configured tokens and the stored ones, kept current; a failed read is an outage (logged once by `availability`) or logged. */
-async function followAccessTokens(sql: Sql, configured: TokenSet, availability: DatabaseAvailability, log: Log): Promise<LiveTokenSet> {
+async function followAccessTokens(
+  sql: Sql,
+  listener: Sql,
+  configured: TokenSet,
+  availability: DatabaseAvailability,
+  log: Log,
+): Promise<LiveTokenSet> {
   const onError = (error: unknown) => void (availability.failed(error) || log(`access tokens: ${(error as Error).message}`));
-  const tokens = new LiveTokenSet(sql, configured, onError);
+  const tokens = new LiveTokenSet(sql, listener, configured, onError);
   await tokens.start();
   return tokens;
-}
-
-async function startEmbedded(dataDir: string, log: Log): Promise<EmbeddedDatabase> {
-  const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
-  const admin = createSql(cluster.url, 1);
-  try {
-    const [exists] = await admin`select 1 from pg_database where datname = 'dispatch'`;
-    if (!exists) await admin`create database dispatch`;
-  } finally {
-    await admin.end();
-  }
-  return { ...cluster, url: cluster.url.replace(/\/postgres$/, "/dispatch") };
 }
 
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<ServerType> {
@@ -157,8 +176,7 @@ async function shutdown(parts: {
   worker: WorkerHandle | null;
   acceptedTokens: LiveTokenSet | null;
   http: HttpClient;
-  sql: Sql;
-  embedded: EmbeddedDatabase | null;
+  pools: Pools;
   availability: DatabaseAvailability;
 }): Promise<void> {
   // Nothing waits for the database any more: work still waiting fails and is released.
@@ -171,10 +189,18 @@ async function shutdown(parts: {
     () => closed,
     () => parts.acceptedTokens?.stop(),
     () => parts.http.close(),
-    () => parts.sql.end({ timeout: 5 }),
   ];
   const failures: unknown[] = [];
   for (const step of steps) await Promise.resolve(step()).catch((error: unknown) => failures.push(error));
-  await parts.embedded?.stop();
+  await closePools(parts.pools).catch((error: unknown) => failures.push(error));
   if (failures.length > 0) throw failures[0];
+}
+
+/** Ends the pools, then the embedded database, which is stopped whatever else failed. */
+async function closePools(pools: Pools): Promise<void> {
+  try {
+    await Promise.all([pools.sql.end({ timeout: 5 }), pools.listener === pools.sql ? null : pools.listener.end({ timeout: 5 })]);
+  } finally {
+    await pools.embedded?.stop();
+  }
 }

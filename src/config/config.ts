@@ -15,6 +15,15 @@ export interface Config {
   host: string;
   /** External database; when absent an embedded Postgres is started in `dataDir`. */
   databaseUrl: string | null;
+  /**
+   * A direct (session) connection to the same database, for migrations, LISTEN and graphile-worker,
+   * when `databaseUrl` goes through a transaction-mode pooler.
+   */
+  databaseDirectUrl: string | null;
+  /** The app pool's size (connections to DATABASE_URL). */
+  databasePoolSize: number;
+  /** Whether `dispatch start` (and the commands but `migrate`) apply pending migrations first. */
+  migrate: boolean;
   dataDir: string;
   /** Access tokens from configuration; when empty one is generated and stored. */
   tokens: string[];
@@ -108,6 +117,15 @@ const EnvSchema = v.object({
     optionalText,
     v.check((url) => url === null || /^postgres(ql)?:\/\//.test(url), "must be a postgres:// URL"),
   ),
+  DATABASE_DIRECT_URL: v.pipe(
+    optionalText,
+    v.check((url) => url === null || /^postgres(ql)?:\/\//.test(url), "must be a postgres:// URL"),
+  ),
+  DISPATCH_DATABASE_POOL_SIZE: integer(20, 2, 1000),
+  DISPATCH_MIGRATE: v.pipe(
+    v.optional(v.picklist(["true", "false", "1", "0", ""], "must be true or false"), "true"),
+    v.transform((text) => text !== "false" && text !== "0"),
+  ),
   DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
   DISPATCH_TOKEN: tokenList,
   DISPATCH_READONLY_TOKEN: tokenList,
@@ -163,6 +181,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL,
+    databasePoolSize: e.DISPATCH_DATABASE_POOL_SIZE,
+    migrate: e.DISPATCH_MIGRATE,
     dataDir: e.DISPATCH_DATA_DIR,
     tokens: e.DISPATCH_TOKEN,
     readonlyTokens: e.DISPATCH_READONLY_TOKEN,
@@ -202,6 +223,9 @@ function checkConsistency(config: Config): Config {
   if (config.defaultTimeoutMs > config.maxTimeoutMs) problems.push("DISPATCH_DEFAULT_TIMEOUT exceeds DISPATCH_MAX_TIMEOUT");
   if ((config.currentSigningKey === null) !== (config.nextSigningKey === null)) {
     problems.push("DISPATCH_CURRENT_SIGNING_KEY and DISPATCH_NEXT_SIGNING_KEY must be set together");
+  }
+  if (config.databaseDirectUrl !== null && config.databaseUrl === null) {
+    problems.push("DATABASE_DIRECT_URL is set without DATABASE_URL (the embedded database needs neither)");
   }
   if (config.readonlyTokens.some((token) => config.tokens.includes(token))) {
     problems.push("a token is in both DISPATCH_TOKEN and DISPATCH_READONLY_TOKEN");

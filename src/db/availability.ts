@@ -3,6 +3,13 @@
  * them. Managed Postgres restarts, fails over and has maintenance windows; while
  * it is away, requests answer 503, workers wait, and the log gets one line when
  * the database goes and one when it is back, never one per attempt.
+ *
+ * A lost connection is not an outage by itself: servers and proxies close
+ * sessions that sat idle (`idle_session_timeout`, a proxy's idle limit), and a
+ * pooler may drop one. So a failure first probes the database at once; only
+ * when the server cannot be reached for a few quick tries is it an outage,
+ * logged and announced to `onRecovered` listeners. A closed session is
+ * reopened quietly.
  */
 import type { Sql } from "./client";
 
@@ -10,8 +17,8 @@ import type { Sql } from "./client";
 const CONNECTION_CODES = new Set([
   "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
   "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN",
-  // SQLSTATE: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections.
-  "57P01", "57P02", "57P03", "53300",
+  // SQLSTATE: admin_shutdown, crash_shutdown, cannot_connect_now, idle_session_timeout, too_many_connections.
+  "57P01", "57P02", "57P03", "57P05", "53300",
 ]);
 
 /** Messages of node-postgres (graphile-worker's driver), whose connection errors carry no code. */
@@ -33,6 +40,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 
 /** How often an unreachable database is probed. */
 const PROBE_INTERVAL_MS = 1000;
+/** The quick probes after a failure, and their spacing: a closed idle session answers the first; an outage none. */
+const QUICK_PROBES = 3;
+const QUICK_PROBE_INTERVAL_MS = 100;
 
 /**
  * Whether this process can reach the database, learnt from the failures its
@@ -41,7 +51,7 @@ const PROBE_INTERVAL_MS = 1000;
  * of state.
  */
 export class DatabaseAvailability {
-  private outage: { since: number; probing: Promise<void> } | null = null;
+  private outage: { since: number; reason: string; logged: boolean; probing: Promise<void> } | null = null;
   private stopped = false;
   private readonly recoveryListeners: (() => void)[] = [];
 
@@ -56,14 +66,16 @@ export class DatabaseAvailability {
   }
 
   /**
-   * Reports a failed database operation. Returns true when it was an outage
-   * (recorded, logged once, and nothing more for the caller to log).
+   * Reports a failed database operation. Returns true when it was a lost
+   * connection (recorded, logged once if it proves an outage, and nothing
+   * more for the caller to log).
    */
   failed(error: unknown): boolean {
     if (!isDatabaseUnavailable(error)) return false;
     if (this.outage === null && !this.stopped) {
-      this.log(`database unreachable (${(error as Error).message}); waiting for it quietly`);
-      this.outage = { since: Date.now(), probing: this.probe() };
+      const outage = { since: Date.now(), reason: (error as Error).message, logged: false, probing: Promise.resolve() };
+      this.outage = outage;
+      outage.probing = this.probe(outage);
     }
     return true;
   }
@@ -90,7 +102,7 @@ export class DatabaseAvailability {
     }
   }
 
-  /** Calls `listener` each time the database is reachable again after an outage. */
+  /** Calls `listener` each time the database is reachable again after an outage (not after a closed session). */
   onRecovered(listener: () => void): void {
     this.recoveryListeners.push(listener);
   }
@@ -100,20 +112,27 @@ export class DatabaseAvailability {
     this.stopped = true;
   }
 
-  private async probe(): Promise<void> {
-    while (!this.stopped) {
-      await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS).unref());
+  private async probe(outage: NonNullable<DatabaseAvailability["outage"]>): Promise<void> {
+    for (let attempt = 1; !this.stopped; attempt++) {
+      if (attempt > 1) await sleep(attempt <= QUICK_PROBES ? QUICK_PROBE_INTERVAL_MS : PROBE_INTERVAL_MS);
       try {
         await this.sql`select 1`;
         break;
       } catch {
-        // Still away: the first failure was logged; keep quiet until it is back.
+        if (attempt === QUICK_PROBES && !this.stopped) {
+          outage.logged = true;
+          this.log(`database unreachable (${outage.reason}); waiting for it quietly`);
+        }
       }
     }
-    const seconds = ((Date.now() - (this.outage?.since ?? Date.now())) / 1000).toFixed(1);
     this.outage = null;
-    if (this.stopped) return;
+    if (this.stopped || !outage.logged) return;
+    const seconds = ((Date.now() - outage.since) / 1000).toFixed(1);
     this.log(`database reachable again after ${seconds} s`, { level: "info" });
     for (const listener of this.recoveryListeners) listener();
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -68,7 +68,9 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const port = options.port ?? (await freePort());
   const flags = ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"];
   const server = await startPostgres(run, port, flags);
-  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, port, directory: run.cluster, stop: server.stop };
+  // Listening on loopback only, without TLS: nothing to ask the server about.
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres?sslmode=disable`;
+  return { url, port, directory: run.cluster, stop: server.stop };
 }
 
 /** Which binaries, which cluster folder, and as whom. */

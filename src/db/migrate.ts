@@ -1,14 +1,23 @@
 /**
  * Brings a database up to date: the app's drizzle-kit migrations (schema
- * `dispatch`) and graphile-worker's own (schema `graphile_worker`).
+ * `dispatch`) and graphile-worker's own (schema `graphile_worker`), on the
+ * direct connection (connection/endpoints.ts). A database already up to date
+ * is only read, so a role with nothing but USAGE and DML can start on it;
+ * `DISPATCH_MIGRATE=false` does not even try, and refuses a schema that is
+ * behind (`requireCurrentSchema`).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 import { Logger, runMigrations } from "graphile-worker";
-import postgres from "postgres";
-import type { Tx } from "./client";
+// graphile-worker's migrations as it ships them: how many there are is how far its schema must be.
+import { migrations as graphileMigrations } from "graphile-worker/dist/generated/sql.js";
+import { createSql, type Tx } from "./client";
+import { createNodePostgresPool, nodePostgresConfig } from "./connection/drivers";
+import { DatabaseStartError, sqlState } from "./connection/errors";
+import { parseConnectionUrl } from "./connection/settings";
+import { type Endpoint, resolveEndpoint } from "./connection/transport";
 
 /** The migrations folder of the package: two levels up from src/db/, one from the compiled dist/. */
 const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
@@ -18,14 +27,24 @@ const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
 /** graphile-worker logs each migration at info level; start-up output stays our own banner. */
 const quietLogger = new Logger(() => () => {});
 
-/** Applies every pending migration; safe to run concurrently from several replicas. */
-export async function migrate(url: string): Promise<void> {
+/** Applies every pending migration on `target` (an endpoint, or a URL); safe to run concurrently from several replicas. */
+export async function migrate(target: Endpoint | string): Promise<void> {
+  const direct = typeof target === "string" ? await resolveEndpoint(parseConnectionUrl(target, "the database URL")) : target;
   // One connection, so the session-level advisory lock covers the whole migration.
-  const client = postgres(url, { max: 1, onnotice: () => {} });
+  const client = createSql(direct, 1);
   try {
     await client`select pg_advisory_lock(hashtext('dispatch.migrate'))`;
-    await drizzleMigrate(drizzle(client), { migrationsFolder: MIGRATIONS, migrationsSchema: "dispatch" });
-    await runMigrations({ connectionString: url, logger: quietLogger });
+    // drizzle's migrator always runs CREATE SCHEMA IF NOT EXISTS, which needs CREATE on the database.
+    if ((await appSchemaStatus(client)) !== "current") {
+      await drizzleMigrate(drizzle(client), { migrationsFolder: MIGRATIONS, migrationsSchema: "dispatch" });
+    }
+    // graphile-worker's own only reads its migrations table when nothing is pending.
+    const pool = createNodePostgresPool(nodePostgresConfig(direct, 1));
+    try {
+      await runMigrations({ pgPool: pool, logger: quietLogger });
+    } finally {
+      await pool.end();
+    }
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
   } finally {
     await client.end();
@@ -37,7 +56,36 @@ export type MigrationStatus = "current" | "behind" | "ahead";
 
 /** Whether every migration of this build is applied (and no newer one). */
 export async function migrationStatus(sql: Tx): Promise<MigrationStatus> {
+  const app = await appSchemaStatus(sql);
+  if (app !== "current") return app;
+  const [row] = await sql<{ id: number | null }[]>`select max(id)::int as id from graphile_worker.migrations`;
+  const latest = Object.keys(graphileMigrations).length;
+  return (row?.id ?? 0) === latest ? "current" : (row?.id ?? 0) < latest ? "behind" : "ahead";
+}
+
+/**
+ * For `DISPATCH_MIGRATE=false`: the start goes on only when the schema is
+ * this build's (or newer, from a build being rolled out); otherwise it stops
+ * saying to run `dispatch migrate`.
+ */
+export async function requireCurrentSchema(sql: Tx): Promise<void> {
+  const status = await migrationStatus(sql).catch((error: unknown) => {
+    // 42P01: no such table, 3F000: no such schema: nothing was ever migrated here.
+    if (sqlState(error) === "42P01" || sqlState(error) === "3F000") return "missing" as const;
+    throw error;
+  });
+  if (status === "current" || status === "ahead") return;
+  throw new DatabaseStartError(
+    `the database's schema is ${status === "missing" ? "not there" : "behind this build"} and DISPATCH_MIGRATE=false: ` +
+      'run "dispatch migrate" as a role that may create in the database (README "Database privileges"), then start again',
+  );
+}
+
+/** drizzle's migrations: applied count against the journal's (a missing table counts as none applied). */
+async function appSchemaStatus(sql: Tx): Promise<MigrationStatus> {
   const journal = JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, "utf8")) as { entries: unknown[] };
+  const [table] = await sql<{ exists: boolean }[]>`select to_regclass('dispatch.__drizzle_migrations') is not null as exists`;
+  if (!table?.exists) return "behind";
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from dispatch.__drizzle_migrations`;
   return row!.n === journal.entries.length ? "current" : row!.n < journal.entries.length ? "behind" : "ahead";
 }

@@ -12,7 +12,7 @@
  * waits for a handful of free slots so that claims stay batches.
  */
 import type { DatabaseAvailability } from "../db/availability";
-import type { Sql } from "../db/client";
+import type { Listener, Sql } from "../db/client";
 import { claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/insert-messages";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
@@ -36,6 +36,8 @@ interface Start {
 /** What the loop works with. */
 export interface ClaimerDeps {
   sql: Sql;
+  /** Where the loop LISTENs for due messages (the direct connection). */
+  listener: Listener;
   availability: DatabaseAvailability;
   recorder: Recorder;
   /** Makes one attempt, if it can start by `startBy` (epoch ms): null when shutdown interrupted it, "late" when it could not start. */
@@ -60,7 +62,7 @@ export class Claimer {
 
   constructor(private readonly deps: ClaimerDeps) {
     this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
-    this.loop = new WakeableLoop(deps.sql, DUE_CHANNEL);
+    this.loop = new WakeableLoop(deps.listener, DUE_CHANNEL);
   }
 
   /** Starts listening and claiming. */

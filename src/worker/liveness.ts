@@ -75,6 +75,7 @@ export class Liveness {
     if (Date.now() - this.beatingSince < this.deadAfterMs) return;
     await sweepDeadClaims(this.sql, this.deadAfterMs);
     await sweepDeadWorkers(this.sql, this.deadAfterMs);
+    await forgetDeadWorkers(this.sql, this.deadAfterMs);
   }
 
   /**
@@ -107,6 +108,19 @@ export async function sweepDeadWorkers(sql: Sql, deadAfterMs: number): Promise<s
   const ids = row?.ids ?? [];
   await releaseLockHolders(sql, ids);
   return ids;
+}
+
+/**
+ * Forgets the heartbeats of processes silent for `deadAfterMs` that hold
+ * nothing any more (their claims and jobs were swept above): what a crash, or
+ * a restore of a backup taken while other processes ran, leaves behind.
+ */
+export async function forgetDeadWorkers(sql: Sql, deadAfterMs: number): Promise<void> {
+  await sql`
+    delete from dispatch.workers w
+    where w.heartbeat_at < now() - ${deadAfterMs} * interval '1 millisecond'
+      and not exists (select 1 from dispatch.claims c where c.worker_id = w.id)
+      and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.id)`;
 }
 
 /** Unlocks every job locked by `ids` and forgets their heartbeats. */

@@ -7,7 +7,10 @@
 import { setMaxListeners } from "node:events";
 import { type Config, llmUrl } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
-import type { Sql } from "../db/client";
+import type { Listener, Sql } from "../db/client";
+import { TIMED_JOB_CONNECTIONS } from "../db/connection/budget";
+import { nodePostgresConfig } from "../db/connection/drivers";
+import type { Endpoint } from "../db/connection/transport";
 import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
 import { releaseAllParked } from "../domain/flow-control/release";
@@ -36,8 +39,11 @@ export interface WorkerHandle {
 /** What the worker needs from the process. */
 export interface WorkerDeps {
   config: Config;
-  databaseUrl: string;
+  /** The direct connection graphile-worker runs on (connection/endpoints.ts). */
+  direct: Endpoint;
   sql: Sql;
+  /** Where the claim loop, the schedules' loop and the key cache LISTEN. */
+  listener: Listener;
   http: HttpClient;
   availability: DatabaseAvailability;
   log: Log;
@@ -69,7 +75,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
     recorder.flushReleased(),
   );
-  const keys = new SigningKeyCache(sql);
+  const keys = new SigningKeyCache(sql, deps.listener);
   await keys.start();
   const shutdown = new AbortController();
   // Every attempt in flight listens on this one signal.
@@ -86,6 +92,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   };
   const claimer = new Claimer({
     sql,
+    listener: deps.listener,
     availability,
     recorder,
     attempt: (message, startBy) => deliverClaimed(deliverDeps, message, startBy),
@@ -98,9 +105,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   await liveness.register(`${liveness.processId}:claims`);
   const runner = await superviseRunner(
     {
-      connectionString: deps.databaseUrl,
       concurrency: TIMED_JOB_CONCURRENCY,
-      maxPoolSize: 2,
       noHandleSignals: true,
       preset: {
         worker: {
@@ -131,10 +136,11 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
       },
       crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
     },
-    { sql, availability, liveness, log: deps.log },
+    { sql, pool: nodePostgresConfig(deps.direct, TIMED_JOB_CONNECTIONS), availability, liveness, log: deps.log },
   );
   const scheduler = new Scheduler({
     sql,
+    listener: deps.listener,
     availability,
     settings: { ...outcomeSettings, llmUrl: llmUrl(config) },
     now: deps.now ?? Date.now,

@@ -7,7 +7,7 @@
  * row locks make each tick fire once.
  */
 import type { DatabaseAvailability } from "../db/availability";
-import type { Sql } from "../db/client";
+import type { Listener, Sql } from "../db/client";
 import type { PublishSettings } from "../domain/publish/prepare";
 import { fireDueSchedules, nextDueTick } from "../domain/schedules/fire";
 import { SCHEDULES_CHANNEL } from "../domain/schedules/schedules";
@@ -18,6 +18,8 @@ import { WakeableLoop } from "./wakeable-loop";
 /** What the loop works with. */
 export interface SchedulerDeps {
   sql: Sql;
+  /** Where the loop LISTENs for schedule changes (the direct connection). */
+  listener: Listener;
   availability: DatabaseAvailability;
   settings: PublishSettings;
   /** The time ticks are judged by (tests move it on instead of waiting minutes). */
@@ -34,7 +36,7 @@ export class Scheduler {
   private readonly loop: WakeableLoop;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.loop = new WakeableLoop(deps.sql, SCHEDULES_CHANNEL);
+    this.loop = new WakeableLoop(deps.listener, SCHEDULES_CHANNEL);
   }
 
   start(): Promise<void> {

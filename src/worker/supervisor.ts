@@ -20,8 +20,10 @@
  */
 import { EventEmitter } from "node:events";
 import { Logger, run, type Runner, type RunnerOptions } from "graphile-worker";
+import type { PoolConfig } from "pg";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
+import { createNodePostgresPool } from "../db/connection/drivers";
 import type { Log } from "../observability/log";
 import { releaseLockHolders, type Liveness } from "./liveness";
 
@@ -34,6 +36,8 @@ export interface SupervisedRunner {
 /** What the supervisor works with. */
 export interface SupervisorDeps {
   sql: Sql;
+  /** graphile-worker's node-postgres pool, on the direct connection: a new one per runner, ended once that runner has stopped. */
+  pool: PoolConfig;
   availability: DatabaseAvailability;
   liveness: Liveness;
   log: Log;
@@ -46,7 +50,10 @@ const STOP_TIMEOUT_MS = 10_000;
 const WATCHDOG_INTERVAL_MS = 5000;
 
 /** Starts graphile-worker with `options` and restarts it whenever it stops on its own. */
-export async function superviseRunner(options: Omit<RunnerOptions, "events" | "logger">, deps: SupervisorDeps): Promise<SupervisedRunner> {
+export async function superviseRunner(
+  options: Omit<RunnerOptions, "events" | "logger" | "pgPool" | "connectionString">,
+  deps: SupervisorDeps,
+): Promise<SupervisedRunner> {
   let stopping = false;
   let current: { runner: Runner; lockHolders: string[]; exited: boolean; replaced: boolean };
   let restarting: Promise<void> = Promise.resolve();
@@ -66,12 +73,20 @@ export async function superviseRunner(options: Omit<RunnerOptions, "events" | "l
     events.on("pool:create", ({ workerPool }) => register(workerPool.id));
     events.on("worker:create", ({ worker }) => register(worker.workerId));
     engineSawOutage = false;
-    const launched = { runner: await run({ ...options, events, logger }), lockHolders, exited: false, replaced: false };
+    // graphile-worker's errors on it go to `availability`, which tells a session closed while idle (reopened quietly) from an outage.
+    const pgPool = createNodePostgresPool(deps.pool, (error) => void (deps.availability.failed(error) || deps.log(`graphile-worker connection: ${error.message}`)));
+    const runner = await run({ ...options, pgPool, events, logger }).catch(async (error: unknown) => {
+      await pgPool.end().catch(() => {});
+      throw error;
+    });
+    const launched = { runner, lockHolders, exited: false, replaced: false };
     current = launched;
     launched.runner.promise.then(
       () => exited(launched, null),
       (error: unknown) => exited(launched, error),
     );
+    // graphile-worker does not end a pool it was given: its runner's pool goes with it.
+    void launched.runner.promise.catch(() => {}).finally(() => pgPool.end().catch(() => {}));
   };
 
   const exited = (run: typeof current, error: unknown) => {

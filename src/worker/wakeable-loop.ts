@@ -3,7 +3,7 @@
  * its channel or by `wake()`: the shape of the claim loop and the schedules'
  * loop. A wake that comes while a round runs skips the next sleep.
  */
-import type { Sql } from "../db/client";
+import type { Listener } from "../db/client";
 
 export class WakeableLoop {
   private stopping = false;
@@ -13,7 +13,7 @@ export class WakeableLoop {
   private unlisten: (() => Promise<void>) | null = null;
 
   constructor(
-    private readonly sql: Sql,
+    private readonly listener: Listener,
     private readonly channel: string,
   ) {}
 
@@ -27,7 +27,7 @@ export class WakeableLoop {
    * long to sleep before the next one, or null to run the next one at once.
    */
   async start(round: () => Promise<number | null>): Promise<void> {
-    const listening = await this.sql.listen(this.channel, () => this.wake());
+    const listening = await this.listener.listen(this.channel, () => this.wake());
     this.unlisten = listening.unlisten;
     this.loop = this.run(round);
   }

@@ -89,6 +89,8 @@ export interface ServiceOptions {
   role?: Role;
   databaseUrl?: string;
   now?: () => number;
+  /** Hears every line the service logs, debug lines included. */
+  log?: (line: string) => void;
 }
 
 /** Starts Dispatch on a fresh database (or `databaseUrl`) in `role`. */
@@ -101,6 +103,7 @@ export async function startTestService(
   // Debug lines (an access line per request, a line per attempt) would bury the rest of a run's output.
   const log: Log = (line, fields) => {
     noteLogLine(line);
+    options.log?.(line);
     if (fields?.level !== "debug" && !line.includes("terminating connection")) console.error(line);
   };
   const service = await startService(config, options.role ?? "all", log, options.now);

@@ -9,8 +9,15 @@
  * in force.
  */
 import { timingSafeEqual } from "node:crypto";
-import type { Sql } from "../../db/client";
-import { ACCESS_TOKENS_CHANNEL, type AccessTokenDigest, readAccessTokenDigests, tokenDigest, tokenUserId } from "./access-tokens";
+import type { Listener, Sql } from "../../db/client";
+import {
+  ACCESS_TOKENS_CHANNEL,
+  type AccessTokenDigest,
+  findAccessToken,
+  readAccessTokenDigests,
+  tokenDigest,
+  tokenUserId,
+} from "./access-tokens";
 
 /** Digests of the accepted tokens (`tokenDigest`), by access, and the user ids their workflow webhooks carry. */
 export interface TokenDigests {
@@ -47,6 +54,12 @@ function matchesAny(candidate: Buffer, digests: readonly Buffer[]): boolean {
 /** The tokens a route accepts, asked at each request, so that a change applies from the next one. */
 export interface TokenSet {
   current(): TokenDigests;
+  /**
+   * The access of a token `current()` does not hold, looked up where tokens
+   * are stored: one created a moment ago is accepted before its notification
+   * is read. Absent from sets that never change.
+   */
+  lookup?(candidate: Buffer): Promise<Access | null>;
 }
 
 /** The longest a created or revoked token can go unseen when its NOTIFY was lost. */
@@ -67,6 +80,7 @@ export function withReadOnly(set: TokenSet, extra: string[]): TokenSet {
       const digests = set.current();
       return { ...digests, readOnly: [...digests.readOnly, ...added] };
     },
+    lookup: async (candidate: Buffer) => (await set.lookup?.(candidate)) ?? null,
   };
 }
 
@@ -81,6 +95,7 @@ export class LiveTokenSet implements TokenSet {
 
   constructor(
     private readonly sql: Sql,
+    private readonly listener: Listener,
     private readonly configured: TokenSet,
     /** Told of a failed read (most often the database is away); nothing is thrown. */
     private readonly onError: (error: unknown) => void,
@@ -92,11 +107,24 @@ export class LiveTokenSet implements TokenSet {
     return this.digests;
   }
 
+  /**
+   * A stored token the set does not hold yet (created since the last read:
+   * `dispatch token create` prints it as soon as it commits): found by its
+   * digest, it is accepted, and the set is read again. A revoked token is
+   * gone from the table, so it is never found here.
+   */
+  async lookup(candidate: Buffer): Promise<Access | null> {
+    const found = await findAccessToken(this.sql, candidate);
+    if (found === null) return null;
+    void this.refresh();
+    return found.readOnly ? "readonly" : "full";
+  }
+
   /** Reads the stored tokens (throwing if it cannot), then follows their changes. */
   async start(): Promise<void> {
     this.use(await readAccessTokenDigests(this.sql));
     // The second callback runs on every (re)connection of the listener: what changed meanwhile is read.
-    const listening = await this.sql.listen(ACCESS_TOKENS_CHANNEL, () => void this.refresh(), () => void this.refresh());
+    const listening = await this.listener.listen(ACCESS_TOKENS_CHANNEL, () => void this.refresh(), () => void this.refresh());
     this.unlisten = listening.unlisten;
     this.timer = setInterval(() => void this.refresh(), REFRESH_INTERVAL_MS).unref();
   }

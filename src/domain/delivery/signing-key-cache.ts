@@ -4,7 +4,7 @@
  * transaction; the cache also re-reads whenever its listening connection
  * (re)connects, since a NOTIFY sent while it was away is lost.
  */
-import type { Sql } from "../../db/client";
+import type { Listener, Sql } from "../../db/client";
 import type { SigningKeys } from "./signing";
 import { KEYS_CHANNEL, readSigningKeys } from "./signing-keys";
 
@@ -13,11 +13,14 @@ export class SigningKeyCache {
   private keys: Promise<SigningKeys> | null = null;
   private unlisten: (() => Promise<void>) | null = null;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly listener: Listener,
+  ) {}
 
   /** Starts listening for rotations. */
   async start(): Promise<void> {
-    const listening = await this.sql.listen(KEYS_CHANNEL, () => this.invalidate(), () => this.invalidate());
+    const listening = await this.listener.listen(KEYS_CHANNEL, () => this.invalidate(), () => this.invalidate());
     this.unlisten = listening.unlisten;
   }
 

@@ -11,7 +11,8 @@ import { answeringRoute } from "../input";
 /**
  * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to be
  * one of `tokens`' full or read-only tokens, compared in constant time
- * (hashing first evens out lengths). A read-only token may only read: any
+ * (hashing first evens out lengths); one the set does not hold yet is looked
+ * up where tokens are stored before the 401. A read-only token may only read: any
  * other request answers 403 and changes nothing (see `isRead`). The set is
  * asked at each request, so a token created or revoked since applies.
  */
@@ -21,7 +22,8 @@ export function requireToken(tokens: TokenSet): MiddlewareHandler {
     const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
     const presented = bearer ?? c.req.query("qstash_token");
     if (presented === undefined) throw new AppError(401, "missing Authorization: Bearer <token>");
-    const access = accessOf(tokens.current(), tokenDigest(presented));
+    const digest = tokenDigest(presented);
+    const access = accessOf(tokens.current(), digest) ?? (await tokens.lookup?.(digest)) ?? null;
     if (access === null) throw new AppError(401, "invalid token");
     if (access === "readonly" && !isRead(c.req.method, c.req.path)) {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);

@@ -1,0 +1,99 @@
+/**
+ * The configured database, made ready before anything else runs: the
+ * embedded one (DATABASE_URL unset) or the URLs (DATABASE_URL and
+ * DATABASE_DIRECT_URL), resolved and checked (db/connection/preflight.ts),
+ * then migrated, or checked to be current when DISPATCH_MIGRATE=false. A
+ * failure on the way is one DatabaseStartError naming the URL and what to
+ * change, and nothing is left running.
+ */
+import type { Config } from "./config/config";
+import { createSql, type Sql } from "./db/client";
+import { type ConnectionBudget, describeBudget } from "./db/connection/budget";
+import { type DatabaseEndpoints, type DatabaseUrl, resolveEndpoints } from "./db/connection/endpoints";
+import { explainDatabaseError } from "./db/connection/errors";
+import { checkDatabase, type ServerFacts } from "./db/connection/preflight";
+import { describeServer } from "./db/connection/settings";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
+import { migrate, requireCurrentSchema } from "./db/migrate";
+import type { Log } from "./observability/log";
+
+/** A database ready for the service or a command. */
+export interface ReadyDatabase {
+  endpoints: DatabaseEndpoints;
+  facts: ServerFacts;
+  /** The app URL as given (or the embedded database's). */
+  databaseUrl: string;
+  embedded: EmbeddedDatabase | null;
+}
+
+/** How the app pool closes idle connections: after a minute, or before the server would close them itself. */
+const APP_POOL_IDLE_SECONDS = 60;
+
+/**
+ * Starts (or finds) the database, checks every URL, and migrates it
+ * (`migrateFirst`) or requires its schema to be current. `budget` is what the
+ * process will hold, for the checks and the messages about limits.
+ */
+export async function prepareDatabase(config: Config, log: Log, budget: ConnectionBudget, migrateFirst: boolean): Promise<ReadyDatabase> {
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
+  try {
+    const app: DatabaseUrl = embedded ? { url: embedded.url, source: "the embedded database" } : { url: config.databaseUrl!, source: "DATABASE_URL" };
+    const direct: DatabaseUrl | null = config.databaseDirectUrl ? { url: config.databaseDirectUrl, source: "DATABASE_DIRECT_URL" } : null;
+    const endpoints = await resolveEndpoints(app, direct);
+    const facts = await checkDatabase(endpoints, budget);
+    await explained(endpoints, budget, migrateFirst ? "migrating" : "starting", async () => {
+      if (migrateFirst) return migrate(endpoints.direct);
+      const sql = createSql(endpoints.direct, 1);
+      await requireCurrentSchema(sql).finally(() => sql.end());
+    });
+    return { endpoints, facts, databaseUrl: app.url, embedded };
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+}
+
+/** The app pool: `size` connections at most, none prepared on a pooler, idle ones closed before the server would. */
+export function createAppPool(database: ReadyDatabase, size: number): Sql {
+  const serverIdle = database.facts.idleSessionTimeoutSeconds;
+  const idleTimeoutSeconds = serverIdle === null ? APP_POOL_IDLE_SECONDS : Math.min(APP_POOL_IDLE_SECONDS, Math.max(1, serverIdle * 0.8));
+  return createSql(database.endpoints.app, size, { prepare: !database.endpoints.pooled, idleTimeoutSeconds });
+}
+
+/**
+ * Runs a start-up `step` on the database; a failure that Postgres (or the
+ * network) caused becomes one explained line. A defect is thrown as it is.
+ */
+export async function explained<T>(
+  endpoints: DatabaseEndpoints,
+  budget: ConnectionBudget,
+  step: "migrating" | "starting",
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const { settings } = step === "migrating" ? endpoints.direct : endpoints.app;
+    throw explainDatabaseError(error, {
+      source: settings.source,
+      server: describeServer(settings),
+      step,
+      sslMode: settings.ssl.mode,
+      connectionBudget: describeBudget(budget, endpoints.pooled),
+    }) ?? error;
+  }
+}
+
+async function startEmbedded(dataDir: string, log: Log): Promise<EmbeddedDatabase> {
+  const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
+  const admin = createSql(cluster.url, 1);
+  try {
+    const [exists] = await admin`select 1 from pg_database where datname = 'dispatch'`;
+    if (!exists) await admin`create database dispatch`;
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(cluster.url);
+  url.pathname = "/dispatch";
+  return { ...cluster, url: url.toString() };
+}
