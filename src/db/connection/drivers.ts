@@ -19,7 +19,7 @@ export function postgresJsOptions(
     database: settings.database,
     username: settings.user,
     password: settings.password,
-    ssl: transport.tls === "prefer" ? "prefer" : transport.tls ? transport.options : false,
+    ssl: transport.tls === "prefer" ? "prefer" : transport.tls ? { ...transport.options } : false,
     connect_timeout: settings.connectTimeoutSeconds,
     max: pool.max,
     prepare: pool.prepare,
@@ -41,7 +41,8 @@ export function nodePostgresConfig(endpoint: Endpoint, max: number): PoolConfig 
     database: settings.database,
     user: settings.user,
     password: settings.password,
-    ssl: transport.tls ? transport.options : false,
+    // A copy: node-postgres makes the `key` of the object it is given non-enumerable, which would hide it from postgres.js.
+    ssl: transport.tls ? { ...transport.options } : false,
     application_name: settings.applicationName,
     connectionTimeoutMillis: settings.connectTimeoutSeconds * 1000,
     ...(settings.options !== null ? { options: settings.options } : {}),

@@ -68,21 +68,20 @@ async function checkPostgresJs(endpoint: Endpoint, prepare: boolean, limits: Lim
 async function checkDirect(endpoints: DatabaseEndpoints, limits: Limits): Promise<void> {
   const { direct } = endpoints;
   const pool = createNodePostgresPool({ ...nodePostgresConfig(direct, 2), application_name: CHECK_APPLICATION_NAME });
+  const connected: pg.PoolClient[] = [];
   try {
     await bounded(direct, limits, "graphile-worker's driver (node-postgres)", async () => {
       const clients = await Promise.allSettled([pool.connect(), pool.connect()]);
-      const connected = clients.flatMap((client) => (client.status === "fulfilled" ? [client.value] : []));
-      try {
-        for (const client of clients) if (client.status === "rejected") throw client.reason;
-        const [first, second] = connected as [pg.PoolClient, pg.PoolClient];
-        const pids = await Promise.all([first, second].map((client) => client.query("select pg_backend_pid() as pid")));
-        if (pids[0]!.rows[0].pid === pids[1]!.rows[0].pid) throw transactionPoolerError(endpoints);
-        await checkRoleLimit(first, endpoints, limits.budget);
-      } finally {
-        for (const client of connected) client.release();
-      }
+      for (const client of clients) if (client.status === "fulfilled") connected.push(client.value);
+      for (const client of clients) if (client.status === "rejected") throw client.reason;
+      const [first, second] = connected as [pg.PoolClient, pg.PoolClient];
+      const pids = await Promise.all([first, second].map((client) => client.query("select pg_backend_pid() as pid")));
+      if (pids[0]!.rows[0].pid === pids[1]!.rows[0].pid) throw transactionPoolerError(endpoints);
+      await checkRoleLimit(first, endpoints, limits.budget);
     });
   } finally {
+    // Closed, not returned: a check that timed out may still wait on them (in a pooler's queue).
+    for (const client of connected) client.release(true);
     await pool.end().catch(() => {});
   }
 }
@@ -130,8 +129,11 @@ async function bounded<T>(endpoint: Endpoint, limits: Limits, driver: string, ch
         `or the server is overloaded; ${describeBudget(limits.budget, limits.pooled)}`,
     )), limitMs);
   });
+  const checking = check();
+  // A check the bound cut short fails later, when its connections are closed: that is expected.
+  checking.catch(() => {});
   try {
-    return await Promise.race([check(), timedOut]);
+    return await Promise.race([checking, timedOut]);
   } catch (error) {
     throw explainDatabaseError(error, {
       source: settings.source,
