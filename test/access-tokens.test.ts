@@ -50,8 +50,17 @@ describe("dispatch token create", () => {
     expect(output).toMatch(/will not be shown again/);
     // The generator's shape: base64 JSON with a UserID, as the workflow SDK reads it.
     expect(JSON.parse(Buffer.from(secret, "base64").toString()).UserID).toEqual(expect.any(String));
-    await untilAnswered(secret, 200);
+    // At once: the first request after the command printed it, without waiting for the notification.
     expect((await createQueue(secret, "made-by-deploy-bot")).status).toBe(200);
+  });
+
+  it("is accepted by a running API before any notification of it arrives (looked up before the 401)", async () => {
+    // A row written without the NOTIFY the command sends: only the lookup can find it.
+    const secret = `quiet-token-${Date.now()}-0123456789`;
+    await dispatch.service.sql`
+      insert into dispatch.access_tokens (name, digest, read_only) values ('quiet', sha256(${secret}::bytea), false)`;
+    expect((await using(secret, "/v2/queues")).status).toBe(200);
+    expect((await using(`${secret}-wrong`, "/v2/queues")).status).toBe(401);
   });
 
   it("stores the token's digest, never the token", async () => {

@@ -63,6 +63,9 @@ const DEFAULT_CONNECT_TIMEOUT_SECONDS = 5;
 
 /** Reads `url` (from the variable `source`); a parameter that cannot be honoured is a DatabaseStartError naming it. */
 export function parseConnectionUrl(url: string, source: string): ConnectionSettings {
+  if (/^[a-z]+:\/\/[^/?]*,/i.test(url)) {
+    throw new DatabaseStartError(`${source} names several hosts: graphile-worker's driver (node-postgres) connects to one; name the primary`);
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -71,9 +74,6 @@ export function parseConnectionUrl(url: string, source: string): ConnectionSetti
   }
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
     throw new DatabaseStartError(`${source} must start with postgres:// or postgresql://`);
-  }
-  if (parsed.host.includes(",")) {
-    throw new DatabaseStartError(`${source} names several hosts: graphile-worker's driver (node-postgres) connects to one; name the primary`);
   }
   const params = queryParameters(parsed, source);
   const socketDir = params.get("host") ?? null;
@@ -129,13 +129,10 @@ function sslSettings(params: Map<string, string>, source: string): SslSettings {
   if (rootCert === "system" && mode !== "verify-full") {
     throw new DatabaseStartError(`${source} sslmode=${mode} may not be used with sslrootcert=system: use sslmode=verify-full`);
   }
-  return {
-    mode,
-    rootCert,
-    cert: params.get("sslcert") ?? null,
-    key: params.get("sslkey") ?? null,
-    password: params.get("sslpassword") ?? null,
-  };
+  const cert = params.get("sslcert") ?? null;
+  const key = params.get("sslkey") ?? null;
+  if ((cert === null) !== (key === null)) throw new DatabaseStartError(`${source} needs both sslcert and sslkey for a client certificate`);
+  return { mode, rootCert, cert, key, password: params.get("sslpassword") ?? null };
 }
 
 /** libpq's `connect_timeout`: seconds, at least 2; 0 means wait for ever, which a start must not, so it means the default. */

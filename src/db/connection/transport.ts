@@ -86,9 +86,6 @@ export function tlsTransport(settings: ConnectionSettings): Transport {
 }
 
 function clientCertificate(ssl: SslSettings, source: string): ConnectionOptions {
-  if ((ssl.cert === null) !== (ssl.key === null)) {
-    throw new DatabaseStartError(`${source} needs both sslcert and sslkey for a client certificate`);
-  }
   if (ssl.cert === null || ssl.key === null) return {};
   return {
     cert: readPem(ssl.cert, "sslcert", source),
