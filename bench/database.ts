@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSql, type Sql } from "../src/db/client";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "../src/db/embedded";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "../src/db/embedded/cluster";
 import { bounded } from "./stats";
 
 /** Prefix of every database a run creates. */

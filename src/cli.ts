@@ -5,17 +5,18 @@
  * commands.ts. Arguments the CLI does not take exit 2 with the usage.
  */
 import { parseArgs } from "node:util";
+import { banner } from "./banner";
 import { type Command, runCommand } from "./commands";
 import { type Config, ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { DatabaseStartError } from "./db/connection/errors";
-import { EmbeddedDatabaseError } from "./db/embedded-error";
+import { EmbeddedDatabaseError } from "./db/embedded/errors";
 import { createLog, type Log } from "./observability/log";
 import { type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
 /** Commands without arguments, as typed after `dispatch`. */
-const PLAIN_COMMANDS = ["migrate", "token", "token list", "keys", "keys rotate"] as const;
+const PLAIN_COMMANDS = ["migrate", "token", "token list", "keys", "keys rotate", "env"] as const;
 const USAGE = [
   "usage: dispatch start [--role api|worker|all]   run the service",
   "       dispatch migrate                         apply the database migrations and exit",
@@ -25,6 +26,7 @@ const USAGE = [
   "       dispatch token list                      list the access tokens accepted, without their secrets",
   "       dispatch token revoke NAME               revoke a created access token",
   "       dispatch keys [rotate]                   print (or rotate) the signing keys",
+  "       dispatch env                             print the variables the official SDKs read (QSTASH_URL, ...)",
 ].join("\n");
 
 /** Arguments the CLI does not take: exit 2 with the message and the usage. */
@@ -49,7 +51,8 @@ async function main(argv: string[]): Promise<void> {
   process.on("SIGTERM", () => stop("SIGTERM", 0));
   process.on("SIGINT", () => stop("SIGINT", 0));
   guardAgainstUncaughtErrors(stop, log);
-  printBanner(await started, role, config);
+  const service = await started;
+  console.log(banner({ ...service, role }, config));
 }
 
 /** The positionals and options of `argv`; an unknown option or a missing value is a `UsageError`. */
@@ -86,30 +89,6 @@ function commandOf(positionals: string[], options: { name?: string; readonly?: b
   if (plain !== undefined) return { name: plain };
   if (first === "start" && positionals.length === 1) return null;
   throw new UsageError(positionals.length === 0 ? "" : `unknown command: dispatch ${positionals.join(" ")}`);
-}
-
-/**
- * What to use, on stdout. Secrets Dispatch generated (a first start, the
- * embedded database's) are shown so a newcomer can start; configured ones are
- * the operator's and only named.
- */
-function printBanner(service: Service, role: Role, config: Config): void {
-  const token = config.tokens.length > 0 ? "(DISPATCH_TOKEN)" : service.tokens[0]!;
-  const keysConfigured = config.currentSigningKey !== null;
-  const lines = [
-    `Dispatch is running (role: ${role}${service.embedded ? ", embedded Postgres" : ""}).`,
-    service.baseUrl ? `  URL:                 ${service.baseUrl}` : null,
-    service.baseUrl ? `  Dashboard:           ${service.baseUrl}/dashboard (sign in with the token)` : null,
-    `  Token:               ${token}`,
-    `  Current signing key: ${keysConfigured ? "(DISPATCH_CURRENT_SIGNING_KEY)" : service.signingKeys.current}`,
-    `  Next signing key:    ${keysConfigured ? "(DISPATCH_NEXT_SIGNING_KEY)" : service.signingKeys.next}`,
-    service.baseUrl
-      ? `\nTry it:\n  curl -X POST '${service.baseUrl}/v2/publish/https://example.com/hook' \\\n` +
-        `    -H 'Authorization: Bearer ${config.tokens.length > 0 ? "$DISPATCH_TOKEN" : token}' -H 'Content-Type: application/json' \\\n` +
-        `    -d '{"hello":"world"}'`
-      : null,
-  ];
-  console.log(lines.filter((line) => line !== null).join("\n"));
 }
 
 /** Stops the service once (in-flight deliveries finish or are released), then exits with `code`. */

@@ -9,8 +9,10 @@
  *   (token-commands.ts).
  * - `dispatch keys`: prints the signing keys; `dispatch keys rotate` rotates
  *   generated keys (configured ones are rotated in the configuration).
+ * - `dispatch env`: prints the variables the official SDKs read (banner.ts).
  */
-import type { Config } from "./config/config";
+import { configuredBaseUrl, sdkEnvironment } from "./banner";
+import { configuredKeys, type Config } from "./config/config";
 import type { Sql } from "./db/client";
 import { ensureSigningKeys, rotateSigningKeys } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
@@ -27,7 +29,7 @@ export interface CommandResult {
 
 /** A command and its arguments, as src/cli.ts parsed them. */
 export type Command =
-  | { name: "migrate" | "token" | "token list" | "keys" | "keys rotate" }
+  | { name: "migrate" | "token" | "token list" | "keys" | "keys rotate" | "env" }
   | { name: "token create"; tokenName: string | null; readOnly: boolean }
   | { name: "token revoke"; tokenName: string };
 
@@ -60,14 +62,21 @@ async function outputOf(command: Command, config: Config, database: OpenDatabase
     case "keys":
     case "keys rotate":
       return keysOutput(sql, config, command.name === "keys rotate");
+    case "env":
+      return envOutput(sql, config);
   }
+}
+
+/** The variables the official SDKs read, with the secrets in force (asked for: shown even when configured). */
+async function envOutput(sql: Sql, config: Config): Promise<string> {
+  const [token] = await ensureAccessTokens(sql, config.tokens);
+  const signingKeys = await ensureSigningKeys(sql, configuredKeys(config));
+  return sdkEnvironment({ url: configuredBaseUrl(config), token: token!, signingKeys }).join("\n");
 }
 
 /** The signing keys in force, rotated first when `rotate`. */
 async function keysOutput(sql: Sql, config: Config, rotate: boolean): Promise<string> {
-  const configured = config.currentSigningKey && config.nextSigningKey
-    ? { current: config.currentSigningKey, next: config.nextSigningKey }
-    : null;
+  const configured = configuredKeys(config);
   let keys = await ensureSigningKeys(sql, configured);
   if (rotate) keys = await sql.begin((tx) => rotateSigningKeys(tx, configured !== null));
   return `current: ${keys.current}\nnext:    ${keys.next}`;

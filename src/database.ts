@@ -13,7 +13,7 @@ import { type DatabaseEndpoints, type DatabaseUrl, resolveEndpoints } from "./db
 import { explainDatabaseError } from "./db/connection/errors";
 import { checkDatabase, type ServerFacts } from "./db/connection/preflight";
 import { describeServer } from "./db/connection/settings";
-import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded/cluster";
 import { migrate, requireCurrentSchema } from "./db/migrate";
 import type { Log } from "./observability/log";
 
@@ -26,16 +26,23 @@ export interface ReadyDatabase {
   embedded: EmbeddedDatabase | null;
 }
 
+/** What a process will do with the database. */
+export interface DatabasePlan {
+  /** What the process will hold, for the checks and the messages about limits. */
+  budget: ConnectionBudget;
+  /** Apply pending migrations first (else require the schema to be current). */
+  migrateFirst: boolean;
+  /** How the embedded database's lines (where its data lives, what was found running) are logged: once at start, quietly for commands. */
+  noticeLevel: "info" | "debug";
+}
+
 /** How the app pool closes idle connections: after a minute, or before the server would close them itself. */
 const APP_POOL_IDLE_SECONDS = 60;
 
-/**
- * Starts (or finds) the database, checks every URL, and migrates it
- * (`migrateFirst`) or requires its schema to be current. `budget` is what the
- * process will hold, for the checks and the messages about limits.
- */
-export async function prepareDatabase(config: Config, log: Log, budget: ConnectionBudget, migrateFirst: boolean): Promise<ReadyDatabase> {
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
+/** Starts (or joins) the database, checks every URL, and migrates it or requires its schema to be current. */
+export async function prepareDatabase(config: Config, log: Log, plan: DatabasePlan): Promise<ReadyDatabase> {
+  const { budget, migrateFirst } = plan;
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, (line) => log(line, { level: plan.noticeLevel }));
   try {
     const app: DatabaseUrl = embedded ? { url: embedded.url, source: "the embedded database" } : { url: config.databaseUrl!, source: "DATABASE_URL" };
     const direct: DatabaseUrl | null = config.databaseDirectUrl ? { url: config.databaseDirectUrl, source: "DATABASE_DIRECT_URL" } : null;
@@ -84,8 +91,8 @@ export async function explained<T>(
   }
 }
 
-async function startEmbedded(dataDir: string, log: Log): Promise<EmbeddedDatabase> {
-  const cluster = await startEmbeddedPostgres(dataDir, { notice: log });
+async function startEmbedded(dataDir: string, notice: (line: string) => void): Promise<EmbeddedDatabase> {
+  const cluster = await startEmbeddedPostgres(dataDir, { notice });
   const admin = createSql(cluster.url, 1);
   try {
     const [exists] = await admin`select 1 from pg_database where datname = 'dispatch'`;

@@ -4,12 +4,12 @@
  */
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
-import type { Config } from "./config/config";
+import { type Config, configuredKeys } from "./config/config";
 import { createAppPool, explained, prepareDatabase, type ReadyDatabase } from "./database";
 import { DatabaseAvailability } from "./db/availability";
 import { createSql, type Sql } from "./db/client";
 import { connectionBudget } from "./db/connection/budget";
-import type { EmbeddedDatabase } from "./db/embedded";
+import type { EmbeddedDatabase } from "./db/embedded/cluster";
 import { fixedTokenSet, LiveTokenSet, type TokenSet } from "./domain/access-tokens/token-set";
 import type { SigningKeys } from "./domain/delivery/signing";
 import { ensureSigningKeys } from "./domain/delivery/signing-keys";
@@ -48,7 +48,7 @@ export async function startService(
 ): Promise<Service> {
   installWorkflowHooks();
   const budget = connectionBudget(config.databasePoolSize, role !== "api");
-  const database = await prepareDatabase(config, log, budget, config.migrate);
+  const database = await prepareDatabase(config, log, { budget, migrateFirst: config.migrate, noticeLevel: "info" });
   const { endpoints, embedded } = database;
   const sql = createAppPool(database, config.databasePoolSize);
   // Behind a transaction-mode pooler LISTEN hears nothing: it goes to the direct connection.
@@ -79,10 +79,7 @@ async function startParts(
 ): Promise<Service> {
   const { sql, listener } = pools;
   const tokens = await ensureAccessTokens(sql, config.tokens);
-  const configuredKeys = config.currentSigningKey && config.nextSigningKey
-    ? { current: config.currentSigningKey, next: config.nextSigningKey }
-    : null;
-  const signingKeys = await ensureSigningKeys(sql, configuredKeys);
+  const signingKeys = await ensureSigningKeys(sql, configuredKeys(config));
   const http = new HttpClient({
     // The embedded database means local development, where destinations are local too.
     allowPrivateNetworks: config.allowPrivateNetworks || database.embedded !== null,
@@ -105,6 +102,7 @@ async function startParts(
     now,
     workerHeartbeatId: worker?.heartbeatId ?? null,
     metrics,
+    echo: database.embedded !== null,
   };
   const server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config);
   return {
@@ -128,7 +126,8 @@ export interface OpenDatabase {
 
 /** Opens `config`'s database (starting the embedded one if none is configured), migrated first when `migrateFirst`. */
 export async function openDatabase(config: Config, log: Log, migrateFirst: boolean): Promise<OpenDatabase> {
-  const database = await prepareDatabase(config, log, connectionBudget(COMMAND_POOL_SIZE, false), migrateFirst);
+  const budget = connectionBudget(COMMAND_POOL_SIZE, false);
+  const database = await prepareDatabase(config, log, { budget, migrateFirst, noticeLevel: "debug" });
   const sql = createAppPool(database, COMMAND_POOL_SIZE);
   return {
     sql,

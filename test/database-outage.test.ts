@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../src/db/client";
-import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded";
+import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded/cluster";
 import { cloneDatabase } from "./support/database";
 import { poll } from "./support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";

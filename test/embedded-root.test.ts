@@ -23,14 +23,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { reachableBinaries } from "../src/db/binaries-copy";
+import { reachableBinaries } from "../src/db/embedded/binaries-copy";
 import { createSql } from "../src/db/client";
-import { clusterDirectory } from "../src/db/cluster-location";
-import { blockingDirectory, untrustedReason } from "../src/db/directory-permissions";
-import { startEmbeddedPostgres } from "../src/db/embedded";
-import { EmbeddedDatabaseError } from "../src/db/embedded-error";
-import type { Account } from "../src/db/postgres-account";
-import { installedPostgresBinaries } from "../src/db/postgres-binaries";
+import { clusterDirectory } from "../src/db/embedded/cluster-location";
+import { blockingDirectory, untrustedReason } from "../src/db/embedded/directory-permissions";
+import { startEmbeddedPostgres } from "../src/db/embedded/cluster";
+import { EmbeddedDatabaseError } from "../src/db/embedded/errors";
+import type { Account } from "../src/db/embedded/postgres-account";
+import { installedPostgresBinaries } from "../src/db/embedded/postgres-binaries";
 
 const asRoot = process.getuid!() === 0;
 const me: Account = { name: "me", uid: process.getuid!(), gid: process.getgid!() };

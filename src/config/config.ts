@@ -234,6 +234,11 @@ function checkConsistency(config: Config): Config {
   return config;
 }
 
+/** The configured signing keys, when both are set. */
+export function configuredKeys(config: Config): { current: string; next: string } | null {
+  return config.currentSigningKey && config.nextSigningKey ? { current: config.currentSigningKey, next: config.nextSigningKey } : null;
+}
+
 /** The chat-completions URL `api/llm` messages are delivered to, if configured. */
 export function llmUrl(config: Config): string | null {
   return config.llmBaseUrl === null ? null : `${config.llmBaseUrl.replace(/\/+$/, "")}/chat/completions`;

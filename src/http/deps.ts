@@ -23,4 +23,6 @@ export interface AppDeps {
   workerHeartbeatId?: string | null;
   /** The clock schedules are planned by (tests move it on); the system clock when absent. */
   now?: () => number;
+  /** Mount `/echo`, a destination of Dispatch's own (the embedded development database only). */
+  echo?: boolean;
 }

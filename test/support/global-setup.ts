@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { createSql } from "../../src/db/client";
-import { startEmbeddedPostgres } from "../../src/db/embedded";
+import { startEmbeddedPostgres } from "../../src/db/embedded/cluster";
 import { migrate } from "../../src/db/migrate";
 
 export const TEMPLATE = "dispatch_test_template";

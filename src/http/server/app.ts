@@ -14,6 +14,7 @@ import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
 import { apiDocumentRoutes } from "../routes/api-document";
 import { dlqRoutes } from "../routes/dlq";
+import { echoRoutes } from "../routes/echo";
 import { flowControlRoutes } from "../routes/flow-control";
 import { healthRoutes } from "../routes/health";
 import { keyRoutes } from "../routes/keys";
@@ -64,6 +65,7 @@ export function createApp(deps: AppDeps) {
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
     .route("/health", healthRoutes(deps))
+    .route("/echo", deps.echo ? echoRoutes(deps) : new Hono())
     // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.
     .use("/metrics", requireToken(withReadOnly(deps.acceptedTokens, deps.config.metricsToken ? [deps.config.metricsToken] : [])))
     .route("/metrics", metricsRoutes(deps))

@@ -9,8 +9,8 @@ import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../../src/db/embedded";
-import { postgresAccount } from "../../../src/db/postgres-account";
+import { freePort } from "../../../src/db/embedded/cluster";
+import { postgresAccount } from "../../../src/db/embedded/postgres-account";
 import { tool } from "./machine";
 import { SUPERUSER, type PrivateServer } from "./server";
 

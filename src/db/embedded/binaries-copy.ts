@@ -11,7 +11,7 @@
 import { chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { unreachableReason, untrustedReason } from "./directory-permissions";
-import { EmbeddedDatabaseError } from "./embedded-error";
+import { EmbeddedDatabaseError } from "./errors";
 import type { Account } from "./postgres-account";
 import type { PostgresBinaries } from "./postgres-binaries";
 import { systemDirectoryProblem } from "./system-directory";

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { arch, platform } from "node:os";
 import { dirname, join } from "node:path";
-import { EmbeddedDatabaseError } from "./embedded-error";
+import { EmbeddedDatabaseError } from "./errors";
 
 /** A folder holding `bin/`, `lib/` and `share/` of one Postgres build. */
 export interface PostgresBinaries {

@@ -5,7 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { EmbeddedDatabaseError } from "./embedded-error";
+import { EmbeddedDatabaseError } from "./errors";
 
 /** A Unix account a child process runs as. */
 export interface Account {

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmdirSync, symlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { unreachableReason } from "./directory-permissions";
-import { EmbeddedDatabaseError } from "./embedded-error";
+import { EmbeddedDatabaseError } from "./errors";
 import type { Account } from "./postgres-account";
 import { systemDirectoryProblem } from "./system-directory";
 

@@ -1,0 +1,78 @@
+/**
+ * What a person reads once Dispatch runs: the banner `dispatch start` prints,
+ * and the lines `dispatch env` prints. Both give the variables the official
+ * SDKs read (`QSTASH_URL`, `QSTASH_TOKEN`, `QSTASH_CURRENT_SIGNING_KEY`,
+ * `QSTASH_NEXT_SIGNING_KEY`: @upstash/qstash, @upstash/workflow, qstash-py,
+ * qstash-go), ready to paste into a `.env` file, beside Dispatch's own names.
+ * Secrets Dispatch generated are shown so a newcomer can start; in the banner,
+ * configured ones are the operator's and only named.
+ */
+import type { Config } from "./config/config";
+import type { SigningKeys } from "./domain/delivery/signing";
+
+/** What the SDK variables are made of. */
+export interface SdkSettings {
+  url: string;
+  token: string;
+  signingKeys: SigningKeys;
+}
+
+/** The four lines the official SDKs read, in `.env` form. */
+export function sdkEnvironment(settings: SdkSettings): string[] {
+  return [
+    `QSTASH_URL=${settings.url}`,
+    `QSTASH_TOKEN=${settings.token}`,
+    `QSTASH_CURRENT_SIGNING_KEY=${settings.signingKeys.current}`,
+    `QSTASH_NEXT_SIGNING_KEY=${settings.signingKeys.next}`,
+  ];
+}
+
+/** The base URL clients reach the API at, for commands that run no server: DISPATCH_BASE_URL or localhost on PORT. */
+export function configuredBaseUrl(config: Config): string {
+  return config.baseUrl ?? `http://localhost:${config.port}`;
+}
+
+/** What the banner shows of a started service. */
+export interface StartedService {
+  role: string;
+  baseUrl: string | null;
+  embedded: boolean;
+  tokens: string[];
+  signingKeys: SigningKeys;
+}
+
+/** The banner, its lines joined. */
+export function banner(service: StartedService, config: Config): string {
+  const tokenConfigured = config.tokens.length > 0;
+  const keysConfigured = config.currentSigningKey !== null;
+  const token = tokenConfigured ? "(DISPATCH_TOKEN)" : service.tokens[0]!;
+  const keys = keysConfigured ? { current: "(DISPATCH_CURRENT_SIGNING_KEY)", next: "(DISPATCH_NEXT_SIGNING_KEY)" } : service.signingKeys;
+  const lines = [
+    `Dispatch is running (role: ${service.role}${service.embedded ? ", embedded Postgres" : ""}).`,
+    ...(service.baseUrl
+      ? [`  URL:                 ${service.baseUrl}`, `  Dashboard:           ${service.baseUrl}/dashboard (sign in with the token)`]
+      : []),
+    `  Token:               ${token}`,
+    `  Current signing key: ${keys.current}`,
+    `  Next signing key:    ${keys.next}`,
+  ];
+  if (service.baseUrl === null) return lines.join("\n");
+  const sdk = sdkEnvironment({
+    url: service.baseUrl,
+    token: tokenConfigured ? "<your DISPATCH_TOKEN>" : token,
+    signingKeys: keysConfigured ? { current: "<your DISPATCH_CURRENT_SIGNING_KEY>", next: "<your DISPATCH_NEXT_SIGNING_KEY>" } : keys,
+  });
+  // The embedded development database has a destination of its own (/echo): the first message needs no internet.
+  const destination = service.embedded ? `${service.baseUrl}/echo` : "https://example.com/hook";
+  return [
+    ...lines,
+    "",
+    "For the official SDKs (@upstash/qstash, @upstash/workflow, Python, Go), e.g. in .env (dispatch env prints them again):",
+    ...sdk.map((line) => `  ${line}`),
+    "",
+    service.embedded ? "Try it (delivered to Dispatch's own /echo: watch for the echo line here, or the dashboard):" : "Try it:",
+    `  curl -X POST '${service.baseUrl}/v2/publish/${destination}' \\`,
+    `    -H 'Authorization: Bearer ${tokenConfigured ? "$DISPATCH_TOKEN" : token}' -H 'Content-Type: application/json' \\`,
+    `    -d '{"hello":"world"}'`,
+  ].join("\n");
+}

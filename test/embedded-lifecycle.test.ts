@@ -1,0 +1,228 @@
+/**
+ * The embedded default as a newcomer lives with it (README "The two
+ * commands"): `npm start` killed outright (SIGKILL of its whole process
+ * group, as the OOM killer or a container runtime does) starts again with no
+ * manual step and delivers what it had accepted; its Postgres does not
+ * outlive it by more than seconds (the watchdog), and one left running anyway
+ * is restarted cleanly; operator commands and a second `dispatch start` join
+ * the running cluster; the banner's SDK lines and its "Try it" work offline.
+ * Run from a copy of the project in a `mktemp -d` folder (mode 700): as root
+ * the embedded database then runs as `postgres` with its data relocated.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@upstash/qstash";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { isAlive } from "../src/db/embedded/cluster-users";
+import { poll } from "./support/poll";
+import { type Receiver, startReceiver } from "./support/receiver";
+import { request } from "./support/service";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+let project: string;
+let receiver: Receiver;
+const started = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  // A copy of the project where a clone in `mktemp -d` would be, its packages linked (not copied).
+  project = join(mkdtempSync(join(tmpdir(), "dispatch-clone-")), "project");
+  chmodSync(join(project, ".."), 0o700);
+  for (const part of ["bin", "dist", "scripts", "sql", "src", "package.json"]) cpSync(join(ROOT, part), join(project, part), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"));
+  receiver = await startReceiver();
+});
+afterEach(async () => {
+  for (const child of started) killGroup(child);
+  await poll(() => [...started].every((child) => child.exitCode !== null || child.signalCode !== null), "every started process gone");
+  started.clear();
+});
+afterAll(async () => {
+  await receiver.close();
+  await poll(() => serverPid() === null || !isAlive(serverPid()!), "the embedded Postgres stopped");
+  // Under root the data was relocated to /var/lib/dispatch/clusters: remove it with the project.
+  const link = join(project, ".dispatch", "pg");
+  if (existsSync(link)) rmSync(realpathSync(link), { recursive: true, force: true });
+  rmSync(join(project, ".."), { recursive: true, force: true });
+});
+
+/** A started process: what it printed, and the banner's URL and token once ready. */
+interface Running {
+  child: ChildProcess;
+  output(): string;
+  url: string;
+  token: string;
+}
+
+/** Runs `npm start` (or `dispatch <args>`) in the project, in its own process group, and waits for the banner. */
+async function start(args: string[] = [], env: Record<string, string> = {}): Promise<Running> {
+  const [command, commandArgs] = args.length === 0 ? ["npm", ["start", "--silent"]] : [process.execPath, ["bin/dispatch.js", ...args]];
+  const child = spawn(command, commandArgs, {
+    cwd: project,
+    detached: true,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", HOST: "127.0.0.1", DISPATCH_DELAY_SCALE: "0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  started.add(child);
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  await poll(() => output.includes("Dispatch is running") || child.exitCode !== null, "the banner", 40_000);
+  if (!output.includes("Dispatch is running")) throw new Error(`not ready:\n${output}`);
+  await poll(() => /Try it/.test(output) && /-d '\{"hello":"world"\}'/.test(output), "the whole banner");
+  return { child, output: () => output, url: output.match(/URL:\s+(\S+)/)![1]!, token: output.match(/Token:\s+(\S+)/)![1]! };
+}
+
+/** Runs an operator command in the project to its end. */
+function command(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["bin/dispatch.js", ...args], { cwd: project, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** SIGKILL to the whole process group, as the OOM killer or a terminal's kill -9 of a group does. */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, "SIGKILL");
+  } catch {
+    // Gone already.
+  }
+}
+
+/** SIGTERM to the group (what a supervisor sends), and waits until the process we started is gone. */
+async function stop(child: ChildProcess): Promise<void> {
+  process.kill(-child.pid!, "SIGTERM");
+  await poll(() => child.exitCode !== null || child.signalCode !== null, "the process stopped");
+}
+
+/** Kills the group and waits until the process we started is gone. */
+async function crash(child: ChildProcess): Promise<void> {
+  killGroup(child);
+  await poll(() => child.exitCode !== null || child.signalCode !== null, "the killed process gone");
+}
+
+/** The pid of the embedded Postgres its postmaster.pid names, or null. */
+function serverPid(): number | null {
+  const file = join(project, ".dispatch", "pg", "postmaster.pid");
+  return existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : null;
+}
+
+const publish = (running: Running, path: string, init: RequestInit = {}) =>
+  request(`${running.url}${path}`, { method: "POST", ...init, headers: { Authorization: `Bearer ${running.token}`, ...(init.headers as object) } });
+
+describe("npm start killed outright", () => {
+  it("starts again with no manual step and delivers every message accepted before the kill; its Postgres went with it", async () => {
+    const first = await start();
+    const before = receiver.requests.length;
+    // Delayed (20 s scaled to 2 s): still waiting when the process dies.
+    for (let index = 0; index < 10; index++) {
+      const answer = await publish(first, `/v2/publish/${receiver.url}/crash-${index}`, { body: `${index}`, headers: { "Svc-Delay": "20s" } });
+      expect(answer.status).toBe(200);
+    }
+    const postgres = serverPid()!;
+    await crash(first.child);
+    // The watchdog stops the server within seconds of its last user's death.
+    await poll(() => !isAlive(postgres), "the killed service's Postgres stopped", 15_000);
+
+    const second = await start();
+    expect(second.token).toBe(first.token);
+    await poll(() => receiver.requests.filter((request, index) => index >= before && request.path.startsWith("/crash-")).length === 10, "the 10 messages");
+  });
+
+  it("restarts a Postgres left running without its watchdog, saying so in one line", async () => {
+    const first = await start();
+    const postgres = serverPid()!;
+    const watchdog = watchdogPid();
+    if (watchdog !== null) process.kill(watchdog, "SIGKILL");
+    await crash(first.child);
+    expect(isAlive(postgres)).toBe(true);
+    const second = await start();
+    expect(second.output()).toContain(`was left running (pid ${postgres}) by a Dispatch process that is gone; stopped it and started it again`);
+    expect(isAlive(postgres)).toBe(false);
+    expect((await publish(second, `/v2/publish/${receiver.url}/after-restart`, { body: "x" })).status).toBe(200);
+  });
+});
+
+/** The watchdog's pid, from the process list (the script it runs is in the project's data folder). */
+function watchdogPid(): number | null {
+  const script = join(project, ".dispatch", "watchdog.sh");
+  for (const entry of readdirOrEmpty("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(script)) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return null;
+}
+
+function readdirOrEmpty(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
+
+describe("beside a running service", () => {
+  it("dispatch token create uses its cluster, and the service accepts the token at once; no warning is printed", async () => {
+    const service = await start();
+    const postgres = serverPid();
+    const created = await command(["token", "create", "--name", "beside"]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toBe("");
+    const secret = created.stdout.trim().split("\n")[1]!;
+    const answer = await request(`${service.url}/v2/queues`, { headers: { Authorization: `Bearer ${secret}` } });
+    expect(answer.status).toBe(200);
+    for (const args of [["token", "list"], ["keys"], ["migrate"], ["env"]]) {
+      const result = await command(args);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toBe("");
+    }
+    // The same cluster all along.
+    expect(serverPid()).toBe(postgres);
+  });
+
+  it("a second dispatch start joins the cluster; either can stop first, and the last one stops Postgres", async () => {
+    const first = await start();
+    const second = await start(["start"]);
+    expect(second.output()).toMatch(/joined the cluster in .* that Dispatch process \d+ runs/);
+    const postgres = serverPid()!;
+    await stop(first.child);
+    const before = receiver.requests.length;
+    expect((await publish(second, `/v2/publish/${receiver.url}/after-first`, { body: "x" })).status).toBe(200);
+    await receiver.waitFor(before + 1);
+    await stop(second.child);
+    expect(isAlive(postgres)).toBe(false);
+  });
+});
+
+describe("the first message", () => {
+  it("the banner's QSTASH_* lines configure the official SDK, and its Try it is delivered without internet", async () => {
+    const service = await start();
+    const env = Object.fromEntries(
+      [...service.output().matchAll(/^\s+(QSTASH_[A-Z_]+)=(\S+)$/gm)].map((match) => [match[1]!, match[2]!]),
+    );
+    expect(Object.keys(env).sort()).toEqual(["QSTASH_CURRENT_SIGNING_KEY", "QSTASH_NEXT_SIGNING_KEY", "QSTASH_TOKEN", "QSTASH_URL"]);
+    expect((await command(["env"])).stdout.trim().split("\n").slice(1)).toEqual(
+      [`QSTASH_TOKEN=${env.QSTASH_TOKEN}`, `QSTASH_CURRENT_SIGNING_KEY=${env.QSTASH_CURRENT_SIGNING_KEY}`, `QSTASH_NEXT_SIGNING_KEY=${env.QSTASH_NEXT_SIGNING_KEY}`],
+    );
+    // The README's five lines, with the banner's variables.
+    const client = new Client({ baseUrl: env.QSTASH_URL, token: env.QSTASH_TOKEN! });
+    const { messageId } = await client.publishJSON({ url: `${env.QSTASH_URL}/echo`, body: { hello: "world" } });
+    await poll(() => service.output().includes(`echo: message ${messageId} arrived`), "the echo line");
+    // The banner's curl, as printed.
+    const curl = service.output().match(/curl -X POST '([^']+)'/)![1]!;
+    const answer = await request(curl, { method: "POST", headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/json" }, body: '{"hello":"world"}' });
+    const { messageId: tried } = await answer.json();
+    await poll(() => service.output().includes(`echo: message ${tried} arrived`), "the echo line of the banner's curl");
+  });
+});
