@@ -16,7 +16,7 @@ import { ensureSigningKeys } from "./domain/delivery/signing-keys";
 import { Redactor } from "./domain/messages/redaction";
 import { ensureAccessTokens, ensureRedactionKey } from "./domain/settings";
 import { installWorkflowHooks } from "./domain/workflows/hooks";
-import { createApp } from "./http/server/app";
+import { createApp, withResourceCase } from "./http/server/app";
 import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
 import { HttpClient } from "./outbound/http-client";
@@ -159,7 +159,7 @@ async function followAccessTokens(
 
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<ServerType> {
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(server));
+    const server = serve({ fetch: withResourceCase(app.fetch), port: config.port, hostname: config.host }, () => resolve(server));
   });
 }
 

@@ -30,6 +30,11 @@ const TEXT_BODIES: Record<string, unknown[]> = {
     [{ destination: "http://127.0.0.1:9/", headers: { "X-Probe\u0000": "a" } }],
     [{ destination: "http://127.0.0.1:9/", queue: "q\u0000" }],
   ],
+  "POST /v2/batch/trigger": [
+    [{ destination: "http://127.0.0.1:9/\u0000" }],
+    [{ destination: "http://127.0.0.1:9/", headers: { "Upstash-Forward-X-Probe": "a\u0000" } }],
+    [{ destination: "http://127.0.0.1:9/", headers: { "X-Probe\u0000": "a" } }],
+  ],
   "DELETE /v2/messages": [{ messageIds: ["msg_\u0000"] }, { url: "http://127.0.0.1:9/\u0000" }],
   "POST /v2/queues": [{ queueName: "q\u0000" }],
   "POST /v2/topics/:name/endpoints": [{ endpoints: [{ url: "http://127.0.0.1:9/\u0000" }] }],
@@ -87,6 +92,7 @@ const NO_BODY = [
   "POST /v2/workflows/dlq/resume/:dlqId",
   "POST /v2/workflows/dlq/restart/:dlqId",
   "POST /v2/workflows/dlq/callback/:dlqId",
+  "DELETE /v2/workflows/dlq/callback/:dlqId",
   "DELETE /v2/workflows/dlq/:dlqId",
 ];
 

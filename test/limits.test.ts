@@ -42,7 +42,7 @@ describe("a value over a limit", () => {
 
     await expectRefused(await publish({ "Upstash-Retries": "many" }), 400, /retries/);
     await expectRefused(await publish({ "Upstash-Delay": "soon" }), 400, /delay/);
-    await expectRefused(await queue(0), 400, /parallelism/);
+    await expectRefused(await queue(-1), 400, /parallelism/);
     expect(await rows()).toBe(before);
   });
 

@@ -75,8 +75,9 @@ describe("the API document", () => {
     const upsert = document.paths["/v2/queues"]!.post!.requestBody as { content: { "application/json": { schema: Record<string, any> } } };
     const schema = upsert.content["application/json"].schema;
     expect(schema.required).toEqual(["queueName"]);
-    expect(schema.properties.parallelism.minimum).toBe(1);
-    const refused = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: 0 }) });
+    // 0 is "not given" (the Go client always sends the field): 1.
+    expect(schema.properties.parallelism.minimum).toBe(0);
+    const refused = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "q", parallelism: -1 }) });
     expect(refused.status).toBe(400);
     expect((await refused.json()).error).toMatch(/parallelism must be at least 1/);
     const missing = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ parallelism: 2 }) });

@@ -5,6 +5,7 @@
  * with a message naming the variable, never with a stack trace.
  */
 import * as v from "valibot";
+import { DIALECTS, type Dialect } from "../db/vocabulary";
 import { parseDuration } from "../domain/duration";
 import { DEFAULT_RETENTION_PACE } from "../domain/retention";
 import { LOG_LEVELS, type LogLevel } from "../observability/log";
@@ -24,6 +25,10 @@ export interface Config {
   databasePoolSize: number;
   /** Whether `dispatch start` (and the commands but `migrate`) apply pending migrations first. */
   migrate: boolean;
+  /** The dialect of a publish with neither `Svc-` nor `Upstash-` headers. */
+  defaultDialect: Dialect;
+  /** Check every JSON answer against the API document and log a mismatch as an internal error (development; the tests). */
+  checkAnswers: boolean;
   dataDir: string;
   /** Access tokens from configuration; when empty one is generated and stored. */
   tokens: string[];
@@ -127,6 +132,8 @@ const EnvSchema = v.object({
     v.transform((text) => text !== "false" && text !== "0"),
   ),
   DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
+  DISPATCH_DEFAULT_DIALECT: v.optional(v.picklist(DIALECTS, `must be one of ${DIALECTS.join(", ")}`), "svc"),
+  DISPATCH_CHECK_ANSWERS: flag,
   DISPATCH_TOKEN: tokenList,
   DISPATCH_READONLY_TOKEN: tokenList,
   DISPATCH_METRICS_TOKEN: optionalText,
@@ -184,6 +191,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databasePoolSize: e.DISPATCH_DATABASE_POOL_SIZE,
     migrate: e.DISPATCH_MIGRATE,
+    defaultDialect: e.DISPATCH_DEFAULT_DIALECT,
+    checkAnswers: e.DISPATCH_CHECK_ANSWERS,
     dataDir: e.DISPATCH_DATA_DIR,
     tokens: e.DISPATCH_TOKEN,
     readonlyTokens: e.DISPATCH_READONLY_TOKEN,

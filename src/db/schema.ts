@@ -504,6 +504,8 @@ export const workflowWaiters = dispatch.table(
     headers: jsonb("headers").$type<Record<string, string>>().notNull(),
     timeoutUrl: text("timeout_url").notNull(),
     timeoutHeaders: jsonb("timeout_headers").$type<Record<string, string>>().notNull(),
+    /** The wait request's `timeoutBody`, shown on the waiter as given (the timeout still delivers the step). */
+    timeoutBody: text("timeout_body"),
     timeout: text("timeout").notNull(),
     step: jsonb("step").$type<Record<string, unknown>>().notNull(),
     deadline: timestamptz("deadline").notNull(),

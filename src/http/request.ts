@@ -14,11 +14,12 @@ export interface RequestHeaders {
 /**
  * Request headers plus configuration given as query parameters in webhook
  * mode (`?upstash-retries=3`, docs/hosted-api.md §1.4); a header wins over a query
- * parameter of the same name.
+ * parameter of the same name. `fallback` is the dialect of a request with no
+ * prefixed header (DISPATCH_DEFAULT_DIALECT).
  */
-export function requestHeaders(c: Context): RequestHeaders {
+export function requestHeaders(c: Context, fallback: Dialect = "svc"): RequestHeaders {
   const headers = c.req.header();
-  const dialect = detectDialect([...Object.keys(headers), ...new URL(c.req.url).searchParams.keys()]);
+  const dialect = detectDialect([...Object.keys(headers), ...new URL(c.req.url).searchParams.keys()], fallback);
   const prefix = PREFIX[dialect].toLowerCase();
   for (const [name, value] of new URL(c.req.url).searchParams) {
     const lower = name.toLowerCase();

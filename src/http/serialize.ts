@@ -7,13 +7,18 @@ export function bodyFields(body: Buffer): { body: string } | { bodyBase64: strin
   return Buffer.from(text, "utf8").equals(body) ? { body: text } : { bodyBase64: body.toString("base64") };
 }
 
-/** `flowControlKey`, `parallelism`, `rate` and `period` (seconds) of a message or schedule; nothing without a key. */
+/**
+ * `flowControlKey`, `parallelism`, `rate` and `period` (seconds) of a message
+ * or schedule, as the hosted service shows them: `period` whenever there is a
+ * key (1 by default), `parallelism` and `rate` only when set; nothing without a key.
+ */
 export function flowControlFields(key: string | null, value: string | null) {
   if (key === null) return {};
   const { limits } = parseFlowControl(key, value ?? "", "")!;
   return {
     flowControlKey: key,
     ...(limits.parallelism !== null && { parallelism: limits.parallelism }),
-    ...(limits.rate !== null && { rate: limits.rate, period: limits.periodMs / 1000 }),
+    ...(limits.rate !== null && { rate: limits.rate }),
+    period: limits.periodMs / 1000,
   };
 }

@@ -34,7 +34,7 @@ export async function startDispatchProcess(
 ): Promise<DispatchProcess> {
   const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", role], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HOST: "127.0.0.1", PORT: "0", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HOST: "127.0.0.1", PORT: "0", DISPATCH_CHECK_ANSWERS: "true", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -44,6 +44,8 @@ export function testConfig(databaseUrl: string, overrides: Partial<Config> = {})
     workerConcurrency: 16,
     heartbeatIntervalMs: 500,
     workerDeadAfterMs: 3000,
+    // Every JSON answer is checked against the API document: a field it does not describe fails the test.
+    checkAnswers: true,
     ...overrides,
   };
 }

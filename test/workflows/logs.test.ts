@@ -371,7 +371,6 @@ describe("the HTTP endpoint", () => {
 
   it("rejects what it cannot answer", async () => {
     for (const query of [
-      "/v2/workflows/events?workflowRunId=x",
       "/v2/workflows/logs?groupBy=messageId",
       "/v2/workflows/logs?state=DONE",
       "/v2/workflows/logs?count=0",

@@ -1,7 +1,10 @@
 /**
  * A flow-control configuration (docs/hosted-api.md §11): `Flow-Control-Key`
  * names the key, `Flow-Control-Value` lists `parallelism=N`, `rate=N` and
- * `period=<duration>` (default 1s, at most a week), separated by commas.
+ * `period=<duration>` (default 1s, at most a week), separated by commas. A
+ * key without a limit (an empty value, or `=0`, as the Python client sends
+ * for a limit it was not given) groups its messages, which may be paused and
+ * listed, without limiting them.
  */
 import { parseDuration } from "../duration";
 import { badRequest } from "../errors";
@@ -47,18 +50,17 @@ function parseLimits(parts: string[], header: string): FlowControlLimits {
     const [name, text = ""] = part.split("=", 2).map((side) => side.trim()) as [string, string?];
     if (seen.has(name)) throw badRequest(`${header} gives ${name} twice`);
     seen.add(name);
-    if (name === "parallelism" || name === "rate") limits[name] = positiveInteger(text, `${header} ${name}`);
+    if (name === "parallelism" || name === "rate") limits[name] = limit(text, `${header} ${name}`);
     else if (name === "period") limits.periodMs = period(text, header);
     else throw badRequest(usage);
   }
-  if (limits.parallelism === null && limits.rate === null) throw badRequest(usage);
   return limits;
 }
 
-function positiveInteger(text: string, what: string): number {
-  const n = /^\d{1,9}$/.test(text) ? Number(text) : 0;
-  if (n < 1) throw badRequest(`${what} must be a whole number of at least 1, got "${text}"`);
-  return n;
+/** A limit: a whole number, 0 meaning none. */
+function limit(text: string, what: string): number | null {
+  if (!/^\d{1,9}$/.test(text)) throw badRequest(`${what} must be a whole number, got "${text}"`);
+  return Number(text) === 0 ? null : Number(text);
 }
 
 function period(text: string, header: string): number {

@@ -20,13 +20,16 @@ export const USER_AGENT: Record<Dialect, string> = { svc: "Dispatch", upstash: "
 
 /**
  * The dialect of a request from its (lower-case) header names: native when any
- * `svc-` header is present, compat when any `upstash-` header is, else native.
+ * `svc-` header is present, compat when any `upstash-` header is, else
+ * `fallback` (DISPATCH_DEFAULT_DIALECT): a request with neither says nothing,
+ * and the Python and Go clients send no prefixed header for a plain publish
+ * (docs/hosted-api.md §2).
  */
-export function detectDialect(headerNames: Iterable<string>): Dialect {
+export function detectDialect(headerNames: Iterable<string>, fallback: Dialect = "svc"): Dialect {
   let compat = false;
   for (const name of headerNames) {
     if (name.startsWith("svc-")) return "svc";
     if (name.startsWith("upstash-")) compat = true;
   }
-  return compat ? "upstash" : "svc";
+  return compat ? "upstash" : fallback;
 }

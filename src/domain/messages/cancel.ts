@@ -1,26 +1,45 @@
 /** Cancelling messages (docs/hosted-api.md §3.2, §4). */
-import type { Tx } from "../../db/client";
+import type { Sql, Tx } from "../../db/client";
 import { isPending } from "../../db/vocabulary";
 import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./filter";
 import { startQueuedMessages } from "./queue-admission";
 
 /**
- * What a bulk cancel selects: messages by id, or the pending messages a
- * filter matches (created within `range`), at most `count`, oldest first. An
- * empty filter matches every pending message.
+ * What a bulk cancel selects: messages by id, or every pending message a
+ * filter matches (created within `range`). An empty filter matches every
+ * pending message.
  */
-export type CancelSelection = { messageIds: string[] } | { filter: MessageFilter; range: TimeRange; count: number };
+export type CancelSelection = { messageIds: string[] } | { filter: MessageFilter; range: TimeRange };
 
-/** Cancels the messages `selection` picks; returns how many were cancelled. */
-export async function cancelSelected(tx: Tx, selection: CancelSelection): Promise<number> {
-  if ("messageIds" in selection) return cancelMessages(tx, selection.messageIds);
+/** How many messages one transaction of a filtered cancel takes. */
+const CANCEL_BATCH = 500;
+
+/**
+ * Cancels the messages `selection` picks; returns how many were cancelled.
+ * A filtered cancel takes every match that existed when it began, as the
+ * hosted service does in one call (its `count` is a legacy parameter it
+ * ignores: docs/hosted-api.md §4), in batches of 500, each its own
+ * transaction, oldest first; messages published meanwhile are left alone.
+ */
+export async function cancelSelected(sql: Sql, selection: CancelSelection): Promise<number> {
+  if ("messageIds" in selection) return sql.begin((tx) => cancelMessages(tx, selection.messageIds));
+  const range = { ...selection.range, toDate: Math.min(selection.range.toDate ?? Date.now(), Date.now()) };
+  let total = 0;
+  for (;;) {
+    const cancelled = await sql.begin((tx) => cancelBatch(tx, selection.filter, range));
+    total += cancelled;
+    if (cancelled < CANCEL_BATCH) return total;
+  }
+}
+
+async function cancelBatch(tx: Tx, filter: MessageFilter, range: TimeRange): Promise<number> {
   const pending = await tx<{ id: string }[]>`
     select m.id from dispatch.messages m
     where ${isPending(tx, "m.state")}
-      and ${matchMessages(tx, selection.filter)}
-      and ${withinRange(tx, tx`m.created_at`, selection.range)}
+      and ${matchMessages(tx, filter)}
+      and ${withinRange(tx, tx`m.created_at`, range)}
     order by m.seq
-    limit ${selection.count}`;
+    limit ${CANCEL_BATCH}`;
   return cancelMessages(tx, pending.map((row) => row.id));
 }
 

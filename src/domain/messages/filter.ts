@@ -18,6 +18,7 @@ export const MESSAGE_FILTER_FIELDS = [
   "callerIp",
   "host",
   "path",
+  "api",
 ] as const;
 
 /** Accepted values per field; an absent field does not filter. */
@@ -52,6 +53,8 @@ export function matchMessages(tx: Tx, filter: MessageFilter): postgres.Fragment 
   on(filter.callerIp, (v) => tx`m.caller_ip = any(${v}::text[])`);
   on(filter.host, (v) => tx`lower(substring(m.url from ${HOST})) = any(${v.map((h) => h.toLowerCase())}::text[])`);
   on(filter.path, (v) => tx`coalesce(nullif(substring(m.url from ${PATH}), ''), '/') = any(${v}::text[])`);
+  // `llm` for messages published to `api/llm` (the Go client's `Api` filter).
+  on(filter.api, (v) => tx`m.api = any(${v}::text[])`);
   return conditions.reduce((all, condition) => tx`${all} and ${condition}`, tx`true`);
 }
 

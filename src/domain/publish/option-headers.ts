@@ -27,7 +27,7 @@ export type OptionHeader = keyof typeof OPTION_HEADERS;
 
 /** Headers read by family: every header starting with the name, after the prefix. */
 export const OPTION_HEADER_FAMILIES = {
-  "forward-": "`<prefix>Forward-X: v` is delivered as `X: v` (other headers without the prefix are forwarded as they are).",
+  "forward-": "`<prefix>Forward-X: v` is delivered as `X: v`; headers without the prefix are not forwarded unless `<prefix>Header-Forward: true`. `<prefix>Forward-Content-Type` sets the message's content type when no `Content-Type` is given.",
   "callback-": "`<prefix>Callback-X` sets option X of the callback message (e.g. `Callback-Retries`).",
   "failure-callback-": "`<prefix>Failure-Callback-X` sets option X of the failure callback message.",
   "workflow-": "Set by the workflow SDK on the messages of a run (docs/workflow-protocol.md).",

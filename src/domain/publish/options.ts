@@ -21,6 +21,8 @@ export interface PublishLimits {
   maxRetries: number;
   maxTimeoutMs: number;
   maxDelayMs: number;
+  /** The dialect of a request that has neither `Svc-` nor `Upstash-` headers. */
+  defaultDialect: Dialect;
 }
 
 /**
@@ -104,7 +106,8 @@ export function parsePublishOptions(
   const options: PublishOptions = {
     dialect,
     method: parseMethod(get("method"), label),
-    contentType: headers["content-type"] ?? null,
+    // The Python and Go clients forward every header they are given, Content-Type included (docs/hosted-api.md §2.2).
+    contentType: headers["content-type"] ?? headers[`${p}forward-content-type`] ?? null,
     timeoutMs: parseTimeout(get("timeout"), label, limits),
     retries,
     retryDelayExpression: parseRetryDelay(get("retry-delay"), label),

@@ -66,7 +66,7 @@ export async function publish(
 
 /** Validates a request and builds its messages; reads URL groups but writes nothing. */
 export async function prepareMessages(tx: Tx, request: PublishRequest, settings: PublishSettings): Promise<PreparedRequest> {
-  const dialect = detectDialect(Object.keys(request.headers));
+  const dialect = detectDialect(Object.keys(request.headers), settings.limits.defaultDialect);
   const options = parsePublishOptions(request.headers, dialect, settings.limits);
   const queueName = request.queueName === null ? null : checkQueueName(request.queueName);
   const provenance = {

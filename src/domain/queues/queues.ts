@@ -51,10 +51,10 @@ export async function setQueuePaused(tx: Tx, name: string, paused: boolean): Pro
   if (!paused) await startQueuedMessages(tx, name);
 }
 
-/** Deletes a queue, cancelling what still waits in it (each cancel is in the message's log). */
+/** Deletes a queue, cancelling what still waits in it (each cancel is in the message's log); an unknown name changes nothing (§16 #24). */
 export async function deleteQueue(tx: Tx, name: string): Promise<void> {
   const [row] = await tx`select 1 from dispatch.queues where name = ${name} for update`;
-  if (!row) throw new AppError(404, `queue ${name} not found`);
+  if (!row) return;
   const waiting = await tx<{ id: string }[]>`select id from dispatch.messages where pending_queue = ${name}`;
   await tx`update dispatch.queues set paused = true where name = ${name}`;
   await cancelMessages(tx, waiting.map((message) => message.id));

@@ -55,7 +55,7 @@ export const ONE_OFF_OPTIONS: OptionHeader[] = ["not-before", "deduplication-id"
 
 /** Creates or replaces a schedule; returns its id. A paused schedule stays paused. */
 export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: PublishSettings, now = new Date()): Promise<string> {
-  const dialect = detectDialect(Object.keys(request.headers));
+  const dialect = detectDialect(Object.keys(request.headers), settings.limits.defaultDialect);
   const p = PREFIX[dialect].toLowerCase();
   const cron = parseCron(request.headers[`${p}cron`]);
   const id = scheduleIdOf(request.headers[`${p}schedule-id`], p);
@@ -130,10 +130,9 @@ export async function getSchedule(tx: Tx, id: string): Promise<ScheduleRow> {
   return schedule;
 }
 
-/** Deletes a schedule: no tick fires after this; messages it made stay. */
+/** Deletes a schedule: no tick fires after this; messages it made stay. An unknown id changes nothing (docs/hosted-api.md §16 #24). */
 export async function deleteSchedule(tx: Tx, id: string): Promise<void> {
-  const [row] = await tx`delete from dispatch.schedules where id = ${id} returning id`;
-  if (!row) throw new AppError(404, `schedule ${id} not found`);
+  await tx`delete from dispatch.schedules where id = ${id}`;
 }
 
 /**

@@ -110,9 +110,12 @@ async function selectUrlGroups(tx: Tx, which: postgres.Fragment, limit: postgres
   return rows.map((row) => ({ ...row, createdAt: row.createdAt.getTime(), updatedAt: row.updatedAt.getTime() }));
 }
 
-/** Deletes a group; messages already fanned out are delivered as usual. */
+/**
+ * Deletes a group; messages already fanned out are delivered as usual. A
+ * name no group has changes nothing (clients delete before they create:
+ * docs/hosted-api.md §16 #24).
+ */
 export async function deleteUrlGroup(tx: Tx, name: string): Promise<void> {
-  await requireGroup(tx, name);
   await tx`delete from dispatch.url_groups where name = ${name}`;
 }
 

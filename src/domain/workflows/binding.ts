@@ -2,7 +2,8 @@
  * Binding workflow messages to their runs as they are stored, in the insert
  * transaction (docs/workflow-protocol.md §3.5, §15 items 2-3): an init message
  * creates its run (or is deduplicated against the active one), every other
- * message joins its run's step list and takes the run's configuration.
+ * message joins its run's step list and takes the run's configuration, and a
+ * `Not-Before` is held to the end of the second the SDK rounded it to (§5).
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
@@ -10,6 +11,7 @@ import { runUserHeaders } from "../headers/workflow";
 import type { NewMessage } from "../messages/new-message";
 import { unionFields } from "../messages/redaction";
 import { checkJsonText } from "../storable-text";
+import { holdRoundedNotBefore } from "./not-before";
 import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run, type RunConfig } from "./runs";
 
 /**
@@ -33,6 +35,7 @@ export async function bindMessagesToRuns(tx: Tx, messages: NewMessage[]): Promis
     if (run) steps.push({ runPk: run.pk, messageId: message.id, callType: binding.callType, body: message.body });
   }
   await appendSteps(tx, steps);
+  await holdRoundedNotBefore(tx, messages);
   return duplicates;
 }
 

@@ -123,10 +123,18 @@ async function reportToInvoker(
   await publishContinuation(tx, invoker.workflowUrl, headers, body, run, settings);
 }
 
+/** What became of a continuation: its message id, and whether it was a duplicate or only recorded. */
+export interface Continuation {
+  messageId: string;
+  deduplicated: boolean;
+  /** The run is no longer active: the step was only appended to its list, nothing is delivered. */
+  recordedOnly: boolean;
+}
+
 /**
  * Publishes a server-made step of a run (invoke result, notify, wait timeout)
  * to `url` with publish `headers` naming the run; when the run is no longer
- * active the entry is only appended to its step list. Returns the message id.
+ * active the entry is only appended to its step list.
  */
 export async function publishContinuation(
   tx: Tx,
@@ -135,7 +143,7 @@ export async function publishContinuation(
   body: Buffer,
   about: Pick<Run, "dialect" | "callerIp">,
   settings: MessageSettings,
-): Promise<string> {
+): Promise<Continuation> {
   const options = parsePublishOptions(headers, about.dialect, settings.limits);
   const message = buildMessage(options, { url }, body, { origin: "workflow", sourceMessageId: null, callerIp: about.callerIp });
   const runId = options.workflow?.runId;
@@ -147,8 +155,8 @@ export async function publishContinuation(
       select pk from dispatch.workflow_runs where run_id = ${runId} order by created_at desc, pk desc limit 1`;
     const id = newMessageId();
     if (latest) await appendSteps(tx, [{ runPk: latest.pk, messageId: id, callType: "step", body }]);
-    return id;
+    return { messageId: id, deduplicated: false, recordedOnly: true };
   }
   const [published] = await insertMessages(tx, [message], settings);
-  return published!.messageId;
+  return { messageId: published!.messageId, deduplicated: published!.deduplicated, recordedOnly: false };
 }

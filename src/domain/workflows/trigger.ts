@@ -1,9 +1,9 @@
 /**
- * Starting a run without an SDK: `POST /v2/trigger/{workflowUrl}`
- * (docs/workflow-protocol.md §3.4, docs/hosted-api.md §13.1). Dispatch writes the init
- * message the SDK's `client.trigger` would publish (§3.1) and publishes it
- * like any other, so the run is created by the normal binding. Bare §
- * numbers in this file are docs/workflow-protocol.md's.
+ * Starting runs without an SDK: `POST /v2/trigger/{workflowUrl}` and `POST
+ * /v2/batch/trigger` (docs/workflow-protocol.md §3.4, docs/hosted-api.md
+ * §13.1). Dispatch writes the init message the SDK's `client.trigger` would
+ * publish (§3.1) and publishes it like any other, so the run is created by
+ * the normal binding. Bare § numbers in this file are docs/workflow-protocol.md's.
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
@@ -146,4 +146,15 @@ export async function triggerRun(tx: Tx, request: TriggerRequest, settings: Publ
     select created_at as "createdAt" from dispatch.workflow_runs
     where ${pk === undefined ? tx`run_id = ${runId} and state = 'RUN_STARTED'` : tx`pk = ${pk}`}`;
   return { workflowRunId: runId, workflowCreatedAt: run!.createdAt.getTime(), deduplicated: result!.deduplicated };
+}
+
+/**
+ * Publishes the init messages of several REST triggers, in order, in the
+ * caller's transaction: all runs start or none. A run id given twice starts
+ * one run; the later trigger is deduplicated (§3.5 rule 2).
+ */
+export async function triggerRuns(tx: Tx, requests: TriggerRequest[], settings: PublishSettings): Promise<TriggeredRun[]> {
+  const runs: TriggeredRun[] = [];
+  for (const request of requests) runs.push(await triggerRun(tx, request, settings));
+  return runs;
 }

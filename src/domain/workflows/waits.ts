@@ -11,7 +11,7 @@ import { type Dialect, PREFIX } from "../headers/dialect";
 import { canonicalHeaders } from "../headers/names";
 import { readWorkflowBinding } from "../headers/workflow";
 import type { MessageSettings } from "../publish/options";
-import { publishContinuation } from "./lifecycle";
+import { type Continuation, publishContinuation } from "./lifecycle";
 import { findActiveRun, findRun } from "./runs";
 
 /** A wait request body (§7.1). */
@@ -19,17 +19,33 @@ export interface WaitRequest {
   url: string;
   timeout?: string;
   timeoutUrl?: string;
+  /** Shown on the waiter as given (the SDK never sends one); the timeout still delivers the step (§7.2). */
+  timeoutBody?: string;
   timeoutHeaders?: Record<string, string[] | string>;
   step: Record<string, unknown>;
 }
 
-/** A waiter as `GET /v2/waiters` and notify responses show it. */
+/** A waiter as `GET /v2/waiters` and notify responses show it (§7.4). */
 export interface WaiterView {
   url: string;
+  /** Unix seconds. */
   deadline: number;
   headers: Record<string, string[]>;
   timeoutUrl: string;
+  timeoutBody?: string;
   timeoutHeaders: Record<string, string[]>;
+}
+
+/** What a notify answers for each waiter it resolved (§7.3). */
+export interface NotifiedWaiter {
+  waiter: WaiterView;
+  /** The continuation step's message. */
+  messageId: string;
+  deduplicated: boolean;
+  /** Empty when the run was resumed; else why it was not. */
+  error: string;
+  workflowRunId: string;
+  workflowCreatedAt: number;
 }
 
 interface WaiterRow {
@@ -39,6 +55,7 @@ interface WaiterRow {
   url: string;
   headers: Record<string, string>;
   timeoutUrl: string;
+  timeoutBody: string | null;
   timeoutHeaders: Record<string, string>;
   timeout: string;
   step: Record<string, unknown>;
@@ -66,9 +83,9 @@ export async function registerWait(
   const timeoutMs = parseDuration(timeout);
   if (timeoutMs === null) throw badRequest(`invalid wait timeout "${timeout}"`);
   const [waiter] = await tx<WaiterRow[]>`
-    insert into dispatch.workflow_waiters (run_pk, event_id, url, headers, timeout_url, timeout_headers, timeout, step, deadline)
+    insert into dispatch.workflow_waiters (run_pk, event_id, url, headers, timeout_url, timeout_headers, timeout_body, timeout, step, deadline)
     values (${run.pk}, ${eventId}, ${request.url}, ${tx.json(continuationHeaders(headers, dialect))},
-      ${request.timeoutUrl ?? request.url}, ${tx.json(flatten(request.timeoutHeaders ?? {}))}, ${timeout},
+      ${request.timeoutUrl ?? request.url}, ${tx.json(flatten(request.timeoutHeaders ?? {}))}, ${request.timeoutBody ?? null}, ${timeout},
       ${tx.json(request.step as never)}, now() + ${timeoutMs} * interval '1 millisecond')
     returning ${waiterColumns(tx)}`;
   const [stored] = await tx<{ id: number; body: Buffer }[]>`
@@ -98,7 +115,7 @@ export async function notify(
   body: Buffer,
   runId: string | null,
   settings: MessageSettings,
-): Promise<{ waiter: WaiterView; messageId: string; workflowRunId: string; workflowCreatedAt: number }[]> {
+): Promise<NotifiedWaiter[]> {
   if (runId !== null) await findActiveRun(tx, runId);
   const waiters = await tx<WaiterRow[]>`
     select ${waiterColumns(tx)} from dispatch.workflow_waiters w
@@ -106,13 +123,15 @@ export async function notify(
       and ${runId === null ? tx`true` : tx`w.run_pk in (select pk from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED')`}
     order by w.id for update skip locked`;
   if (waiters.length === 0 && runId !== null) await storeLookback(tx, runId, eventId, body);
-  const responses = [];
+  const responses: NotifiedWaiter[] = [];
   for (const waiter of waiters) {
     const run = await findRun(tx, waiter.runPk);
-    const messageId = await resolveWaiter(tx, waiter, body, settings);
+    const { messageId, deduplicated, recordedOnly } = await resolveWaiter(tx, waiter, body, settings);
     responses.push({
       waiter: waiterView(waiter),
       messageId,
+      deduplicated,
+      error: recordedOnly ? `workflow run ${run?.runId ?? ""} has ended: the event was only recorded in its step list` : "",
       workflowRunId: run?.runId ?? "",
       workflowCreatedAt: run?.createdAt.getTime() ?? 0,
     });
@@ -172,7 +191,7 @@ export async function listWaiters(tx: Tx, eventId: string): Promise<WaiterView[]
   return rows.map(waiterView);
 }
 
-async function resolveWaiter(tx: Tx, waiter: WaiterRow, body: Buffer, settings: MessageSettings): Promise<string> {
+async function resolveWaiter(tx: Tx, waiter: WaiterRow, body: Buffer, settings: MessageSettings): Promise<Continuation> {
   await tx`delete from dispatch.workflow_waiters where id = ${waiter.id}`;
   await cancelWaitTimeout(tx, waiter.id);
   const run = await findRun(tx, waiter.runPk);
@@ -198,7 +217,7 @@ function flatten(headers: Record<string, string[] | string>): Record<string, str
 
 const waiterColumns = (tx: Tx) => tx`
   id, run_pk as "runPk", event_id as "eventId", url, headers, timeout_url as "timeoutUrl",
-  timeout_headers as "timeoutHeaders", timeout, step, deadline`;
+  timeout_body as "timeoutBody", timeout_headers as "timeoutHeaders", timeout, step, deadline`;
 
 function waiterView(waiter: WaiterRow): WaiterView {
   return {
@@ -206,6 +225,8 @@ function waiterView(waiter: WaiterRow): WaiterView {
     deadline: Math.floor(waiter.deadline.getTime() / 1000),
     headers: canonicalHeaders(waiter.headers),
     timeoutUrl: waiter.timeoutUrl,
+    // Left out when the wait gave none, as the hosted service leaves it out for the SDK's waits.
+    ...(waiter.timeoutBody !== null && { timeoutBody: waiter.timeoutBody }),
     timeoutHeaders: canonicalHeaders(waiter.timeoutHeaders),
   };
 }

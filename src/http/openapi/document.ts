@@ -27,6 +27,13 @@ const ERROR_TEXT: Record<number, string> = {
   503: "The database is unavailable; nothing was changed. Retry after `Retry-After` seconds.",
 };
 
+/** What every error answers. */
+export const ERROR_SCHEMA = {
+  type: "object",
+  required: ["error"],
+  properties: { error: { type: "string" }, requestId: { type: "string", description: "The request's id, on a 500." } },
+};
+
 export interface DocumentInfo {
   title: string;
   version: string;
@@ -53,7 +60,7 @@ export function apiDocument(routes: RouterRoute[], info: DocumentInfo): Json {
       securitySchemes: {
         token: { type: "http", scheme: "bearer", description: "An access token (DISPATCH_TOKEN, or the one `dispatch token` prints). `?qstash_token=` works too." },
       },
-      schemas: { Error: { type: "object", required: ["error"], properties: { error: { type: "string" } } } },
+      schemas: { Error: ERROR_SCHEMA },
     },
   };
 }
@@ -73,7 +80,7 @@ function operationObject(spec: OperationSpec, pattern: string, method: string): 
     tags: [spec.tag],
     parameters: [...pathParameters(spec, pattern), ...queryParameters(spec), ...headerParameters(spec)],
     ...(body !== undefined && { requestBody: body }),
-    responses: responses(spec, method),
+    responses: responsesOf(spec, method),
     security: spec.access === "public" ? [] : [{ token: [] }],
   };
 }
@@ -128,7 +135,8 @@ function requestBody(body: BodySpec, queryNames: string[]): Json {
   return { description: body.text, content: { "text/plain": { schema: { type: "string" } } } };
 }
 
-function responses(spec: OperationSpec, method: string): Json {
+/** The answers of `spec` when called with `method`, by status, as the document gives them. */
+export function responsesOf(spec: OperationSpec, method: string): Json {
   const answers: Json = {};
   for (const [status, doc] of Object.entries(spec.responses)) answers[status] = response(doc);
   for (const status of errorStatuses(spec, method)) {

@@ -100,10 +100,14 @@ export interface Operation<B extends BodySpec | undefined> {
 }
 
 const operations = new WeakMap<object, OperationSpec>();
+/** The context key under which the operation of the route that answers is kept. */
+const ANSWERING = "operation" as never;
 
 /** An operation from its spec. */
 export function operation<B extends BodySpec | undefined = undefined>(spec: OperationSpec<B>): Operation<B> {
-  const describe: MiddlewareHandler = async (_c, next) => {
+  // The last operation marked is the one whose handler answered: a route that hands a request on lets the next mark it.
+  const describe: MiddlewareHandler = async (c, next) => {
+    c.set(ANSWERING, spec as never);
     await next();
   };
   operations.set(describe, spec as OperationSpec);
@@ -117,6 +121,11 @@ export function operation<B extends BodySpec | undefined = undefined>(spec: Oper
   };
 }
 
+/** The operation of the route that answered the request of `c`, once it has. */
+export function answeringOperation(c: Context): OperationSpec | undefined {
+  return c.get(ANSWERING) as OperationSpec | undefined;
+}
+
 /** The operation a route handler marks, if it is an operation's `describe`. */
 export function operationOf(handler: unknown): OperationSpec | undefined {
   return typeof handler === "function" ? operations.get(handler) : undefined;
@@ -124,9 +133,24 @@ export function operationOf(handler: unknown): OperationSpec | undefined {
 
 function parseJson(c: Context, body: BodySpec | undefined, json: unknown): unknown {
   if (body === undefined || !("json" in body)) throw new Error("this operation takes no JSON body");
-  const parsed = v.safeParse(body.json, json === undefined ? jsonOf(c, body.isBytes) : json);
+  const parsed = v.safeParse(body.json, withoutNulls(json === undefined ? jsonOf(c, body.isBytes) : json, body.isBytes));
   if (!parsed.success) throw badRequest(`invalid ${body.name}: ${issueText(parsed.issues[0]!)}`);
   return parsed.output;
+}
+
+/**
+ * `json` with every object field whose value is null left out: null is
+ * "absent" in every JSON body the API reads (docs/hosted-api.md §1.5), as
+ * clients that always send every key (the Python client's `"queue": null`,
+ * `"body": null`) mean it. Message bodies (`isBytes`) are kept as they are.
+ */
+export function withoutNulls(json: unknown, isBytes: (path: JsonPath) => boolean = () => false, path: JsonPath = []): unknown {
+  if (path.length > 0 && isBytes(path)) return json;
+  if (Array.isArray(json)) return json.map((item, index) => withoutNulls(item, isBytes, [...path, index]));
+  if (typeof json !== "object" || json === null) return json;
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(json)) if (value !== null) kept[key] = withoutNulls(value, isBytes, [...path, key]);
+  return kept;
 }
 
 /** An issue with where it is, e.g. `[2].headers.x-a: Invalid type: ...`. */

@@ -21,6 +21,7 @@ export const MESSAGE_FILTERS: Record<string, ParameterDoc> = {
   callerIP: "Alias of callerIp.",
   host: `Destination hosts. ${MULTI}`,
   path: "Destination paths. Repeat the parameter for several.",
+  api: `API destinations, e.g. \`llm\` for messages published to \`api/llm\`. ${MULTI}`,
 };
 
 /** The message filters but `names`. */

@@ -104,13 +104,13 @@ export function dlqRoutes(deps: AppDeps) {
     })
     .post("/retry", RETRY_MANY.describe, async (c) => {
       const params = await RETRY_MANY.bulk(c);
-      const [picked, paged, overrides] = [selection(params), page(params), requestHeaders(c)];
+      const [picked, paged, overrides] = [selection(params), page(params), requestHeaders(c, deps.config.defaultDialect)];
       const { items, cursor } = await sql.begin((tx) => retryDlqEntries(tx, picked, paged, overrides, settings));
       // The bulk retry answers an empty cursor, not none, when done (docs/hosted-api.md §8).
       return c.json({ responses: items.map(retryJson), cursor: cursor ?? "" }, 201);
     })
     .post("/retry/:dlqId", RETRY.describe, async (c) => {
-      const overrides = requestHeaders(c);
+      const overrides = requestHeaders(c, deps.config.defaultDialect);
       const result = await sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), overrides, settings));
       return c.json(retryJson(result), 201);
     })

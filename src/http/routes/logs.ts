@@ -4,33 +4,19 @@
  * §16 #3).
  */
 import { type Context, Hono } from "hono";
-import * as v from "valibot";
 import { canonicalHeaders } from "../../domain/headers/names";
 import { LOG_STATES, type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/messages/logs";
 import type { Redactor } from "../../domain/messages/redaction";
 import type { AppDeps } from "../deps";
 import { type Operation, operation } from "../openapi/operation";
 import { MESSAGE_FILTERS, ORDER, paging, TIME_RANGE } from "../openapi/parameters";
-import { pageOf } from "../openapi/schemas";
+import { LogEntrySchema, pageOf } from "../openapi/schemas";
 import { integerParam, listParam, messageFilterParams, orderParam, type Params, singleParam, timeRangeParams } from "../query";
 import { flowControlFields } from "../serialize";
 
 /** Page size: 100 by default; up to 1000 as older docs and the TS SDK allow (docs/hosted-api.md §16 #23). */
 const DEFAULT_COUNT = 100;
 const MAX_COUNT = 1000;
-
-const LOG_ENTRY = v.looseObject({
-  time: v.pipe(v.number(), v.description("Unix milliseconds.")),
-  state: v.picklist(LOG_STATES),
-  messageId: v.string(),
-  url: v.string(),
-  header: v.record(v.string(), v.array(v.string())),
-  body: v.pipe(v.string(), v.description("Base64.")),
-  error: v.optional(v.string()),
-  nextDeliveryTime: v.optional(v.number()),
-  responseStatus: v.optional(v.number()),
-  responseBody: v.optional(v.pipe(v.string(), v.description("Base64."))),
-});
 
 const PARAMETERS = {
   ...paging(DEFAULT_COUNT, MAX_COUNT),
@@ -48,7 +34,7 @@ const logOperation = (key: "events" | "logs", summary: string) =>
     description: "What happened to messages, newest first unless `order` says otherwise: one entry per state change and attempt.",
     tag: "Logs",
     query: PARAMETERS,
-    responses: { 200: { description: "A page of the log.", json: pageOf(key, LOG_ENTRY) } },
+    responses: { 200: { description: "A page of the log.", json: pageOf(key, LogEntrySchema) } },
   });
 const EVENTS = logOperation("events", "List the log (what the SDKs call)");
 const LOGS = logOperation("logs", "List the log");

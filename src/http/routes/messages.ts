@@ -38,11 +38,13 @@ const CANCEL = operation({
 });
 const CANCEL_MANY = operation({
   summary: "Cancel messages",
-  description: "The messages given by id, else at most `count` pending messages matching every filter given (values of one filter are alternatives).",
+  description:
+    "The messages given by id, else every pending message matching every filter given (values of one filter are alternatives), " +
+    "as they were when the request came: no filter cancels every pending message.",
   tag: "Messages",
   query: {
     messageIds: "Message ids; the filters are then ignored. Several: repeat the parameter or join them with commas.",
-    count: { type: "integer", description: "Most messages cancelled, 1 to 500 (default 100)." },
+    count: { type: "integer", description: "Accepted (1 to 500) and ignored, as the hosted service does: every match is cancelled." },
     ...TIME_RANGE,
     ...messageFiltersExcept("messageId"),
   },
@@ -68,19 +70,16 @@ export function messageRoutes(deps: AppDeps) {
     })
     .delete("/", CANCEL_MANY.describe, async (c) => {
       const selection = cancelSelection(await CANCEL_MANY.bulk(c));
-      return c.json({ cancelled: await deps.sql.begin((tx) => cancelSelected(tx, selection)) });
+      return c.json({ cancelled: await cancelSelected(deps.sql, selection) });
     });
 }
 
-/** Message ids (filters are then ignored), else the filters and `count` (1-500, default 100). */
+/** Message ids (filters are then ignored), else the filters; `count` is checked and ignored, as the hosted service ignores it. */
 function cancelSelection(params: Params): CancelSelection {
   const messageIds = listParam(params, ["messageIds"]);
   if (messageIds !== null) return { messageIds };
-  return {
-    filter: messageFilterParams(params),
-    range: timeRangeParams(params),
-    count: integerParam(params, "count", 1, 500, 100),
-  };
+  integerParam(params, "count", 1, 500, 100);
+  return { filter: messageFilterParams(params), range: timeRangeParams(params) };
 }
 
 /** The Message object of the API, with what the message asks to hide hidden (domain/messages/redaction.ts). */
@@ -113,8 +112,8 @@ export function messageJson(stored: StoredMessage, redactor: Redactor) {
     ...(m.deduplicationId !== null && { deduplicationId: m.deduplicationId }),
     ...(m.scheduleId !== null && { scheduleId: m.scheduleId }),
     ...flowControlFields(m.flowControlKey, m.flowControlValue),
-    // py/go SDKs read `callerIP`, the TS SDK's type says `callerIp` (docs/hosted-api.md §16 #11).
-    ...(m.callerIp !== null && { callerIP: m.callerIp, callerIp: m.callerIp }),
+    // The hosted service's name, which the Python and Go clients read (docs/hosted-api.md §16 #11).
+    ...(m.callerIp !== null && { callerIP: m.callerIp }),
     ...(m.labels && m.labels.length > 0 && { label: m.labels[0], labels: m.labels }),
   };
 }

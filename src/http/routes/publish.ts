@@ -6,7 +6,7 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config/config";
 import { overLimit, tooLarge } from "../../domain/errors";
-import { detectDialect } from "../../domain/headers/dialect";
+import { type Dialect, detectDialect } from "../../domain/headers/dialect";
 import { messageSettings } from "../../domain/publish/options";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
 import { Publisher } from "../../domain/publish/publisher";
@@ -42,7 +42,7 @@ const PUBLISHED = {
   description: "The message; a list of them, one per endpoint, when the destination is a URL group.",
   json: v.union([PublishResultSchema, v.array(PublishResultSchema)]),
 };
-const DUPLICATE = { description: "Every message was a duplicate (Deduplication-Id): nothing new was stored.", json: PublishResultSchema };
+const DUPLICATE = { description: "Every message was a duplicate (Deduplication-Id): nothing new was stored.", json: PUBLISHED.json };
 const PUBLISH_DESCRIPTION = [
   "Stores the body with its options and answers at once; the message is delivered later with the method, headers and body given.",
   "The destination is an http(s) URL, a URL group's name (every endpoint gets a message), or `api/llm`.",
@@ -84,7 +84,7 @@ export function publishRoutes(deps: AppDeps) {
   const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) });
   const run = async (requests: PublishRequest[]) => {
     const responses = await publisher.publish(requests);
-    countPublished(deps.metrics, requests, responses);
+    countPublished(deps.metrics, requests, responses, deps.config.defaultDialect);
     return responses;
   };
   const single = async (c: Context, queueName: string | null, prefix: string) =>
@@ -121,7 +121,8 @@ function batchRequest(item: v.InferOutput<typeof BatchSchema>[number], ip: strin
   const body = Buffer.from(item.body);
   if (body.length > maxBytes) throw tooLarge("a batch item body", maxBytes);
   const headers = Object.fromEntries(Object.entries(item.headers).map(([name, value]) => [name.toLowerCase(), value]));
-  return { destination: item.destination, headers, body, queueName: item.queue ?? null, callerIp: ip };
+  // An empty queue name is no queue: the Go client sends `"queue": ""` when none is given (docs/hosted-api.md §2).
+  return { destination: item.destination, headers, body, queueName: item.queue || null, callerIp: ip };
 }
 
 /** 202 when every message was a duplicate (docs/hosted-api.md §2.1), else 200. */
@@ -132,10 +133,10 @@ function respond(c: Context, response: PublishResponse) {
 }
 
 /** Counts accepted and deduplicated messages by dialect and destination kind. */
-function countPublished(metrics: Metrics, requests: PublishRequest[], responses: PublishResponse[]): void {
+function countPublished(metrics: Metrics, requests: PublishRequest[], responses: PublishResponse[], defaultDialect: Dialect): void {
   responses.forEach((response, i) => {
     const destination = Array.isArray(response) ? "group" : "url" in response ? "url" : "api";
-    const labels = { dialect: detectDialect(Object.keys(requests[i]!.headers)), destination };
+    const labels = { dialect: detectDialect(Object.keys(requests[i]!.headers), defaultDialect), destination };
     for (const result of Array.isArray(response) ? response : [response]) {
       (result.deduplicated ? metrics.deduplicated : metrics.published).inc(labels);
     }

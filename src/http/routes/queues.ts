@@ -24,7 +24,11 @@ const UPSERT = operation({
     name: "queue",
     json: v.object({
       queueName: v.string("queueName is required"),
-      parallelism: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1, "parallelism must be at least 1")), 1),
+      // 0 is "not given": the Go client always sends the field (docs/hosted-api.md §6).
+      parallelism: v.optional(
+        v.pipe(v.number(), v.integer(), v.minValue(0, "parallelism must be at least 1"), v.transform((n) => (n === 0 ? 1 : n))),
+        1,
+      ),
       paused: v.optional(v.boolean("paused must be true or false"), false),
     }),
   },
@@ -45,11 +49,10 @@ const GET = operation({
 });
 const DELETE = operation({
   summary: "Delete a queue",
-  description: "What still waits in it is cancelled.",
+  description: "What still waits in it is cancelled. A name no queue has changes nothing and answers 200, as every delete of a named resource does.",
   tag: "Queues",
   path: NAME,
-  responses: { 200: "Deleted." },
-  errors: [404],
+  responses: { 200: "Deleted (or there was none)." },
 });
 const PAUSE = operation({
   summary: "Pause a queue",

@@ -35,7 +35,13 @@ const GET = operation({
   responses: { 200: { description: "The URL group.", json: URL_GROUP } },
   errors: [404],
 });
-const DELETE = operation({ summary: "Delete a URL group", tag: "URL groups", path: NAME, responses: { 200: "Deleted." }, errors: [404] });
+const DELETE = operation({
+  summary: "Delete a URL group",
+  description: "A name no group has changes nothing and answers 200, as every delete of a named resource does.",
+  tag: "URL groups",
+  path: NAME,
+  responses: { 200: "Deleted (or there was none)." },
+});
 const ADD = operation({
   summary: "Add endpoints",
   description: "Creates the URL group when new. Publishing to the group sends one message to each endpoint.",

@@ -2,8 +2,9 @@
  * The workflow DLQ (docs/workflow-protocol.md §11, §13; docs/hosted-api.md §13.4;
  * docs/interface.md "POST /v2/workflows/dlq/resume"): list, read and delete the
  * entries of failed runs; resume or restart their runs as new runs; retry a
- * failed failure function. The SDK lists through `GET /v2/dlq?source=workflow`,
- * which `workflowDlqHandOff` takes over from the plain DLQ.
+ * failed failure function, or cancel one under way. The SDK lists through
+ * `GET /v2/dlq?source=workflow`, which `workflowDlqHandOff` takes over from
+ * the plain DLQ.
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
@@ -18,17 +19,14 @@ import {
   type WorkflowDlqEntry,
   type WorkflowDlqSelection,
 } from "../../domain/workflows/dlq/dlq";
-import {
-  type NewRunMode,
-  newRunsFromDlq,
-  newRunFromDlqEntry,
-  retryFailureFunction,
-} from "../../domain/workflows/dlq/resume";
+import { cancelFailureFunction, retryFailureFunction } from "../../domain/workflows/dlq/failure-function";
+import { type NewRunMode, newRunsFromDlq, newRunFromDlqEntry } from "../../domain/workflows/dlq/resume";
 import { readRunOverrides } from "../../domain/workflows/dlq/run-overrides";
+import { FAILURE_FUNCTION_STATES } from "../../domain/workflows/failure-function-state";
 import type { AppDeps } from "../deps";
 import { type Operation, operation, type ParameterDoc } from "../openapi/operation";
 import { paging, TIME_RANGE } from "../openapi/parameters";
-import { DlqMessageSchema, pageOf } from "../openapi/schemas";
+import { DlqMessageSchema, headerMap, pageOf } from "../openapi/schemas";
 import { integerParam, listParam, type Params, singleParam, timeRangeParams } from "../query";
 import { requestHeaders } from "../request";
 import { bodyFields } from "../serialize";
@@ -38,8 +36,6 @@ import { messageJson } from "./messages";
 const MAX_COUNT = 100;
 /** Runs per bulk resume or restart (docs/interface.md "Limits"); a larger `count` is capped. */
 const MAX_RESTARTS = 50;
-
-const FAILURE_FUNCTION_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL", "CALLBACK_CANCELED"];
 
 const MULTI = "Several: repeat the parameter or join them with commas.";
 const FILTERS: Record<string, ParameterDoc> = {
@@ -59,14 +55,26 @@ const LIST_PARAMETERS = { ...paging(MAX_COUNT, MAX_COUNT), ...FILTERS };
 const ACTION_PARAMETERS = { dlqIds: `DLQ ids; the filters are then ignored. ${MULTI}`, ...LIST_PARAMETERS };
 const FILTER_BODY = { filters: "The parameters as a JSON object, as older SDKs send them (`{\"dlqIds\": [...]}`)." };
 const DLQ_ID = { dlqId: "The entry's id." };
-const WORKFLOW_DLQ_MESSAGE = v.looseObject({
+const FAILURE_FUNCTION_STATE = v.pipe(v.picklist(FAILURE_FUNCTION_STATES), v.description("The failure function's state."));
+const WORKFLOW_DLQ_MESSAGE = v.object({
   ...DlqMessageSchema.entries,
   workflowRunId: v.string(),
-  workflowCreatedAt: v.number(),
+  workflowCreatedAt: v.pipe(v.number(), v.description("The run's creation, Unix milliseconds.")),
   workflowUrl: v.string(),
-  failureFunctionState: v.optional(v.string()),
+  failureCallbackInfo: v.optional(
+    v.pipe(
+      v.object({
+        state: v.optional(FAILURE_FUNCTION_STATE),
+        responseStatus: v.optional(v.number()),
+        responseBody: v.optional(v.string()),
+        responseHeaders: v.optional(headerMap),
+      }),
+      v.description("The failure function's call: its state and, once it answered, its final response."),
+    ),
+  ),
+  failureFunctionState: v.optional(FAILURE_FUNCTION_STATE),
 });
-const NEW_RUN = v.object({ workflowRunId: v.string(), workflowCreatedAt: v.number() });
+const NEW_RUN = v.object({ workflowRunId: v.string(), workflowCreatedAt: v.pipe(v.number(), v.description("Unix milliseconds.")) });
 const OVERRIDE_HEADERS = [
   { name: "Svc-Retries", description: "Retries of the new run's steps." },
   { name: "Svc-Retry-Delay", description: "Retry delay expression of the new run." },
@@ -101,6 +109,7 @@ const LIST = operation({
   query: LIST_PARAMETERS,
   responses: { 200: { description: "A page of entries.", json: pageOf("messages", WORKFLOW_DLQ_MESSAGE) } },
 });
+/** The SDK's list (`GET /v2/dlq?source=workflow`); the plain DLQ answers any other `GET /v2/dlq`, after this route. */
 const LIST_FOR_SDK = operation({ ...LIST.spec, query: { ...LIST_PARAMETERS, source: "`workflow`." } });
 const DELETE_MANY = operation({
   summary: "Delete workflow DLQ entries",
@@ -116,11 +125,20 @@ const RESTART_MANY = newRunOperation("restart", true);
 const RESTART = newRunOperation("restart", false);
 const RETRY_FAILURE_FUNCTION = operation({
   summary: "Retry a failed failure function",
-  description: "Calls the run's failure function again when it failed.",
+  description: "Calls the run's failure function again when it failed (400 when it is in progress, succeeded or was cancelled).",
   tag: "Workflows",
   path: DLQ_ID,
-  responses: { 200: "The failure function's new message." },
+  responses: { 200: { description: "The run whose failure function is called again.", json: NEW_RUN } },
   errors: [404, 409],
+});
+const CANCEL_FAILURE_FUNCTION = operation({
+  summary: "Cancel a failure function in progress",
+  description:
+    "Cancels the run's failure callback while it is in progress (after the run failed, or after a retry): nothing more is sent, and the failure function shows `CALLBACK_CANCELED`. 400 when none is in progress. Answers 302 without a body, as the hosted service documents it.",
+  tag: "Workflows",
+  path: DLQ_ID,
+  responses: { 302: "Cancelled (no body)." },
+  errors: [404],
 });
 const GET = operation({
   summary: "Get a workflow DLQ entry",
@@ -174,6 +192,10 @@ export function workflowDlqRoutes(deps: AppDeps) {
     .post("/callback/:dlqId", RETRY_FAILURE_FUNCTION.describe, async (c) =>
       c.json(await sql.begin((tx) => retryFailureFunction(tx, c.req.param("dlqId"), settings))),
     )
+    .delete("/callback/:dlqId", CANCEL_FAILURE_FUNCTION.describe, async (c) => {
+      await sql.begin((tx) => cancelFailureFunction(tx, c.req.param("dlqId")));
+      return c.body(null, 302);
+    })
     .get("/:dlqId", GET.describe, async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
     .delete("/:dlqId", DELETE.describe, async (c) => {
       const dlqId = c.req.param("dlqId");
@@ -190,7 +212,7 @@ export function workflowDlqRoutes(deps: AppDeps) {
  * §11): mounted at `/v2/dlq` before the plain DLQ, which serves every other request.
  */
 export function workflowDlqHandOff(deps: AppDeps) {
-  return new Hono().get("/", async (c, next) => {
+  return new Hono().get("/", LIST_FOR_SDK.describe, async (c, next) => {
     if (c.req.query("source") !== "workflow") return next();
     return listRoute(c, deps, LIST_FOR_SDK);
   });
@@ -211,7 +233,7 @@ function selection(params: Params, runIdPrefix: boolean): WorkflowDlqSelection {
   const dlqIds = listParam(params, ["dlqIds"]);
   if (dlqIds !== null) return { dlqIds };
   const states = listParam(params, ["failureFunctionState"]);
-  const badState = states?.find((state) => !FAILURE_FUNCTION_STATES.includes(state));
+  const badState = states?.find((state) => !(FAILURE_FUNCTION_STATES as readonly string[]).includes(state));
   if (badState !== undefined) throw badRequest(`failureFunctionState must be one of ${FAILURE_FUNCTION_STATES.join(", ")}, got "${badState}"`);
   return {
     filter: {
@@ -261,7 +283,7 @@ export function workflowDlqMessageJson(entry: WorkflowDlqEntry, redactor: Redact
       },
     }),
     ...(run.failureCallbackState !== null && { failureFunctionState: run.failureCallbackState }),
-    ...(run.callerIp !== null && { callerIP: run.callerIp, callerIp: run.callerIp }),
+    ...(run.callerIp !== null && { callerIP: run.callerIp }),
     ...(run.labels !== null && run.labels.length > 0 && { label: run.labels[0], labels: run.labels }),
     ...(run.flowControlKey !== null && { flowControlKey: run.flowControlKey }),
     ...(entry.error !== null && { error: entry.error }),

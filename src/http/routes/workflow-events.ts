@@ -11,12 +11,30 @@ import { listWaiters, notify, registerWait } from "../../domain/workflows/waits"
 import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
+import { headerMap } from "../openapi/schemas";
 import { requestHeaders } from "../request";
 
 const EVENT_ID = "The event's id.";
+const WAITER = v.object({
+  url: v.pipe(v.string(), v.description("Where a notify sends the continuation.")),
+  deadline: v.pipe(v.number(), v.description("When the wait times out, Unix seconds.")),
+  headers: v.pipe(headerMap, v.description("The headers of the continuation a notify sends.")),
+  timeoutUrl: v.optional(v.pipe(v.string(), v.description("Where the timeout sends its continuation."))),
+  timeoutBody: v.optional(v.pipe(v.string(), v.description("The wait request's timeoutBody, as given; absent when it gave none (the SDK never does)."))),
+  timeoutHeaders: v.optional(v.pipe(headerMap, v.description("The headers of the timeout's continuation."))),
+});
 const NOTIFIED = {
-  description: "The waiting steps notified (each as the SDK reads it).",
-  json: v.array(v.looseObject({ waiter: v.looseObject({ url: v.string() }), messageId: v.string() })),
+  description: "One item per waiting step resumed.",
+  json: v.array(
+    v.object({
+      waiter: WAITER,
+      messageId: v.pipe(v.string(), v.description("The continuation's message.")),
+      deduplicated: v.pipe(v.boolean(), v.description("Whether the continuation was a duplicate (never, as Dispatch makes it).")),
+      error: v.pipe(v.string(), v.description("Empty when the run was resumed; else why not (its run had ended: the event is only in its step list).")),
+      workflowRunId: v.string(),
+      workflowCreatedAt: v.pipe(v.number(), v.description("The run's creation, Unix milliseconds.")),
+    }),
+  ),
 };
 
 const WAIT = operation({
@@ -30,11 +48,12 @@ const WAIT = operation({
       url: v.pipe(v.string(), v.regex(/^https?:\/\//i, "url must be an http(s) URL")),
       timeout: v.optional(v.string()),
       timeoutUrl: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\//i, "timeoutUrl must be an http(s) URL"))),
+      timeoutBody: v.optional(v.string()),
       timeoutHeaders: v.optional(v.record(v.string(), v.union([v.string(), v.array(v.string())]))),
       step: v.record(v.string(), v.unknown()),
     }),
   },
-  responses: { 200: "Waiting." },
+  responses: { 200: { description: "Waiting.", json: v.object({}) } },
   errors: [412],
 });
 const NOTIFY = operation({
@@ -53,13 +72,13 @@ const NOTIFY_RUN = operation({
   path: { runId: "The run's id.", eventId: EVENT_ID },
   body: { bytes: "The event's data." },
   responses: { 200: NOTIFIED },
-  errors: [413],
+  errors: [404, 413, 429],
 });
 const WAITERS = operation({
   summary: "List the steps waiting for an event",
   tag: "Workflows",
   path: { eventId: EVENT_ID },
-  responses: { 200: "The waiting steps." },
+  responses: { 200: { description: "The waiting steps, oldest first.", json: v.array(WAITER) } },
 });
 const HOOK = operation({
   summary: "Webhook of a waiting run",
@@ -69,8 +88,8 @@ const HOOK = operation({
   methods: ["get", "post", "put", "patch", "delete"],
   path: { userId: "The UserID of one of the service's tokens.", runId: "The run's id.", eventId: EVENT_ID },
   body: { bytes: "Any body; it is part of the event's data." },
-  responses: { 200: "Notified." },
-  errors: [404, 413],
+  responses: { 200: { description: "Notified.", json: v.object({}) } },
+  errors: [404, 413, 429],
 });
 
 

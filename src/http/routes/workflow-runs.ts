@@ -58,7 +58,18 @@ const STEPS = operation({
   tag: "Workflows",
   access: "full-token",
   path: RUN_ID,
-  responses: { 200: "The steps, in order." },
+  responses: {
+    200: {
+      description: "The steps, in order (docs/workflow-protocol.md §2.3).",
+      json: v.array(
+        v.object({
+          messageId: v.string(),
+          body: v.pipe(v.string(), v.description("Base64 of the entry's body; the first is the run's input.")),
+          callType: v.pipe(v.string(), v.description("step, toCallback, fromCallback or failureCall.")),
+        }),
+      ),
+    },
+  },
   errors: [404],
 });
 

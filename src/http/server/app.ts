@@ -9,6 +9,7 @@ import { requestId } from "hono/request-id";
 import { withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
 import { dashboard } from "../dashboard/app/dashboard";
+import { checkAnswers } from "../openapi/answer-check";
 import { dashboardErrorPage, errorPage } from "../dashboard/errors";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps) {
   const app: Hono = new Hono({ strict: false })
     .use(requestId())
     .use(timeRequests(deps.metrics, deps.log))
+    .use(deps.config.checkAnswers ? checkAnswers(deps.log) : (_c, next) => next())
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
     .route("/health", healthRoutes(deps))
@@ -87,4 +89,25 @@ export function createApp(deps: AppDeps) {
       isDashboard(c.req.path) ? dashboardErrorPage(renderError(error, c, deps), c, ui.frame) : renderError(error, c, deps),
     );
   return app;
+}
+
+/** The first segment after `/v2/` of every resource, by its lower-case form. */
+const RESOURCES = new Map(
+  ["publish", "enqueue", "batch", "messages", "topics", "queues", "schedules", "flowControl", "globalParallelism", "dlq", "events",
+    "logs", "keys", "rotate", "workflows", "trigger", "wait", "notify", "waiters"].map((name) => [name.toLowerCase(), name]),
+);
+
+/**
+ * `fetch` with the resource segment of `/v2/...` paths matched without regard
+ * to case: the Go client sends `/v2/Schedules/...` for two of its calls
+ * (docs/hosted-api.md §7). Only such a path is rewritten; every other request
+ * goes through untouched.
+ */
+export function withResourceCase<E>(fetch: (request: Request, env: E) => Response | Promise<Response>) {
+  return (request: Request, env: E) => {
+    const match = /^(https?:\/\/[^/]+\/v2\/)([^/?]+)(.*)$/s.exec(request.url);
+    const canonical = match && match[2]!.toLowerCase() !== match[2] ? RESOURCES.get(match[2]!.toLowerCase()) : undefined;
+    if (canonical === undefined || canonical === match![2]) return fetch(request, env);
+    return fetch(new Request(`${match![1]}${canonical}${match![3]}`, request), env);
+  };
 }

@@ -11,6 +11,7 @@ import { type TimeRange, withinRange } from "../../messages/filter";
 import type { StoredMessage } from "../../messages/message";
 import { findMessages } from "../../messages/store";
 import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from "../../paging";
+import { failureFunctionState } from "../failure-function-state";
 import { matchRuns, type RunFilter } from "../run-filter";
 
 /** The failure function's final response, as `failRun`/`recordFailureFunction` keep it. */
@@ -99,7 +100,7 @@ export async function selectWorkflowDlq(
         'pk', r.pk, 'runId', r.run_id, 'createdAt', floor(extract(epoch from r.created_at) * 1000),
         'workflowUrl', r.workflow_url,
         'labels', r.labels, 'callerIp', r.caller_ip, 'failureCallback', r.config->>'failureCallback',
-        'flowControlKey', r.config->'flowControl'->>'key', 'failureCallbackState', r.failure_callback_state,
+        'flowControlKey', r.config->'flowControl'->>'key', 'failureCallbackState', ${failureFunctionState(tx)},
         'failureResponse', r.failure_response) as run
     from dispatch.dlq d
     join dispatch.messages m on m.id = d.message_id

@@ -2,10 +2,10 @@
  * Acting on failed runs held in the workflow DLQ (docs/interface.md "Bulk resume
  * of DLQ entries", docs/workflow-protocol.md §13): resume and restart start a new
  * run (new id, new createdAt) and remove the entry; the failed run stays
- * RUN_FAILED. Retrying the failure function re-sends a failed failure callback.
+ * RUN_FAILED. The failure function's retry and cancel are failure-function.ts.
  */
 import type { Tx } from "../../../db/client";
-import { AppError, badRequest } from "../../errors";
+import { AppError } from "../../errors";
 import type { WorkflowCallType } from "../../headers/workflow";
 import { newMessageId } from "../../ids";
 import type { StoredMessage } from "../../messages/message";
@@ -14,14 +14,9 @@ import { findMessages } from "../../messages/store";
 import type { Page, PageOf } from "../../paging";
 import { insertMessages } from "../../publish/insert";
 import type { MessageSettings } from "../../publish/options";
-import { createRun, findLatestRun, findRun } from "../runs";
+import { createRun, findRun } from "../runs";
 import { newRunId } from "../trigger";
-import {
-  findWorkflowDlqEntry,
-  selectWorkflowDlq,
-  type WorkflowDlqEntry,
-  type WorkflowDlqSelection,
-} from "./dlq";
+import { selectWorkflowDlq, type WorkflowDlqEntry, type WorkflowDlqSelection } from "./dlq";
 import { newRunConfig, rebindRunId, type RunOverrides, withLabels } from "./run-overrides";
 
 /** `resume` continues from the failed step, keeping completed ones; `restart` starts over from the initial payload. */
@@ -143,7 +138,7 @@ async function planSteps(tx: Tx, runPk: number, failed: StoredMessage, mode: New
 }
 
 /** The run a message is published again into. */
-interface RerunTarget {
+export interface RerunTarget {
   runId: string;
   workflowUrl: string;
   featureSet: string | null;
@@ -154,7 +149,7 @@ interface RerunTarget {
  * Its step entry body is `body` (for an init message the initial payload);
  * binding appends that entry and applies the target run's configuration.
  */
-function rerunMessage(source: StoredMessage, body: Buffer, target: RerunTarget, delayMs: number): NewMessage {
+export function rerunMessage(source: StoredMessage, body: Buffer, target: RerunTarget, delayMs: number): NewMessage {
   return {
     id: newMessageId(),
     dialect: source.dialect,
@@ -195,31 +190,4 @@ function rerunMessage(source: StoredMessage, body: Buffer, target: RerunTarget, 
       triggeredBySdk: false,
     },
   };
-}
-
-/**
- * Sends a run's failed failure callback again (its state is CALLBACK_FAIL,
- * else 400). The run and its DLQ entry are unchanged; the failed callback's
- * own entry in the plain DLQ is removed, as a DLQ retry would.
- */
-export async function retryFailureFunction(tx: Tx, dlqId: string, settings: MessageSettings): Promise<StartedRun> {
-  const entry = await findWorkflowDlqEntry(tx, dlqId, true);
-  const run = (await findRun(tx, entry.run.pk))!;
-  if (run.failureCallbackState !== "CALLBACK_FAIL" || run.failureCallbackMessageId === null) {
-    throw badRequest(`the failure function of workflow run ${run.runId} has not failed (state: ${run.failureCallbackState ?? "none"})`);
-  }
-  // The callback joins the latest run with its id; a later run reusing the id would take it.
-  if ((await findLatestRun(tx, run.runId))?.pk !== run.pk) {
-    throw new AppError(409, `workflow run id ${run.runId} has been reused by a later run`);
-  }
-  const [failed] = await findMessages(tx, [run.failureCallbackMessageId]);
-  if (!failed) throw badRequest(`the failure callback of workflow run ${run.runId} is no longer stored`);
-  const message = rerunMessage(failed, failed.body, run, 0);
-  await insertMessages(tx, [message], settings);
-  await tx`
-    update dispatch.workflow_runs
-    set failure_callback_state = 'CALLBACK_INPROGRESS', failure_callback_message_id = ${message.id}
-    where pk = ${run.pk}`;
-  await tx`delete from dispatch.dlq where message_id = ${failed.id}`;
-  return { workflowRunId: run.runId, workflowCreatedAt: run.createdAt.getTime() };
 }

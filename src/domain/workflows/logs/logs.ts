@@ -13,6 +13,7 @@ import { canonicalHeaders } from "../../headers/names";
 import type { Redactor } from "../../messages/redaction";
 import {
   type EntryRow,
+  type InvokedRunRow,
   type RunLogQuery,
   type RunRow,
   selectEntries,
@@ -20,7 +21,17 @@ import {
   selectRunPage,
 } from "./query";
 import { redactRunResponse, redactStepGroups } from "./redaction";
-import { headerValue, parseStep, readResults, type StepError, type StepGroup, stepErrors, stepGroups } from "./steps";
+import {
+  headerValue,
+  parseStep,
+  readResults,
+  type ResultStep,
+  type StepError,
+  type StepGroup,
+  stepErrors,
+  stepGroups,
+} from "./steps";
+import { trimBodies } from "./trim";
 
 export type { RunFilter } from "../run-filter";
 export type { RunLogQuery } from "./query";
@@ -81,6 +92,24 @@ export interface RunLog {
   steps: (StepGroup | { type: "next"; steps: NextStep[] })[];
 }
 
+/** What the logs of some runs are made of: each run's list entries and result steps (by run key), and the runs they invoked. */
+export interface RunMaterial {
+  entries: Map<number, EntryRow[]>;
+  results: Map<number, ResultStep[]>;
+  invoked: InvokedRunRow[];
+}
+
+/** Reads the material of `runs`: one query, and one more when one of them invoked others. */
+export async function readRunMaterial(tx: Tx, runs: RunRow[]): Promise<RunMaterial> {
+  const entries = new Map<number, EntryRow[]>(runs.map((run) => [run.pk, []]));
+  if (runs.length === 0) return { entries, results: new Map(), invoked: [] };
+  for (const entry of await selectEntries(tx, runs.map((run) => run.pk))) entries.get(entry.runPk)!.push(entry);
+  const results = new Map(runs.map((run) => [run.pk, readResults(entries.get(run.pk)!)]));
+  const invoking = runs.filter((run) => results.get(run.pk)!.some(({ step }) => step.stepType === "Invoke"));
+  const invoked = invoking.length > 0 ? await selectInvokedRuns(tx, invoking) : [];
+  return { entries, results, invoked };
+}
+
 /** A page of run logs and, while more runs match, the cursor of the next page. */
 export async function listRunLogs(
   tx: Tx,
@@ -89,11 +118,7 @@ export async function listRunLogs(
 ): Promise<{ runs: RunLog[]; cursor: string | null }> {
   const page = await selectRunPage(tx, query);
   if (page.runs.length === 0) return { runs: [], cursor: null };
-  const entries = new Map<number, EntryRow[]>(page.runs.map((run) => [run.pk, []]));
-  for (const entry of await selectEntries(tx, page.runs.map((run) => run.pk))) entries.get(entry.runPk)!.push(entry);
-  const results = new Map(page.runs.map((run) => [run.pk, readResults(entries.get(run.pk)!)]));
-  const invoking = page.runs.filter((run) => results.get(run.pk)!.some(({ step }) => step.stepType === "Invoke"));
-  const invoked = invoking.length > 0 ? await selectInvokedRuns(tx, invoking) : [];
+  const { entries, results, invoked } = await readRunMaterial(tx, page.runs);
   const runs = page.runs.map((run) => {
     const list = entries.get(run.pk)!;
     const groups = stepGroups(run, list, results.get(run.pk)!, invoked);
@@ -105,7 +130,7 @@ export async function listRunLogs(
     if (next.length > 0) steps.push({ type: "next", steps: next });
     return runLog(run, list, steps, redactor);
   });
-  return { runs, cursor: page.cursor };
+  return { runs: trimBodies(runs, query.bodyLimit ?? null), cursor: page.cursor };
 }
 
 function runLog(run: RunRow, entries: EntryRow[], steps: RunLog["steps"], redactor: Redactor): RunLog {
@@ -215,13 +240,19 @@ function nextState(entry: EntryRow, active: boolean): NextStep["state"] | null {
  * `Upstash-Error-Step-Name` response header, §10), else the branch of a plan
  * step, else the call step that a call or its callback belongs to.
  */
-function nextStepName(entry: EntryRow, errors: StepError[]): string | undefined {
+export function nextStepName(entry: EntryRow, errors: StepError[]): string | undefined {
   for (const error of [...errors].reverse()) {
-    const reported = Object.entries(error.headers).find(([name]) => name.toLowerCase().endsWith("error-step-name"));
-    if (reported?.[1][0]) return reported[1][0];
+    const reported = reportedStepName(error.headers);
+    if (reported !== undefined) return reported;
   }
   if (entry.callType === "toCallback") return headerValue(entry.callbackHeaders, "workflow-stepname");
   if (entry.callType === "fromCallback") return headerValue(entry.headers, "workflow-stepname");
   const step = parseStep(entry.body);
   return step?.stepId === 0 ? step.stepName : undefined;
+}
+
+/** The step a failed attempt was running, as its answer reports it (`Upstash-Error-Step-Name`, §10). */
+export function reportedStepName(headers: Record<string, string[]>): string | undefined {
+  const reported = Object.entries(headers).find(([name]) => name.toLowerCase().endsWith("error-step-name"));
+  return reported?.[1][0] || undefined;
 }

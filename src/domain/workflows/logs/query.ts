@@ -9,15 +9,19 @@ import type { Tx } from "../../../db/client";
 import type { WorkflowCallType } from "../../headers/workflow";
 import { type TimeRange, withinRange } from "../../messages/filter";
 import { integerCursor, pageOf } from "../../paging";
+import { failureFunctionState } from "../failure-function-state";
 import { matchRuns, type RunFilter } from "../run-filter";
 import type { Invoker, Run, RunConfig } from "../runs";
+import type { BodyLimit } from "./trim";
 
-/** A page request: the filter, the creation-time window, where to continue, how many runs. */
+/** A page request: the filter, the creation-time window, where to continue, how many runs, how bodies are shown. */
 export interface RunLogQuery {
   filter: RunFilter;
   range: TimeRange;
   cursor: string | null;
   count: number;
+  /** `trimBody` (trim.ts); whole bodies when absent. */
+  bodyLimit?: BodyLimit;
 }
 
 /** A stored response (status, headers as received, body text) of a failed step or a failure function. */
@@ -51,6 +55,8 @@ export interface ErrorEvent {
  */
 export interface EntryRow {
   runPk: number;
+  /** Its place in the run's list (`dispatch.workflow_steps.seq`), as text. */
+  seq: string;
   messageId: string;
   callType: WorkflowCallType;
   body: Buffer;
@@ -90,10 +96,7 @@ export interface InvokedRunRow {
  */
 export async function selectRunPage(tx: Tx, query: RunLogQuery): Promise<{ runs: RunRow[]; cursor: string | null }> {
   const rows = await tx<RunRow[]>`
-    select r.pk, r.run_id as "runId", r.workflow_url as "workflowUrl", r.state, r.created_at as "createdAt",
-      r.completed_at as "completedAt", r.config, r.labels, r.caller_ip as "callerIp", r.invoker, r.response,
-      r.dlq_id as "dlqId", r.failure_callback_message_id as "failureCallbackMessageId",
-      r.failure_callback_state as "failureCallbackState", r.failure, r.failure_response as "failureResponse"
+    select ${runColumns(tx)}
     from dispatch.workflow_runs r
     where ${matchRuns(tx, query.filter)} and ${withinRange(tx, tx`r.created_at`, query.range)}
       and ${beforeCursor(tx, query.cursor)}
@@ -103,10 +106,18 @@ export async function selectRunPage(tx: Tx, query: RunLogQuery): Promise<{ runs:
   return { runs, cursor };
 }
 
+/** The columns of a `RunRow`, read from the runs row `r`. */
+export function runColumns(tx: Tx): postgres.Fragment {
+  return tx`r.pk, r.run_id as "runId", r.workflow_url as "workflowUrl", r.state, r.created_at as "createdAt",
+    r.completed_at as "completedAt", r.config, r.labels, r.caller_ip as "callerIp", r.invoker, r.response,
+    r.dlq_id as "dlqId", r.failure_callback_message_id as "failureCallbackMessageId",
+    ${failureFunctionState(tx)} as "failureCallbackState", r.failure, r.failure_response as "failureResponse"`;
+}
+
 /** The step list entries of the runs `runPks`, in list order, with their messages. */
 export function selectEntries(tx: Tx, runPks: number[]): Promise<EntryRow[]> {
   return tx<EntryRow[]>`
-    select s.run_pk as "runPk", s.message_id as "messageId", s.call_type as "callType", s.body,
+    select s.run_pk as "runPk", s.seq::text, s.message_id as "messageId", s.call_type as "callType", s.body,
       s.created_at as "createdAt", m.url, m.method, m.headers, m.content_type as "contentType",
       m.callback_headers as "callbackHeaders", m.source_message_id as "sourceMessageId", m.state, m.retried,
       m.max_retries as "maxRetries", m.retry_delay_expression as "retryDelayExpression",

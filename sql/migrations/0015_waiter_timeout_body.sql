@@ -1,0 +1,1 @@
+ALTER TABLE "dispatch"."workflow_waiters" ADD COLUMN "timeout_body" text;
