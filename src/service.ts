@@ -20,7 +20,7 @@ import { createApp, withResourceCase } from "./http/server/app";
 import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
 import { HttpClient } from "./outbound/http-client";
-import { startWorker, type WorkerHandle } from "./worker/runner";
+import { startWorker, type WorkerHandle } from "./worker/worker-role";
 
 /** Which parts a process runs; replicas can run API and workers apart. */
 export type Role = "api" | "worker" | "all";

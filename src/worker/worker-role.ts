@@ -11,14 +11,8 @@ import type { Listener, Sql } from "../db/client";
 import { TIMED_JOB_CONNECTIONS } from "../db/connection/budget";
 import { nodePostgresConfig } from "../db/connection/drivers";
 import type { Endpoint } from "../db/connection/transport";
-import { WAIT_TIMEOUT_TASK } from "../domain/delivery/schedule";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
-import { releaseAllParked } from "../domain/flow-control/release";
-import { purgeExpiredDeduplicationKeys } from "../domain/publish/deduplication";
-import { type Removed, removeExpired, type Retention } from "../domain/retention";
 import { messageSettings } from "../domain/publish/options";
-import { markStalledRuns, stalledRunReport } from "../domain/workflows/stalled";
-import { fireWaitTimeout, purgeStaleNotifications } from "../domain/workflows/waits";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import type { HttpClient } from "../outbound/http-client";
@@ -27,7 +21,8 @@ import { type DeliverDeps, deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";
 import { Recorder } from "./recorder";
 import { Scheduler } from "./scheduler";
-import { superviseRunner } from "./supervisor";
+import { TimedJobsSupervisor } from "./timed-jobs/supervisor";
+import { CRONTAB, timedJobTasks } from "./timed-jobs/tasks";
 
 /** A running worker. */
 export interface WorkerHandle {
@@ -52,16 +47,10 @@ export interface WorkerDeps {
   metrics: Metrics;
 }
 
-const MAINTENANCE_TASK = "maintenance";
 /** graphile-worker runs only timed jobs now (wait timeouts, maintenance): two at once is plenty. */
 const TIMED_JOB_CONCURRENCY = 2;
 /** How often graphile-worker looks for timed jobs that came due: how late a wait timeout may fire. */
 const TIMED_JOB_POLL_MS = 500;
-/**
- * Longest a maintenance run (every five minutes) spends removing what outlived its retention; the rest
- * waits for the next run. Paced (DISPATCH_RETENTION_PACE, a tenth of the time), removal may go on for most of the interval.
- */
-const RETENTION_BUDGET_MS = 4 * 60_000;
 /** How long a stopping worker lets attempts in flight finish before it cuts them short and hands them back. */
 const STOP_GRACE_MS = 5000;
 
@@ -103,7 +92,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     log: deps.log,
   });
   await liveness.register(`${liveness.processId}:claims`);
-  const runner = await superviseRunner(
+  const timedJobs = await TimedJobsSupervisor.start(
     {
       concurrency: TIMED_JOB_CONCURRENCY,
       noHandleSignals: true,
@@ -118,23 +107,8 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
           failJobBatchDelay: 5,
         },
       },
-      taskList: {
-        [MAINTENANCE_TASK]: async (_payload, helpers) => {
-          await purgeExpiredDeduplicationKeys(sql);
-          await purgeStaleNotifications(sql);
-          for (const run of await markStalledRuns(sql)) deps.log(stalledRunReport(run), { runId: run.runId });
-          await sql.begin((tx) => releaseAllParked(tx));
-          // graphile-worker aborts the signal shortly after a graceful stop begins: removal ends between two batches.
-          const pace = { budgetMs: RETENTION_BUDGET_MS, duty: config.retentionPace, signal: helpers.abortSignal };
-          const removed = await removeExpired(sql, retentionOf(config), pace);
-          if (removed.messages + removed.dlq + removed.workflowRuns > 0) deps.log(removedReport(removed), { level: "info", ...removed });
-        },
-        [WAIT_TIMEOUT_TASK]: async (payload) => {
-          const { waiterId } = payload as { waiterId: number };
-          await sql.begin((tx) => fireWaitTimeout(tx, waiterId, outcomeSettings));
-        },
-      },
-      crontab: `*/5 * * * * ${MAINTENANCE_TASK}`,
+      taskList: timedJobTasks({ sql, config, log: deps.log, availability, settings: outcomeSettings }),
+      crontab: CRONTAB,
     },
     { sql, pool: nodePostgresConfig(deps.direct, TIMED_JOB_CONNECTIONS), availability, liveness, log: deps.log },
   );
@@ -159,16 +133,8 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
       clearTimeout(grace);
       await recorder.flushReleased().catch(onError);
       await keys.stop();
-      await runner.stop();
+      await timedJobs.stop();
       await liveness.stop();
     },
   };
-}
-
-function retentionOf(config: Config): Retention {
-  return { messagesMs: config.retentionMs, dlqMs: config.dlqRetentionMs, workflowRunsMs: config.workflowRetentionMs };
-}
-
-function removedReport(removed: Removed): string {
-  return `retention: removed ${removed.messages} messages, ${removed.dlq} DLQ entries, ${removed.workflowRuns} workflow runs`;
 }
