@@ -27,6 +27,15 @@ export function byteaBatch(values: (Buffer | null)[]): ByteaBatch {
  * rows, as a SQL expression.
  */
 export function byteaSlice(tx: Tx, batch: ByteaBatch, length: string, n: string): postgres.Fragment {
-  const offset = tx.unsafe(`sum(coalesce(${length}, 0)) over (order by ${n}) - coalesce(${length}, 0)`);
-  return tx`substring(${batch.bytes}::bytea from (${offset})::int + 1 for ${tx.unsafe(length)})`;
+  return tx`substring(${batch.bytes}::bytea from ${tx.unsafe(sliceRange(length, n))})`;
+}
+
+/** The same slice as SQL text, the batch's bytes being the parameter `bytes` (e.g. `$31`), for a statement built once. */
+export function byteaSliceSql(bytes: string, length: string, n: string): string {
+  return `substring(${bytes}::bytea from ${sliceRange(length, n)})`;
+}
+
+/** `<offset + 1> for <length>`: where row n's value starts in the joined bytes, and its length. */
+function sliceRange(length: string, n: string): string {
+  return `(sum(coalesce(${length}, 0)) over (order by ${n}) - coalesce(${length}, 0))::int + 1 for ${length}`;
 }
