@@ -14,7 +14,7 @@
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
 import { claimMessages } from "../db/queries/claim-messages";
-import { DUE_CHANNEL } from "../db/queries/insert-messages";
+import { DUE_CHANNEL } from "../db/queries/work-list";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";

@@ -14,9 +14,8 @@
 import { byteaBatch, byteaSliceSql } from "../bytea-batch";
 import type { Tx } from "../client";
 import type { MessageRow } from "../message-columns";
+import { DUE_CHANNEL } from "./work-list";
 
-/** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
-export const DUE_CHANNEL = "dispatch_due";
 
 /** What a new row needs; the rest is defaulted or derived in SQL. */
 export type MessageInsert = Pick<

@@ -20,6 +20,20 @@ export interface DeliveredAttempt {
   status: number;
 }
 
+/**
+ * Records one delivery whose consequences the caller records in the same
+ * transaction (a queued message frees its slot, a callback, a failure
+ * function: domain/delivery/outcome.ts); false when a cancel or a sweep got
+ * there first.
+ */
+export async function recordDeliveredMessage(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
+  const changed = await tx`
+    update dispatch.messages set state = 'DELIVERED', completed_at = now(), pending_queue = null
+    where id = ${messageId} and claim_id = ${claimId} and ${isPending(tx)}
+    returning id`;
+  return changed.length > 0;
+}
+
 /** Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. */
 export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], releasedClaims: number[]): Promise<string[]> {
   const [row] = await sql<{ ids: string[] }[]>`

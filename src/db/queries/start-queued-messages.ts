@@ -6,7 +6,7 @@
  * transaction (a cancel) are skipped.
  */
 import type { Tx } from "../client";
-import { DUE_CHANNEL } from "./insert-messages";
+import { DUE_CHANNEL } from "./work-list";
 
 /** Starts up to `parallelism` minus the started-and-unfinished messages of `queueName`; returns how many. */
 export async function startQueuedMessageRows(tx: Tx, queueName: string, parallelism: number): Promise<number> {

@@ -5,6 +5,9 @@
  */
 import { byteaBatch, byteaSlice } from "../../db/bytea-batch";
 import type { Tx } from "../../db/client";
+import { recordDeliveredMessage } from "../../db/queries/record-delivered";
+import { recordFailed } from "../../db/queries/record-failed";
+import { recordRetry } from "../../db/queries/record-retry";
 import { type MessageState, PENDING_STATES } from "../../db/vocabulary";
 import { releaseDeliveries } from "../flow-control/admission";
 import { newDlqId } from "../ids";
@@ -58,6 +61,8 @@ interface AttemptNotes {
  * attempt's row in the log — the in-flight attempt may land, nothing new starts.
  */
 export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: MessageSettings): Promise<void> {
+  // Locked in one order, the ids' (as every transaction that locks several messages does): two workers
+  // recording overlapping batches wait for each other instead of deadlocking.
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
   const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
     select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
@@ -67,6 +72,7 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   const notes = records.map((): AttemptNotes => ({ retry: false, failure: null, notes: [] }));
   const claimed = new Set<string>();
   for (const [i, record] of records.entries()) {
+    // An optimisation: each transition guards itself in SQL too (db/queries/work-list.ts).
     const row = current.get(record.message.id);
     const fresh = row && isPendingState(row.state) && row.claimId === record.message.claimId;
     if (!fresh || claimed.has(record.message.id)) continue;
@@ -81,10 +87,16 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
 async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, notes: AttemptNotes): Promise<void> {
   const { message, attempt, outcome } = record;
   const final = outcome.kind !== "retry";
+  const claimId = message.claimId!;
   const extra = await runHooks().callbackFields(tx, message, final);
-  if (outcome.kind === "delivered") await markDelivered(tx, message.id);
-  else if (outcome.kind === "retry") notes.retry = await scheduleRetry(tx, message, outcome.delayMs);
-  else await markFailed(tx, record, outcome.error, settings, extra, notes);
+  if (outcome.kind === "delivered") {
+    if (!(await recordDeliveredMessage(tx, message.id, claimId))) return;
+  } else if (outcome.kind === "retry") {
+    notes.retry = await recordRetry(tx, message.id, claimId, outcome.delayMs);
+    if (!notes.retry) return;
+  } else if (!(await markFailed(tx, record, outcome.error, settings, extra, notes))) {
+    return;
+  }
   await runHooks().recordFailureFunction(tx, message, attempt, outcome);
   // A finished queued message frees its slot for the next one in line.
   if (final && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
@@ -140,24 +152,11 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
         note, n)`;
 }
 
-async function markDelivered(tx: Tx, id: string): Promise<void> {
-  await tx`update dispatch.messages set state = 'DELIVERED', completed_at = now(), pending_queue = null where id = ${id}`;
-}
-
-/** The next attempt goes back on the work list (a queued message keeps its slot); returns true. */
-async function scheduleRetry(tx: Tx, message: StoredMessage, delayMs: number): Promise<true> {
-  await tx`
-    update dispatch.messages
-    set state = 'RETRY', retried = retried + 1, next_delivery_at = now() + ${delayMs} * interval '1 millisecond',
-      due_at = now() + ${delayMs} * interval '1 millisecond'
-    where id = ${message.id}`;
-  return true;
-}
-
 /**
  * Retries are exhausted (or the destination said not to retry): FAILED, DLQ,
  * failure callback — and for a workflow step, the run fails. A workflow's
  * third-party call is not dead-lettered: its final callback carries the error.
+ * False when a cancel or a sweep got there first (nothing is then recorded).
  */
 async function markFailed(
   tx: Tx,
@@ -166,11 +165,11 @@ async function markFailed(
   settings: MessageSettings,
   extra: Record<string, unknown>,
   notes: AttemptNotes,
-) {
+): Promise<boolean> {
   const response = attempt.kind === "response" ? attempt : null;
-  await tx`update dispatch.messages set state = 'FAILED', completed_at = now(), pending_queue = null where id = ${message.id}`;
+  if (!(await recordFailed(tx, message.id, message.claimId!))) return false;
   notes.failure = error;
-  if (message.workflowCallType === "toCallback") return;
+  if (message.workflowCallType === "toCallback") return true;
   const dlqId = newDlqId();
   await tx`
     insert into dispatch.dlq (dlq_id, message_id, error, response_status, response_headers, response_body)
@@ -179,6 +178,7 @@ async function markFailed(
   const body = { ...callbackBody(message, attempt, dlqId), ...extra };
   const failureCallbackId = await sendCallback(tx, "failure_callback", message, body, settings, notes);
   if (runHooks().failsRun(message)) await runHooks().failRun(tx, message, attempt, { dlqId, failureCallbackId }, settings);
+  return true;
 }
 
 /**

@@ -3,6 +3,7 @@
  * pause and resume it, pin and unpin its limits, reset its rate window.
  * Whatever lets more start releases the held-back messages at once.
  */
+import { dueNowAfterChange } from "../../db/queries/flow-control-holds";
 import type { Tx } from "../../db/client";
 import { AppError, badRequest } from "../errors";
 import type { FlowControlLimits } from "./limits";
@@ -20,9 +21,7 @@ export async function setKeyPaused(tx: Tx, key: string, paused: boolean): Promis
  * allow are released.
  */
 async function releaseChanged(tx: Tx, key: string): Promise<void> {
-  await tx`
-    update dispatch.messages set due_at = now()
-    where flow_control_key = ${key} and due_at > now() and due_at > next_delivery_at`;
+  await dueNowAfterChange(tx, key);
   await releaseParked(tx, [key]);
 }
 

@@ -13,6 +13,7 @@
  * and a rate reset release what may start; the maintenance task runs
  * `releaseAllParked` as a safety net.
  */
+import { holdClaimed } from "../../db/queries/flow-control-holds";
 import type { Sql, Tx } from "../../db/client";
 import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
 import type { StoredMessage } from "../messages/message";
@@ -105,9 +106,7 @@ async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
   if (admitted.length > 0) {
     await tx`update dispatch.messages set flow_active = true where id = any(${admitted.map((m) => m.id)}::text[])`;
   }
-  if (held.length > 0) {
-    await tx`update dispatch.messages set claim_id = null, flow_parked = true where id = any(${held.map((m) => m.id)}::text[])`;
-  }
+  await holdClaimed(tx, held.map((message) => ({ id: message.id, claimId: message.claimId! })));
 }
 
 /** Sets the key's window to `kept` plus `added` starts stamped now (clock_timestamp()); returns that stamp. */

@@ -5,7 +5,7 @@
  * put back for the moment the window frees a slot.
  */
 import type { Tx } from "../../db/client";
-import { DUE_CHANNEL } from "../../db/queries/insert-messages";
+import { releaseHeldAt, releaseHeldNow } from "../../db/queries/flow-control-holds";
 import { freeSlots, type KeyState, keyStates, rateMarginMs } from "./keys";
 
 /** Most held-back messages one release puts back on the work list, for a key without limits left to bound it. */
@@ -26,36 +26,15 @@ export async function releaseParked(tx: Tx, keys: string[]): Promise<number> {
   const released = await releaseNow(tx, states, free);
   for (const [i, state] of states.entries()) {
     const at = rateWakeUp(state, free[i]!);
-    if (at !== null) await releaseAt(tx, state.key, at);
+    if (at !== null) await releaseHeldAt(tx, state.key, at);
   }
   return released;
 }
 
 /** Releases up to `free[i]` held messages of each `states[i]` key now. */
-async function releaseNow(tx: Tx, states: KeyState[], free: number[]): Promise<number> {
-  if (!free.some((n) => n > 0)) return 0;
-  const [row] = await tx<{ count: number }[]>`
-    with k as (select * from unnest(${states.map((s) => s.key)}::text[], ${free}::int[]) as k(key, free) where free > 0),
-    picked as (
-      select p.id from k cross join lateral (
-        select m.id from dispatch.messages m where m.flow_control_key = k.key and m.flow_parked
-        order by m.seq limit k.free for update skip locked) p),
-    released as (
-      update dispatch.messages m set flow_parked = false, due_at = now()
-      from picked where m.id = picked.id returning m.id)
-    select count(*)::int as count, case when count(*) > 0 then pg_notify(${DUE_CHANNEL}, '') end from released`;
-  return row!.count;
-}
-
-/** Puts the oldest held message of `key` back on the work list for `at`, unless one of the key's messages is due by then. */
-async function releaseAt(tx: Tx, key: string, at: Date): Promise<void> {
-  await tx`
-    update dispatch.messages m set flow_parked = false, due_at = ${at}
-    where m.id = (
-      select id from dispatch.messages where flow_control_key = ${key} and flow_parked order by seq limit 1
-      for update skip locked)
-    and not exists (
-      select 1 from dispatch.messages d where d.flow_control_key = ${key} and d.due_at is not null and d.due_at <= ${at})`;
+function releaseNow(tx: Tx, states: KeyState[], free: number[]): Promise<number> {
+  if (!free.some((n) => n > 0)) return Promise.resolve(0);
+  return releaseHeldNow(tx, states.map((s) => s.key), free);
 }
 
 /**

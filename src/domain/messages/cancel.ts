@@ -1,5 +1,6 @@
 /** Cancelling messages (docs/hosted-api.md §3.2, §4). */
 import type { Sql, Tx } from "../../db/client";
+import { cancelMessageRows } from "../../db/queries/cancel-messages";
 import { isPending } from "../../db/vocabulary";
 import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./filter";
 import { startQueuedMessages } from "./queue-admission";
@@ -50,12 +51,7 @@ async function cancelBatch(tx: Tx, filter: MessageFilter, range: TimeRange): Pro
  * flight may still land (docs/hosted-api.md §3.2). Returns how many were cancelled.
  */
 export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
-  const cancelled = await tx<{ id: string; queueName: string | null }[]>`
-    update dispatch.messages
-    set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false,
-      canceled_seq = nextval('dispatch.messages_seq_seq')
-    where id = any(${ids}::text[]) and ${isPending(tx)}
-    returning id, queue_name as "queueName"`;
+  const cancelled = await cancelMessageRows(tx, ids);
   if (cancelled.length === 0) return 0;
   // A cancelled message that held a queue slot frees it.
   const queues = new Set(cancelled.flatMap((row) => (row.queueName === null ? [] : [row.queueName])));

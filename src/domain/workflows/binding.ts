@@ -43,11 +43,8 @@ async function bindInit(tx: Tx, message: NewMessage): Promise<{ runPk: number; e
   const binding = message.workflow!;
   const { entryBody, invoker } = binding.invoke ? readInvokeEnvelope(message.body) : { entryBody: message.body, invoker: null };
   const active = await findActiveRun(tx, binding.runId);
-  if (active && binding.triggeredBySdk) {
-    // Re-trigger after an unknown-SDK probe: the SDK's init replaces the placeholder (§3.4).
-    await tx`delete from dispatch.workflow_steps where run_pk = ${active.pk}`;
-    await tx`update dispatch.workflow_runs set user_headers = ${tx.json(runUserHeaders(message.headers))} where pk = ${active.pk}`;
-    message.workflowRunPk = active.pk;
+  if (active && binding.triggeredBySdk && !(await hasProgressed(tx, active.pk))) {
+    await replaceInit(tx, message, active);
     return { runPk: active.pk, entryBody };
   }
   const created = await createRun(tx, {
@@ -64,6 +61,29 @@ async function bindInit(tx: Tx, message: NewMessage): Promise<{ runPk: number; e
   if (!created) return { duplicateOf: await initMessageId(tx, binding.runId) };
   message.workflowRunPk = created.pk;
   return { runPk: created.pk, entryBody };
+}
+
+/**
+ * The re-trigger after an unknown-SDK probe (§3.4): the SDK's init replaces
+ * the placeholder as the run's step list and user headers, and takes the
+ * run's configuration, which the SDK does not repeat (WF_TriggerOnConfig).
+ */
+async function replaceInit(tx: Tx, message: NewMessage, run: Run): Promise<void> {
+  await tx`delete from dispatch.workflow_steps where run_pk = ${run.pk}`;
+  await tx`update dispatch.workflow_runs set user_headers = ${tx.json(runUserHeaders(message.headers))} where pk = ${run.pk}`;
+  message.workflowRunPk = run.pk;
+  applyRunConfig(message, run.config);
+  message.redactFields = unionFields(message.redactFields, run.config.redactFields ?? null);
+}
+
+/**
+ * Whether the run's step list holds more than its init. A re-trigger then
+ * comes too late (a probe delivered again after the run went on) and is
+ * deduplicated instead of throwing the run's progress away.
+ */
+async function hasProgressed(tx: Tx, runPk: number): Promise<boolean> {
+  const rows = await tx`select 1 from dispatch.workflow_steps where run_pk = ${runPk} offset 1 limit 1`;
+  return rows.length > 0;
 }
 
 /**

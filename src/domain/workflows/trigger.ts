@@ -63,10 +63,20 @@ export function failureCallbackHeaders(dialect: Dialect, run: FailureCallbackRun
 }
 
 /**
+ * Whether a trigger asks for the unknown-SDK probe (§3.4): its request (not a
+ * forwarded header) carries `Upstash-Workflow-Unknown-Sdk: true`.
+ */
+function wantsProbe(request: Record<string, string>, dialect: Dialect): boolean {
+  return request[`${PREFIX[dialect].toLowerCase()}workflow-unknown-sdk`]?.trim().toLowerCase() === "true";
+}
+
+/**
  * The init message's publish headers for a REST trigger of `workflowUrl`:
  * the request's forwarded headers and run configuration, the workflow
  * protocol headers, and a failure callback (the workflow URL unless the
- * request names another).
+ * request names another). A trigger that asks for the probe gets an init
+ * forwarding `Upstash-Workflow-Unknown-Sdk: true`, so that its deliveries are
+ * the probe; the header is the init's own, not the run's (§3.4, §4.3).
  */
 export function triggerHeaders(
   request: Record<string, string>,
@@ -102,6 +112,7 @@ export function triggerHeaders(
     [`${p}forward-${p}workflow-sdk-version`]: "1",
     [`${p}method`]: "POST",
   });
+  if (wantsProbe(request, dialect)) headers[`${p}forward-${p}workflow-unknown-sdk`] = "true";
   headers["content-type"] ??= "application/json";
   return { runId, headers };
 }
@@ -124,9 +135,10 @@ export interface TriggeredRun {
 }
 
 /**
- * Publishes the init message of a REST trigger. The unknown-SDK probe (§3.4)
- * is not made: the init is delivered as the v1 SDK expects it, and the run
- * fails if something else answers it.
+ * Publishes the init message of a REST trigger. Its first delivery must be
+ * answered by a v1 SDK, or the run fails (§3.4); asked for, that delivery is
+ * the unknown-SDK probe, which the SDK answers by re-publishing the init
+ * (binding.ts replaces the placeholder with it).
  */
 export async function triggerRun(tx: Tx, request: TriggerRequest, settings: PublishSettings): Promise<TriggeredRun> {
   if (!/^https?:\/\//i.test(request.workflowUrl)) {

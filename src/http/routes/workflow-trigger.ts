@@ -45,7 +45,14 @@ const TRIGGER = operation({
   description: `Calls the workflow at the URL with the body as the run's input. Headers configure the run as publish headers do (here \`Upstash-\` unless \`Svc-\` ones are given); \`Svc-Workflow-RunId\` chooses the run's id.\n${PUBLISH_HEADER_NOTE}`,
   tag: "Workflows",
   path: { destination: "The workflow's URL, as is." },
-  headers: publishHeaders(),
+  headers: [
+    ...publishHeaders(),
+    {
+      name: "Svc-Workflow-Unknown-Sdk",
+      description:
+        "`true`: the first delivery is the unknown-SDK probe (`Upstash-Workflow-Unknown-Sdk: true`), which a v1 workflow SDK answers by publishing the run's init itself (docs/workflow-protocol.md §3.4). Without it the init is delivered as the v1 SDK's own trigger publishes it.",
+    },
+  ],
   body: { bytes: "The run's input." },
   responses: {
     200: {
@@ -57,7 +64,7 @@ const TRIGGER = operation({
 });
 const BATCH_TRIGGER = operation({
   summary: "Start several workflow runs",
-  description: `Up to ${MAX_BATCH_ITEMS} runs at once, each as \`POST /v2/trigger/{destination}\` with its \`headers\` (the trigger's headers, \`Upstash-\` unless \`Svc-\` ones are given) and \`body\` (the run's input); all start or none.`,
+  description: `Up to ${MAX_BATCH_ITEMS} runs at once, each as \`POST /v2/trigger/{destination}\` with its \`headers\` (the trigger's headers, \`Upstash-Workflow-Unknown-Sdk\` included; \`Upstash-\` unless \`Svc-\` ones are given) and \`body\` (the run's input); all start or none.`,
   tag: "Workflows",
   body: { name: "batch trigger", json: BatchTriggerSchema, isBytes: isItemBody },
   responses: {

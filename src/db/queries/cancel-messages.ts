@@ -1,0 +1,18 @@
+/**
+ * Cancelling: a message that has not finished leaves the work list for good,
+ * CANCELED at `canceled_seq` (its log shows CANCEL_REQUESTED then CANCELED).
+ * Only pending messages change (work-list.ts); an attempt already in flight
+ * may still land, and is then logged without changing the state.
+ */
+import type { Tx } from "../client";
+import { isPending } from "../vocabulary";
+
+/** Cancels those of `ids` that are pending; returns them with their queues. */
+export function cancelMessageRows(tx: Tx, ids: string[]): Promise<{ id: string; queueName: string | null }[]> {
+  return tx<{ id: string; queueName: string | null }[]>`
+    update dispatch.messages
+    set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false,
+      canceled_seq = nextval('dispatch.messages_seq_seq')
+    where id = any(${ids}::text[]) and ${isPending(tx)}
+    returning id, queue_name as "queueName"`;
+}

@@ -1,0 +1,53 @@
+/**
+ * Flow control's holds on the work list (domain/flow-control/): a claimed
+ * message its key cannot start is held (off the list and unclaimed, parked
+ * until a release), and held messages go back on the list when the key has
+ * room, now or at the moment its rate window frees a slot. Each statement
+ * changes only rows still in the state it starts from (work-list.ts): held
+ * ones pending under their claim, released ones held and pending.
+ */
+import type { Tx } from "../client";
+import { isPending } from "../vocabulary";
+import { DUE_CHANNEL } from "./work-list";
+
+/** Holds the claimed `messages` back: off the claim, parked for a release. */
+export async function holdClaimed(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
+  if (messages.length === 0) return;
+  await tx`
+    update dispatch.messages m set claim_id = null, flow_parked = true
+    from unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.claimId)}::bigint[]) as h(id, claim_id)
+    where m.id = h.id and m.claim_id = h.claim_id and ${isPending(tx, "m.state")}`;
+}
+
+/** Puts up to `free[i]` held messages of `keys[i]` back on the work list now, oldest first; returns how many (one NOTIFY when any). */
+export async function releaseHeldNow(tx: Tx, keys: string[], free: number[]): Promise<number> {
+  const [row] = await tx<{ count: number }[]>`
+    with k as (select * from unnest(${keys}::text[], ${free}::int[]) as k(key, free) where free > 0),
+    picked as (
+      select p.id from k cross join lateral (
+        select m.id from dispatch.messages m where m.flow_control_key = k.key and m.flow_parked and ${isPending(tx, "m.state")}
+        order by m.seq limit k.free for update skip locked) p),
+    released as (
+      update dispatch.messages m set flow_parked = false, due_at = now()
+      from picked where m.id = picked.id returning m.id)
+    select count(*)::int as count, case when count(*) > 0 then pg_notify(${DUE_CHANNEL}, '') end from released`;
+  return row!.count;
+}
+
+/** Puts the oldest held message of `key` back on the work list for `at`, unless one of the key's messages is due by then. */
+export async function releaseHeldAt(tx: Tx, key: string, at: Date): Promise<void> {
+  await tx`
+    update dispatch.messages m set flow_parked = false, due_at = ${at}
+    where m.id = (
+      select id from dispatch.messages where flow_control_key = ${key} and flow_parked and ${isPending(tx)} order by seq limit 1
+      for update skip locked)
+    and not exists (
+      select 1 from dispatch.messages d where d.flow_control_key = ${key} and d.due_at is not null and d.due_at <= ${at})`;
+}
+
+/** After a key's limits changed: its message waiting for a rate slot (due later than its next delivery) is due now. */
+export async function dueNowAfterChange(tx: Tx, key: string): Promise<void> {
+  await tx`
+    update dispatch.messages set due_at = now()
+    where flow_control_key = ${key} and due_at > now() and due_at > next_delivery_at and ${isPending(tx)}`;
+}

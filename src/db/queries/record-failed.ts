@@ -1,0 +1,17 @@
+/**
+ * A message that failed for good (its retries exhausted, or the destination
+ * said not to retry): FAILED, off its queue. Only while it is still pending
+ * under the claim that made the attempt (work-list.ts); the DLQ entry and the
+ * failure callback are the outcome's (domain/delivery/outcome.ts).
+ */
+import type { Tx } from "../client";
+import { isPending } from "../vocabulary";
+
+/** Marks `messageId` failed; false when a cancel or a sweep got there first. */
+export async function recordFailed(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
+  const changed = await tx`
+    update dispatch.messages set state = 'FAILED', completed_at = now(), pending_queue = null
+    where id = ${messageId} and claim_id = ${claimId} and ${isPending(tx)}
+    returning id`;
+  return changed.length > 0;
+}

@@ -1,0 +1,29 @@
+/**
+ * The engine's work list, and who moves a message on it. The work list is
+ * `dispatch.messages` itself: a message is on it while its `due_at` is set,
+ * held by a worker while its `claim_id` names a live claim, and finished once
+ * its `state` leaves the pending ones (CREATED, RETRY). Every statement that
+ * changes `due_at`, `claim_id` or `state` is one of these modules, and each
+ * guards itself in SQL (the row must still be in the state the transition
+ * starts from), so that a cancel, a sweep or another replica that got there
+ * first wins and the statement changes nothing:
+ *
+ * | transition | module | guard |
+ * |---|---|---|
+ * | published: on the list (or waiting for its queue) | insert-messages.ts | a new row |
+ * | a queue starts it: on the list | start-queued-messages.ts | still waiting in that queue |
+ * | claimed: off the list, under a claim | claim-messages.ts | due, SKIP LOCKED |
+ * | delivered | record-delivered.ts | pending under the claim |
+ * | retried: back on the list at the retry's time | record-retry.ts | pending under the claim |
+ * | failed | record-failed.ts | pending under the claim |
+ * | cancelled: off the list for good | cancel-messages.ts | pending |
+ * | held by flow control: off the list, unclaimed | flow-control-holds.ts | pending under the claim |
+ * | released by flow control: back on the list | flow-control-holds.ts | held and pending |
+ * | handed back unattempted, or a dead worker's claim swept: back on the list | sweep-claims.ts | pending under the claim, off the list |
+ *
+ * Writers that make a message due now send one NOTIFY on `DUE_CHANNEL` per
+ * statement; delayed ones are found by the workers' poll.
+ */
+
+/** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
+export const DUE_CHANNEL = "dispatch_due";
