@@ -4,7 +4,7 @@
  * into a step message with the event data (or `waitTimeout: true`).
  */
 import type { Tx } from "../../db/client";
-import { cancelWaitTimeout, scheduleWaitTimeout } from "../delivery/schedule";
+import { cancelWaitTimeout, scheduleWaitTimeout } from "./wait-timeouts";
 import { parseDuration } from "../duration";
 import { AppError, badRequest } from "../errors";
 import { type Dialect, PREFIX } from "../headers/dialect";

@@ -1,14 +1,14 @@
 /**
  * What graphile-worker runs: Dispatch's timed jobs. The maintenance task
  * (every five minutes, worker/maintenance/) and a workflow wait's timeout
- * (added by domain/delivery/schedule.ts at the wait's deadline). Jobs carry
+ * (added by domain/workflows/wait-timeouts.ts at the wait's deadline). Jobs carry
  * ids, never bodies.
  */
 import type { TaskList } from "graphile-worker";
 import type { Config } from "../../config/config";
 import type { DatabaseAvailability } from "../../db/availability";
 import type { Sql } from "../../db/client";
-import { WAIT_TIMEOUT_TASK } from "../../domain/delivery/schedule";
+import { WAIT_TIMEOUT_TASK } from "../../domain/workflows/wait-timeouts";
 import type { MessageSettings } from "../../domain/publish/options";
 import { fireWaitTimeout } from "../../domain/workflows/waits";
 import type { Log } from "../../observability/log";
