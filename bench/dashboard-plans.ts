@@ -16,7 +16,7 @@ import { keyStatePage } from "../src/domain/flow-control/keys";
 import { listAttempts, messageRelations } from "../src/domain/messages/attempts";
 import { listMessages } from "../src/domain/messages/list";
 import { Redactor } from "../src/domain/messages/redaction";
-import { findMessage } from "../src/domain/messages/store";
+import { findMessage } from "../src/domain/messages/message";
 import { lastHour } from "../src/domain/overview/activity";
 import { countByState } from "../src/domain/overview/state-counts";
 import { readTotals } from "../src/domain/overview/totals";

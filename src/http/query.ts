@@ -135,3 +135,11 @@ export function timeRangeParams(params: Params): TimeRange {
   }
   return range;
 }
+
+/** The `responseStatus` filter of the DLQ (`500`, or several: `500,502`), as HTTP status codes; null when absent. */
+export function statusCodesParam(params: Params): number[] | null {
+  return listParam(params, ["responseStatus"])?.map((text) => {
+    if (!/^\d{3}$/.test(text)) throw badRequest(`responseStatus must be an HTTP status code, got "${text}"`);
+    return Number(text);
+  }) ?? null;
+}

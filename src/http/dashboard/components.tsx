@@ -1,7 +1,7 @@
 /** Pieces every page is made of: times, states, tables of headers, bodies, action buttons, paging, live regions. */
 import type { Child, FC } from "hono/jsx";
 import { canAct, type Viewer } from "./env";
-import { linkTo } from "./params";
+import { type BodyView, linkTo } from "./params";
 
 /** `2025-01-31 09:30:12 UTC`. */
 export const utc = (at: Date | number) => new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
@@ -54,9 +54,6 @@ export const HeadersTable: FC<{ headers: Record<string, string | string[]> | nul
     </table>
   );
 };
-
-/** How a body is shown. */
-export type BodyView = "text" | "json" | "hex";
 
 /** The view a body reads best in: JSON when it parses, text when it is UTF-8, else hex. */
 export function bestView(body: Buffer): BodyView {
@@ -185,6 +182,25 @@ export const Pager: FC<{ next: string | null; first?: string | null; note?: stri
     {next ? <a href={next} rel="next">{labels.next}</a> : <span class="muted">End of the list.</span>}
     {note && <span class="muted">{note}</span>}
   </div>
+);
+
+/**
+ * The pager of a list newest first at `path`: "Older »" to the page at `next`
+ * (the cursor the page ended at), "« Newest" when the page is not the first
+ * (`cursor` set); the filters (`values`) are kept in both.
+ */
+export const ByTimePager: FC<{ path: string; values: Record<string, string | null>; cursor: string | null; next: string | null; note?: string }> = ({
+  path,
+  values,
+  cursor,
+  next,
+  note,
+}) => (
+  <Pager
+    next={next === null ? null : linkTo(path, values, { cursor: next })}
+    first={cursor === null ? null : linkTo(path, values)}
+    note={note}
+  />
 );
 
 /**

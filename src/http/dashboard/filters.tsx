@@ -1,9 +1,33 @@
-/** The pieces of the lists' filter forms: text fields, a "since" choice, a UTC time range, the buttons. */
+/**
+ * The lists' filters: reading them from the query, and the pieces of their
+ * forms (text fields, a "since" choice, a UTC time range, the buttons).
+ */
 import type { FC } from "hono/jsx";
-import { SINCE } from "./params";
+import type { MessageFilter, TimeRange } from "../../domain/messages/filter";
+import { messageFilterParams, type Params, singleParam } from "../query";
+import { rangeParams, SINCE } from "./params";
 
 /** A filter form's values by field name, as the query gave them. */
 export type FilterValues = Record<string, string | null>;
+
+/** The value of each of `fields` (each given at most once), for the form and the pager's links. */
+export const filterValues = (params: Params, fields: readonly string[]): FilterValues =>
+  Object.fromEntries(fields.map((name) => [name, singleParam(params, name)]));
+
+/** What the filters of a list of messages (the messages, the DLQ) select. */
+export interface MessageListFilter {
+  values: FilterValues;
+  /** As the API reads it (`messageFilterParams`): a name or label field takes several, comma-separated. */
+  filter: MessageFilter;
+  range: TimeRange;
+}
+
+/** The filters of a list of messages: `fields`' values, the message filter they make and the time window. */
+export const messageListFilter = (params: Params, fields: readonly string[], now: number): MessageListFilter => ({
+  values: filterValues(params, fields),
+  filter: messageFilterParams(params),
+  range: rangeParams(params, now),
+});
 
 /** A text field: its name, label and width in characters. */
 export type TextField = readonly [name: string, label: string, size: number];

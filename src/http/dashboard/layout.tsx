@@ -1,8 +1,15 @@
-/** The page shell: navigation, who is signed in, sign-out, and the assets. */
-import type { Child, FC } from "hono/jsx";
+/**
+ * The page shell: navigation, who is signed in, sign-out, an action's notice,
+ * and the assets. Applied once, by `pageLayout` (hono's `jsxRenderer`): a
+ * page handler renders its page component with `c.render(<Page />, head)`.
+ */
+import type { Context } from "hono";
 import { raw } from "hono/html";
+import type { Child, FC } from "hono/jsx";
+import { jsxRenderer } from "hono/jsx-renderer";
 import type { AssetPaths } from "./assets";
-import type { Viewer } from "./env";
+import type { DashboardEnv, Viewer } from "./env";
+import { noticeOf } from "./notices";
 
 /** The sections of the dashboard, in navigation order. */
 export const SECTIONS = [
@@ -25,6 +32,35 @@ export interface Frame {
   viewer: Viewer | null;
 }
 
+/** What a page tells the layout: its title, and the section of the navigation it is in. */
+export interface PageHead {
+  title: string;
+  section?: Section;
+}
+
+declare module "hono" {
+  interface ContextRenderer {
+    (content: string | Promise<string>, head: PageHead): Response | Promise<Response>;
+  }
+}
+
+/**
+ * Renders every page (`c.render`) in the layout: framed for whoever is signed
+ * in (nobody, on the sign-in page), with the notice of the action that led
+ * here (notices.ts).
+ */
+export const pageLayout = (assets: AssetPaths) =>
+  jsxRenderer(
+    ({ children, title, section }, c: Context<DashboardEnv>) => (
+      <Layout frame={{ assets, viewer: c.get("viewer") ?? null }} title={title} section={section} notice={noticeOf(c)}>
+        {children}
+      </Layout>
+    ),
+    // The layout writes its own doctype: error pages use it directly (errors.tsx).
+    { docType: false },
+  );
+
+/** The document: what every page, and every error page, is framed with. */
 export const Layout: FC<{ frame: Frame; title: string; section?: Section; notice?: string | null; children?: Child }> = ({
   frame,
   title,
@@ -46,24 +82,7 @@ export const Layout: FC<{ frame: Frame; title: string; section?: Section; notice
       <body>
         <header class="top">
           <a class="brand" href="/dashboard">Dispatch</a>
-          {frame.viewer && (
-            <>
-              <nav>
-                {SECTIONS.map(([key, label, href]) => (
-                  <a href={href} class={key === section ? "here" : ""}>
-                    {label}
-                  </a>
-                ))}
-              </nav>
-              <div class="who">
-                <span>{frame.viewer.role === "full" ? "full access" : "read-only"}</span>
-                <form class="inline" method="post" action="/dashboard/logout">
-                  <input type="hidden" name="_csrf" value={frame.viewer.csrf} />
-                  <button type="submit">Sign out</button>
-                </form>
-              </div>
-            </>
-          )}
+          {frame.viewer && <Navigation viewer={frame.viewer} section={section} />}
         </header>
         <main>
           {notice && (
@@ -75,5 +94,25 @@ export const Layout: FC<{ frame: Frame; title: string; section?: Section; notice
         </main>
       </body>
     </html>
+  </>
+);
+
+/** The sections, the one the page is in marked; who is signed in, and sign-out. */
+const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | undefined }) => (
+  <>
+    <nav>
+      {SECTIONS.map(([key, label, href]) => (
+        <a href={href} class={key === section ? "here" : ""}>
+          {label}
+        </a>
+      ))}
+    </nav>
+    <div class="who">
+      <span>{viewer.role === "full" ? "full access" : "read-only"}</span>
+      <form class="inline" method="post" action="/dashboard/logout">
+        <input type="hidden" name="_csrf" value={viewer.csrf} />
+        <button type="submit">Sign out</button>
+      </form>
+    </div>
   </>
 );

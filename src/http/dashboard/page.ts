@@ -1,17 +1,12 @@
-/** What a page handler is built from, and the frame it renders in. */
+/** What a page handler reads besides the domain: the clock times are shown against, and its own address. */
 import type { Context } from "hono";
 import type { AppDeps } from "../deps";
-import type { AssetPaths } from "./assets";
-import type { DashboardEnv } from "./env";
-import type { Frame } from "./layout";
-
-/** The API's dependencies plus the dashboard's asset paths. */
-export interface PageDeps extends AppDeps {
-  assets: AssetPaths;
-}
-
-/** The frame of a signed-in page. */
-export const frameOf = (deps: PageDeps, c: Context<DashboardEnv>): Frame => ({ assets: deps.assets, viewer: c.get("viewer") });
 
 /** The clock pages show times against (the service's, which tests may move). */
-export const nowOf = (deps: PageDeps) => deps.now?.() ?? Date.now();
+export const nowOf = (deps: AppDeps) => deps.now?.() ?? Date.now();
+
+/** The request's path and query, for a live region to fetch again. */
+export const currentUrl = (c: Context) => {
+  const url = new URL(c.req.url);
+  return url.pathname + url.search;
+};

@@ -1,34 +1,32 @@
 /**
- * Query parameters of the dashboard's pages. Filter forms submit every field,
- * empty ones included: an empty value means "no filter" here. A name the page
- * does not know is a 400, as on the API. Times come from `datetime-local`
- * inputs, read as UTC, or from a `since` preset.
+ * Query parameters of the dashboard's pages, read by the API's own readers
+ * (http/query.ts): a name the page does not know is a 400, a single-valued
+ * parameter given twice is a 400. Filter forms submit every field, empty ones
+ * included: an empty value means "no filter" here. Times come from
+ * `datetime-local` inputs, read as UTC, or from a `since` preset.
  */
 import type { Context } from "hono";
 import { badRequest } from "../../domain/errors";
 import type { TimeRange } from "../../domain/messages/filter";
-import type { Params } from "../query";
+import { type Params, queryParams, singleParam } from "../query";
 
-/** The page's non-empty query parameters; an unknown name is a 400. */
+/** The page's non-empty query parameters, trimmed; an unknown name is a 400. */
 export function pageParams(c: Context, allowed: readonly string[]): Params {
-  const params: Params = new Map();
-  for (const [name, value] of new URL(c.req.url).searchParams) {
-    if (!allowed.includes(name)) throw badRequest(`unknown parameter "${name}"; accepted: ${allowed.join(", ")}`);
-    if (value.trim() === "") continue;
-    params.set(name, [...(params.get(name) ?? []), value.trim()]);
+  const params = queryParams(c, allowed);
+  for (const [name, values] of params) {
+    const given = values.map((value) => value.trim()).filter((value) => value !== "");
+    if (given.length === 0) params.delete(name);
+    else params.set(name, given);
   }
   return params;
 }
-
-/** The first value of `name`, or null. */
-export const first = (params: Params, name: string) => params.get(name)?.[0] ?? null;
 
 /** Presets of the time filter, in milliseconds before now. */
 export const SINCE: Record<string, number> = { "15m": 900_000, "1h": 3_600_000, "24h": 86_400_000, "7d": 604_800_000 };
 
 /** The window of `since` (a preset), else of `from`/`to` (`YYYY-MM-DDTHH:MM[:SS]`, UTC). */
 export function rangeParams(params: Params, now: number): TimeRange {
-  const since = first(params, "since");
+  const since = singleParam(params, "since");
   if (since !== null) {
     const ms = SINCE[since];
     if (ms === undefined) throw badRequest(`since must be one of ${Object.keys(SINCE).join(", ")}, got "${since}"`);
@@ -42,11 +40,22 @@ export function rangeParams(params: Params, now: number): TimeRange {
 }
 
 function instant(params: Params, name: string): number | null {
-  const text = first(params, name);
+  const text = singleParam(params, name);
   if (text === null) return null;
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text) ? Date.parse(`${text}Z`) : Number.NaN;
   if (Number.isNaN(ms)) throw badRequest(`${name} must be a UTC time such as 2025-01-31T09:30, got "${text}"`);
   return ms;
+}
+
+/** How a body is shown: pretty-printed JSON, text, or a hex dump. */
+export type BodyView = "text" | "json" | "hex";
+
+/** How a page shows a body (`body=text|json|hex`); null for the view it reads best in. */
+export function bodyViewParam(params: Params): BodyView | null {
+  const text = singleParam(params, "body");
+  if (text === null) return null;
+  if (text !== "text" && text !== "json" && text !== "hex") throw badRequest(`body must be text, json or hex, got "${text}"`);
+  return text;
 }
 
 /** A page-relative link: `path` with the non-empty `params` (later ones replace earlier ones). */

@@ -4,13 +4,12 @@ import { deleteCookie, setCookie } from "hono/cookie";
 import { tokenDigest, type TokenAccess } from "./access";
 import type { DashboardEnv } from "./env";
 import { safeNext, SIGN_IN_PATH } from "./guard";
-import { type Frame, Layout } from "./layout";
 import { SESSION_COOKIE, SESSION_LIFETIME_MS, signSession } from "./session";
 
 /** `GET|POST /dashboard/login` and `POST /dashboard/logout`. */
-export function signInRoutes(frame: Frame, access: TokenAccess, sessionKey: () => Promise<Buffer>) {
+export function signInRoutes(access: TokenAccess, sessionKey: () => Promise<Buffer>) {
   return new Hono<DashboardEnv>()
-    .get("/login", (c) => c.html(<SignIn frame={frame} next={safeNext(c.req.query("next"))} />))
+    .get("/login", (c) => c.render(<SignInPage next={safeNext(c.req.query("next"))} />, SIGN_IN))
     .post("/login", async (c) => {
       const form = c.get("form");
       const next = safeNext(form.get("next"));
@@ -18,7 +17,8 @@ export function signInRoutes(frame: Frame, access: TokenAccess, sessionKey: () =
       const role = token === "" ? null : access.roleOf(token);
       if (role === null) {
         const error = token === "" ? "Enter a token." : "That is not a token of this Dispatch. Check it and try again.";
-        return c.html(<SignIn frame={frame} next={next} error={error} />, 401);
+        c.status(401);
+        return c.render(<SignInPage next={next} error={error} />, SIGN_IN);
       }
       const session = { digest: tokenDigest(token), role, expiresAt: Date.now() + SESSION_LIFETIME_MS };
       setCookie(c, SESSION_COOKIE, signSession(await sessionKey(), session), cookieOptions(c, SESSION_LIFETIME_MS / 1000));
@@ -36,27 +36,29 @@ function cookieOptions(c: Context, maxAge: number) {
   return { httpOnly: true, sameSite: "Strict", path: "/dashboard", secure: https, maxAge } as const;
 }
 
-const SignIn = ({ frame, next, error }: { frame: Frame; next: string; error?: string }) => (
-  <Layout frame={frame} title="Sign in">
-    <div class="card signin">
-      <h1>Sign in to Dispatch</h1>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-      <form method="post" action={SIGN_IN_PATH}>
-        <input type="hidden" name="next" value={next} />
-        <label for="token">Access token</label>
-        <input id="token" name="token" type="password" autocomplete="current-password" autofocus required />
-        <button type="submit" class="primary">
-          Sign in
-        </button>
-      </form>
-      <p class="muted">
-        Use the access token <code>npm start</code> printed (or <code>dispatch token</code> prints), or any token in{" "}
-        <code>DISPATCH_TOKEN</code>. A token in <code>DISPATCH_READONLY_TOKEN</code> signs in read-only.
+/** The sign-in page's head. */
+const SIGN_IN = { title: "Sign in" };
+
+/** The token field, and what went wrong with the last one. */
+const SignInPage = ({ next, error }: { next: string; error?: string }) => (
+  <div class="card signin">
+    <h1>Sign in to Dispatch</h1>
+    {error && (
+      <p class="error" role="alert">
+        {error}
       </p>
-    </div>
-  </Layout>
+    )}
+    <form method="post" action={SIGN_IN_PATH}>
+      <input type="hidden" name="next" value={next} />
+      <label for="token">Access token</label>
+      <input id="token" name="token" type="password" autocomplete="current-password" autofocus required />
+      <button type="submit" class="primary">
+        Sign in
+      </button>
+    </form>
+    <p class="muted">
+      Use the access token <code>npm start</code> printed (or <code>dispatch token</code> prints), or any token in{" "}
+      <code>DISPATCH_TOKEN</code>. A token in <code>DISPATCH_READONLY_TOKEN</code> signs in read-only.
+    </p>
+  </div>
 );

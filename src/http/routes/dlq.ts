@@ -14,7 +14,7 @@ import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
 import { messageFiltersExcept, ORDER, paging, PUBLISH_HEADER_NOTE, publishHeaders, TIME_RANGE } from "../openapi/parameters";
 import { DlqMessageSchema, pageOf } from "../openapi/schemas";
-import { integerParam, listParam, messageFilterParams, orderParam, type Params, singleParam, timeRangeParams } from "../query";
+import { integerParam, listParam, messageFilterParams, orderParam, type Params, singleParam, statusCodesParam, timeRangeParams } from "../query";
 import { requestHeaders } from "../request";
 import { bodyFields } from "../serialize";
 import { messageJson } from "./messages";
@@ -127,14 +127,9 @@ function selection(params: Params): DlqSelection {
   if (dlqIds !== null) return { dlqIds };
   return {
     filter: messageFilterParams(params),
-    responseStatus: listParam(params, ["responseStatus"])?.map(statusCode) ?? null,
+    responseStatus: statusCodesParam(params),
     range: timeRangeParams(params),
   };
-}
-
-function statusCode(text: string): number {
-  if (!/^\d{3}$/.test(text)) throw badRequest(`responseStatus must be an HTTP status code, got "${text}"`);
-  return Number(text);
 }
 
 function page(params: Params): DlqPage {

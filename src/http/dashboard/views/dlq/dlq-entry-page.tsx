@@ -1,0 +1,40 @@
+/** A DLQ entry's page: the failed message, its error and last response (headers, body); retry and delete. */
+import type { DlqEntry } from "../../../../domain/dlq/dlq";
+import type { StoredMessage } from "../../../../domain/messages/message";
+import { Action, Badge, BodyBlock, Facts, HeadersTable, Time } from "../../components";
+import type { Viewer } from "../../env";
+import type { BodyView } from "../../params";
+
+/** `entry`, whose `message` is shown redacted. */
+export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; view: BodyView | null; now: number; viewer: Viewer }) => {
+  const { entry, message, view, now, viewer } = props;
+  const path = `/dashboard/dlq/${encodeURIComponent(entry.dlqId)}`;
+  const messagePath = `/dashboard/messages/${encodeURIComponent(message.id)}`;
+  return (
+    <>
+      <h1 class="mono">{entry.dlqId}</h1>
+      <div class="card">
+        <Facts
+          items={[
+            ["Message", <a href={messagePath}>{message.id}</a>],
+            ["Destination", <span class="mono">{message.url}</span>],
+            ["State", <Badge state={message.state} />],
+            ["Failed", <Time at={message.completedAt} now={now} />],
+            ["Last response", entry.responseStatus === null ? "no response" : `HTTP ${entry.responseStatus}`],
+            ["Error", entry.error ?? "—"],
+          ]}
+        />
+        <div class="actions">
+          <Action viewer={viewer} action={`${path}/retry`} label="Retry" />
+          <Action viewer={viewer} action={`${path}/delete`} label="Delete" danger confirm="Delete this DLQ entry?" />
+        </div>
+      </div>
+      <h2>Last response</h2>
+      <HeadersTable headers={entry.responseHeaders} />
+      <BodyBlock body={entry.responseBody ?? Buffer.alloc(0)} view={view} link={(v) => `${path}?body=${v}`} label="Response body" />
+      <p>
+        The request, and every attempt, are on the <a href={messagePath}>message's page</a>.
+      </p>
+    </>
+  );
+};

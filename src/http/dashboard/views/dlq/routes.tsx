@@ -1,0 +1,90 @@
+/**
+ * The DLQ: the entries, filtered and newest first, and an entry's page; retry
+ * and delete one entry or the selected ones, through the DLQ's domain
+ * functions (domain/dlq/dlq.ts), as `POST /v2/dlq/retry` and `DELETE /v2/dlq` do.
+ */
+import { type Context, Hono } from "hono";
+import type { Sql, Tx } from "../../../../db/client";
+import { deleteDlqEntries, deleteDlqEntry, findDlqEntry, listDlq, retryDlqEntries, retryDlqEntry } from "../../../../domain/dlq/dlq";
+import { badRequest } from "../../../../domain/errors";
+import { messageSettings } from "../../../../domain/publish/options";
+import type { AppDeps } from "../../../deps";
+import { singleParam, statusCodesParam } from "../../../query";
+import type { DashboardEnv } from "../../env";
+import { messageListFilter } from "../../filters";
+import { doneRedirect, NOTICE_PARAMS } from "../../notices";
+import { currentUrl, nowOf } from "../../page";
+import { bodyViewParam, pageParams } from "../../params";
+import { DlqEntryPage } from "./dlq-entry-page";
+import { DLQ_FILTERS, DlqPage } from "./dlq-page";
+
+const PATH = "/dashboard/dlq";
+const PAGE_SIZE = 50;
+/** At most this many entries are retried or deleted by one selection (a page). */
+const MAX_SELECTED = 100;
+/** A retry from the dashboard overrides nothing of the original. */
+const NO_OVERRIDES = { headers: {}, dialect: "svc" } as const;
+
+/** `/dashboard/dlq…`. */
+export function dlqRoutes(deps: AppDeps) {
+  const settings = messageSettings(deps.config);
+  return new Hono<DashboardEnv>()
+    .get("/dlq", async (c) => {
+      const params = pageParams(c, [...DLQ_FILTERS, "cursor", ...NOTICE_PARAMS]);
+      const [now, cursor] = [nowOf(deps), singleParam(params, "cursor")];
+      const { values, filter, range } = messageListFilter(params, DLQ_FILTERS, now);
+      const selection = { filter, responseStatus: statusCodesParam(params), range };
+      const page = await listDlq(deps.sql, selection, { cursor, count: PAGE_SIZE, order: "latestFirst" });
+      const props = { page, values, cursor, now, viewer: c.get("viewer"), self: currentUrl(c) };
+      return c.render(<DlqPage {...props} />, { title: "DLQ", section: "dlq" });
+    })
+    .post(
+      "/dlq/retry",
+      onSelected(deps.sql, "retried-many", (tx, dlqIds) => retryDlqEntries(tx, { dlqIds }, byIds(dlqIds), NO_OVERRIDES, settings)),
+    )
+    .post(
+      "/dlq/delete",
+      onSelected(deps.sql, "deleted-many", (tx, dlqIds) => deleteDlqEntries(tx, { dlqIds }, byIds(dlqIds))),
+    )
+    .get("/dlq/:dlqId", async (c) => {
+      const view = bodyViewParam(pageParams(c, ["body", ...NOTICE_PARAMS]));
+      const entry = await findDlqEntry(deps.sql, c.req.param("dlqId"));
+      const props = { entry, message: deps.redactor.message(entry.message), view, now: nowOf(deps), viewer: c.get("viewer") };
+      return c.render(<DlqEntryPage {...props} />, { title: entry.dlqId, section: "dlq" });
+    })
+    .post("/dlq/:dlqId/retry", async (c) => {
+      const result = await deps.sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), NO_OVERRIDES, settings));
+      return doneRedirect(c, `/dashboard/messages/${encodeURIComponent(result.messageId)}`, "retried", result.messageId);
+    })
+    .post("/dlq/:dlqId/delete", async (c) => {
+      const dlqId = c.req.param("dlqId");
+      await deps.sql.begin((tx) => deleteDlqEntry(tx, dlqId));
+      return doneRedirect(c, PATH, "deleted", dlqId);
+    });
+}
+
+/** An action on the entries ticked in the list's form (`act`), back to the list saying `done` and how many it took. */
+function onSelected(
+  sql: Sql,
+  done: "retried-many" | "deleted-many",
+  act: (tx: Tx, dlqIds: string[]) => Promise<{ items: unknown[] }>,
+) {
+  return async (c: Context<DashboardEnv>) => {
+    const dlqIds = selected(c.get("form"));
+    if (dlqIds.length === 0) return doneRedirect(c, PATH, "nothing-selected");
+    const { items } = await sql.begin((tx) => act(tx, dlqIds));
+    return doneRedirect(c, PATH, done, `${items.length}`);
+  };
+}
+
+/** The DLQ ids ticked in a form, at most `MAX_SELECTED`. */
+function selected(form: Map<string, string>): string[] {
+  const ids = (form.get("dlqIds") ?? "").split(",").filter((id) => id !== "");
+  if (ids.length > MAX_SELECTED) throw badRequest(`select at most ${MAX_SELECTED} entries at a time`);
+  return ids;
+}
+
+/** The one page holding the entries `dlqIds` names. */
+const byIds = (dlqIds: string[]) => ({ cursor: null, count: dlqIds.length, order: "earliestFirst" }) as const;
+
+

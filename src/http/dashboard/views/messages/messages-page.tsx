@@ -1,0 +1,100 @@
+/** The message list: filters (state, destination URL, URL group, queue, label, time), newest first, a page at a time, refreshed in place. */
+import { MESSAGE_STATES } from "../../../../db/vocabulary";
+import { type MessageListPage, type MessageSummary, SCAN_LIMIT } from "../../../../domain/messages/list";
+import { Badge, ByTimePager, Live, Time, utc } from "../../components";
+import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, StateFilter, TextFilters } from "../../filters";
+
+const PATH = "/dashboard/messages";
+
+/** The fields of the list's filter form, as the query names them. */
+export const MESSAGE_FILTERS = ["state", "url", "topicName", "queueName", "label", "since", "from", "to"] as const;
+
+const TEXT_FIELDS = [
+  ["url", "Destination URL", 32],
+  ["topicName", "URL group", 12],
+  ["queueName", "Queue", 12],
+  ["label", "Label", 12],
+] as const;
+
+/** A page of messages; `cursor` is this page's (null: the newest), `page.cursor` the next one's. */
+export const MessagesPage = (props: { page: MessageListPage; values: FilterValues; cursor: string | null; now: number; self: string }) => {
+  const { page, values, cursor, now, self } = props;
+  const note =
+    page.searchedTo === null
+      ? undefined
+      : `This page searched ${SCAN_LIMIT.toLocaleString("en-US")} messages, back to ${utc(page.searchedTo)}; older ones are on the next page.`;
+  return (
+    <>
+      <h1>Messages</h1>
+      <form class="filters" method="get" action={PATH}>
+        <StateFilter states={MESSAGE_STATES} values={values} />
+        <TextFilters fields={TEXT_FIELDS} values={values} />
+        <SinceFilter label="Created" values={values} />
+        <RangeFilter values={values} />
+        <FilterButtons clear={PATH} />
+      </form>
+      <Live url={self}>
+        <MessageTable items={page.items} now={now} />
+        <ByTimePager path={PATH} values={values} cursor={cursor} next={page.cursor} note={note} />
+      </Live>
+    </>
+  );
+};
+
+/** Messages as a table; each links to its page. */
+const MessageTable = ({ items, now }: { items: MessageSummary[]; now: number }) =>
+  items.length === 0 ? (
+    <p class="muted">No messages match.</p>
+  ) : (
+    <table class="messages">
+      <thead>
+        <tr>
+          <th>Message</th>
+          <th>State</th>
+          <th>Destination</th>
+          <th>Retries</th>
+          <th>Created</th>
+          <th>Next attempt / finished</th>
+        </tr>
+      </thead>
+      <tbody>
+        {items.map((m) => (
+          <MessageRow m={m} now={now} />
+        ))}
+      </tbody>
+    </table>
+  );
+
+const MessageRow = ({ m, now }: { m: MessageSummary; now: number }) => (
+  <tr data-message-id={m.id}>
+    <td class="mono">
+      <a href={`/dashboard/messages/${encodeURIComponent(m.id)}`}>{m.id}</a>
+    </td>
+    <td>
+      <Badge state={m.state} />
+    </td>
+    <td class="url">
+      {m.url}
+      <Origin m={m} />
+    </td>
+    <td>
+      {m.retried} of {m.maxRetries}
+    </td>
+    <td>
+      <Time at={m.createdAt} now={now} />
+    </td>
+    <td>{m.completedAt === null ? <Time at={m.nextDeliveryAt} now={now} /> : <Time at={m.completedAt} now={now} />}</td>
+  </tr>
+);
+
+/** Where a message came from, besides a plain publish. */
+const Origin = ({ m }: { m: MessageSummary }) => {
+  const parts = [
+    m.topicName && `URL group ${m.topicName}${m.endpointName ? ` (${m.endpointName})` : ""}`,
+    m.queueName && `queue ${m.queueName}`,
+    m.scheduleId && `schedule ${m.scheduleId}`,
+    m.origin !== "publish" && m.origin.replace("_", " "),
+    m.labels && m.labels.length > 0 && `labels ${m.labels.join(", ")}`,
+  ].filter(Boolean);
+  return parts.length === 0 ? null : <div class="muted">{parts.join(" · ")}</div>;
+};

@@ -1,0 +1,73 @@
+/**
+ * Messages: the list, filtered and newest first (domain/messages/list.ts), a
+ * message's page, and cancel (domain/messages/cancel.ts), as the API's.
+ */
+import { Hono } from "hono";
+import { AppError, badRequest } from "../../../../domain/errors";
+import { listAttempts, messageRelations } from "../../../../domain/messages/attempts";
+import { cancelMessages } from "../../../../domain/messages/cancel";
+import { MESSAGE_STATES, type MessageState } from "../../../../db/vocabulary";
+import { listMessages } from "../../../../domain/messages/list";
+import { findMessage } from "../../../../domain/messages/message";
+import type { AppDeps } from "../../../deps";
+import { type Params, singleParam } from "../../../query";
+import type { DashboardEnv } from "../../env";
+import { messageListFilter } from "../../filters";
+import { doneRedirect, NOTICE_PARAMS } from "../../notices";
+import { currentUrl, nowOf } from "../../page";
+import { bodyViewParam, pageParams } from "../../params";
+import { MessagePage } from "./message-page";
+import { MESSAGE_FILTERS, MessagesPage } from "./messages-page";
+
+const PAGE_SIZE = 50;
+
+/** `GET /dashboard/messages`, `GET /dashboard/messages/:id` and `POST /dashboard/messages/:id/cancel`. */
+export function messageRoutes(deps: AppDeps) {
+  return new Hono<DashboardEnv>()
+    .get("/messages", async (c) => {
+      const params = pageParams(c, [...MESSAGE_FILTERS, "cursor", ...NOTICE_PARAMS]);
+      const [now, cursor, states] = [nowOf(deps), singleParam(params, "cursor"), stateParam(params)];
+      const { values, filter, range } = messageListFilter(params, MESSAGE_FILTERS, now);
+      const page = await listMessages(deps.sql, { states, filter, range, cursor, count: PAGE_SIZE });
+      const props = { page, values, cursor, now, self: currentUrl(c) };
+      return c.render(<MessagesPage {...props} />, { title: "Messages", section: "messages" });
+    })
+    .get("/messages/:id", async (c) => {
+      const id = c.req.param("id");
+      const view = bodyViewParam(pageParams(c, ["body", ...NOTICE_PARAMS]));
+      const { message, attempts, relations } = await readMessage(deps, id);
+      const shown = { message: deps.redactor.message(message), attempts, relations };
+      const props = { ...shown, view, now: nowOf(deps), viewer: c.get("viewer"), self: currentUrl(c) };
+      return c.render(<MessagePage {...props} />, { title: id, section: "messages" });
+    })
+    .post("/messages/:id/cancel", async (c) => {
+      const id = c.req.param("id");
+      const cancelled = await deps.sql.begin(async (tx) => {
+        if (!(await findMessage(tx, id))) throw new AppError(404, `message ${id} not found`);
+        return cancelMessages(tx, [id]);
+      });
+      return doneRedirect(c, `/dashboard/messages/${encodeURIComponent(id)}`, cancelled > 0 ? "cancelled" : "not-cancelled", id);
+    });
+}
+
+/** The message `id`, its attempts and what names it, in one snapshot; a 404 when there is no such message. */
+async function readMessage(deps: AppDeps, id: string) {
+  const found = await deps.sql.begin("isolation level repeatable read read only", async (tx) => {
+    const message = await findMessage(tx, id);
+    if (!message) return null;
+    return { message, attempts: await listAttempts(tx, id), relations: await messageRelations(tx, id, message.workflowRunPk) };
+  });
+  if (!found) throw new AppError(404, `message ${id} not found`);
+  return found;
+}
+
+/** The `state` filter: one state, in any case. */
+function stateParam(params: Params): MessageState[] | null {
+  const text = singleParam(params, "state");
+  if (text === null) return null;
+  const upper = text.toUpperCase();
+  if (!(MESSAGE_STATES as readonly string[]).includes(upper)) {
+    throw badRequest(`state must be one of ${MESSAGE_STATES.join(", ")}, got "${text}"`);
+  }
+  return [upper as MessageState];
+}

@@ -1,0 +1,21 @@
+/** `GET /dashboard`: the overview, read in one snapshot. */
+import { Hono } from "hono";
+import { lastHour } from "../../../../domain/overview/activity";
+import { countByState } from "../../../../domain/overview/state-counts";
+import { readTotals } from "../../../../domain/overview/totals";
+import type { AppDeps } from "../../../deps";
+import type { DashboardEnv } from "../../env";
+import { OverviewPage } from "./overview-page";
+
+/** `GET /dashboard`. */
+export function overviewRoutes(deps: AppDeps) {
+  return new Hono<DashboardEnv>().get("/", async (c) => {
+    const overview = await deps.sql.begin("isolation level repeatable read read only", async (tx) => ({
+      messages: await countByState(tx, "messages"),
+      runs: await countByState(tx, "workflow_runs"),
+      hour: await lastHour(tx),
+      totals: await readTotals(tx),
+    }));
+    return c.render(<OverviewPage {...overview} />, { title: "Overview", section: "overview" });
+  });
+}

@@ -1,0 +1,82 @@
+/** Workflow runs, newest first, with the filters of `GET /v2/workflows/logs`, ten runs a page, refreshed in place. */
+import { RUN_STATES, type RunLog } from "../../../../domain/workflows/logs/logs";
+import { Badge, ByTimePager, Live, Time } from "../../components";
+import { FilterButtons, type FilterValues, SinceFilter, StateFilter, TextFilters } from "../../filters";
+
+const PATH = "/dashboard/workflows";
+
+/** The filter fields, as `GET /v2/workflows/logs` names them. */
+export const RUN_FIELDS = ["workflowRunId", "workflowUrl", "state", "label", "messageId", "callerIp", "flowControlKey", "host", "path"] as const;
+
+/** The query parameters of the list's filter form. */
+export const RUN_FILTERS = [...RUN_FIELDS, "since", "from", "to"] as const;
+
+const TEXT_FIELDS = [
+  ["workflowRunId", "Run id", 18],
+  ["workflowUrl", "Workflow URL", 28],
+  ["label", "Label", 10],
+  ["messageId", "Message id", 14],
+  ["flowControlKey", "Flow-control key", 10],
+  ["callerIp", "Caller IP", 10],
+  ["host", "Host", 10],
+  ["path", "Path", 10],
+] as const;
+
+/** A page of runs; `cursor` is this page's, `next` the next one's. */
+export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: string | null; next: string | null; now: number; self: string }) => {
+  const { runs, values, cursor, next, now, self } = props;
+  return (
+    <>
+      <h1>Workflow runs</h1>
+      <form class="filters" method="get" action={PATH}>
+        <StateFilter states={RUN_STATES} values={values} />
+        <TextFilters fields={TEXT_FIELDS} values={values} />
+        <SinceFilter label="Created" values={values} />
+        <FilterButtons clear={PATH} />
+      </form>
+      <Live url={self}>
+        {runs.length === 0 ? (
+          <p class="muted">No workflow runs match.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Run</th>
+                <th>State</th>
+                <th>Workflow URL</th>
+                <th>Steps</th>
+                <th>Created</th>
+                <th>Finished</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((run) => (
+                <RunRow run={run} now={now} />
+              ))}
+            </tbody>
+          </table>
+        )}
+        <ByTimePager path={PATH} values={values} cursor={cursor} next={next} />
+      </Live>
+    </>
+  );
+};
+
+const RunRow = ({ run, now }: { run: RunLog; now: number }) => (
+  <tr data-run-id={run.workflowRunId}>
+    <td class="mono">
+      <a href={`/dashboard/workflows/${encodeURIComponent(run.workflowRunId)}`}>{run.workflowRunId}</a>
+    </td>
+    <td>
+      <Badge state={run.workflowState} />
+    </td>
+    <td class="url">{run.workflowUrl}</td>
+    <td>{run.steps.reduce((n, group) => n + group.steps.length, 0)}</td>
+    <td>
+      <Time at={run.workflowRunCreatedAt} now={now} />
+    </td>
+    <td>
+      <Time at={run.workflowRunCompletedAt} now={now} />
+    </td>
+  </tr>
+);
