@@ -11,6 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
 import { type CommandOutput, runDispatch } from "./support/processes";
+import { queueNames } from "./support/rows";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
 import { startWorkflowApp, waitForReport } from "./support/workflow-app";
 
@@ -74,11 +75,11 @@ describe("dispatch token create", () => {
     const { secret, output } = await create(["--name", "reporting", "--readonly"]);
     expect(output).toMatch(/\(read-only\)/);
     await untilAnswered(secret, 200);
-    const before = await dispatch.service.sql`select name from dispatch.queues order by name`;
+    const before = await queueNames(dispatch);
     const write = await createQueue(secret, "made-by-reporting");
     expect(write.status).toBe(403);
     expect((await write.json()).error).toMatch(/read-only/);
-    expect(await dispatch.service.sql`select name from dispatch.queues order by name`).toEqual(before);
+    expect(await queueNames(dispatch)).toEqual(before);
   });
 
   it("names the token itself when no --name is given", async () => {

@@ -12,6 +12,7 @@ import { MAX_ID_BYTES } from "../src/domain/storable-text";
 import { MAX_QUERY_PARAMETER_BYTES } from "../src/http/input";
 import { receiverPool } from "./support/receiver";
 import { appRoutes } from "./support/routes";
+import { storedRun } from "./support/rows";
 import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
 
 /**
@@ -253,7 +254,7 @@ describe("bytes and header values that are storable are taken as given", () => {
     });
     expect(response.status).toBe(200);
     const { workflowRunId } = await response.json();
-    const [run] = await dispatch.service.sql`select 1 from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    const run = await storedRun(dispatch, workflowRunId);
     expect(run).toBeDefined();
   });
 

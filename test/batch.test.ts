@@ -2,29 +2,23 @@
  * `POST /v2/batch`: many publishes in one request — URLs, URL groups, queues
  * and api/llm — answered in input order, stored all together or not at all.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { attemptsOf } from "./support/engine";
+import { afterEach, describe, expect, it } from "vitest";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
 import { poll } from "./support/poll";
-import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
+import { receiverPool, useReceiver } from "./support/receiver";
+import { attemptsOf, countMessages } from "./support/rows";
 import { useDispatch } from "./support/service";
 
 const COMPLETION = fakeCompletion("hi from batch", "chatcmpl-batch");
 
-let provider: Receiver;
+const provider = useReceiver(answerWith(COMPLETION));
 const receivers = receiverPool();
 /** A receiver of its own for one test, closed after it. */
 const receiver = receivers.start;
 
-beforeAll(async () => {
-  provider = await startReceiver(answerWith(COMPLETION));
-});
 afterEach(async () => {
   provider.requests.length = 0;
   await receivers.closeAll();
-});
-afterAll(async () => {
-  await provider?.close();
 });
 // Registered after the provider's hooks, so it starts after the provider and stops before it.
 const dispatch = useDispatch(() => ({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" }));
@@ -45,10 +39,7 @@ async function addEndpoints(group: string, endpoints: { url: string; name?: stri
   expect(response.status).toBe(200);
 }
 
-async function messageCount(): Promise<number> {
-  const [row] = await dispatch.service.sql<{ n: number }[]>`select count(*)::int as n from dispatch.messages`;
-  return row!.n;
-}
+const messageCount = () => countMessages(dispatch);
 
 describe("POST /v2/batch", () => {
   it("mixes a URL, a URL group, a queue and api/llm; the response is aligned with the input and each is delivered", async () => {

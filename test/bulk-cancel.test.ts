@@ -4,21 +4,18 @@
  * the legacy JSON body; and through the official SDK.
  */
 import { Client } from "@upstash/qstash";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { engineCycle, expectUntouched } from "./support/engine";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { sleep, useReceiver } from "./support/receiver";
+import { countMessages, eventStates } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
+const receiver = useReceiver();
 let client: Client;
 
 beforeAll(async () => {
-  receiver = await startReceiver();
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 /** Publishes a message due in an hour (or as `headers` say) to `path` on the receiver; returns its id. */
@@ -47,9 +44,7 @@ describe("cancelling by message ids", () => {
     const [a, b, c] = [await publish("/ids"), await publish("/ids"), await publish("/ids")];
     expect(await cancel(`?messageIds=${a}&messageIds=${b}`)).toEqual({ status: 200, body: { cancelled: 2 } });
     expect(await statesOf([a!, b!, c!])).toEqual(["CANCELED", "CANCELED", "CREATED"]);
-    const events = await dispatch.service.sql`
-      select state from dispatch.message_events where message_id = ${a!} order by id`;
-    expect(events.map((e) => e.state)).toEqual(["CREATED", "CANCEL_REQUESTED", "CANCELED"]);
+    expect(await eventStates(dispatch, a!)).toEqual(["CREATED", "CANCEL_REQUESTED", "CANCELED"]);
     // Already cancelled or unknown ids count for nothing.
     expect(await cancel(`?messageIds=${a},msg_unknown`)).toEqual({ status: 200, body: { cancelled: 0 } });
   });
@@ -206,8 +201,7 @@ describe("the SDK's bulk cancel", () => {
   it("cancel with nothing named cancels every pending message", async () => {
     await publish("/all-1");
     await publish("/all-2", {}, "all-queue");
-    const pending = async () =>
-      Number((await dispatch.service.sql`select count(*) from dispatch.messages where state in ('CREATED', 'RETRY')`)[0]!.count);
+    const pending = () => countMessages(dispatch, { states: ["CREATED", "RETRY"] });
     const before = await pending();
     expect(before).toBeGreaterThan(2);
     expect((await cancel("?count=1")).body).toEqual({ cancelled: before });

@@ -3,24 +3,17 @@
  * source message; they are new, signed messages configured by the
  * Callback-* headers.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useReceiver } from "./support/receiver";
+import { messagesWhere } from "./support/rows";
 import { useDispatch } from "./support/service";
 
 /** Delays are scaled (DISPATCH_DELAY_SCALE): a 60 s Callback-Delay waits 300 ms, and is stored as 60 s. */
 const DELAY_SCALE = 0.005;
 const dispatch = useDispatch({ delayScale: DELAY_SCALE });
-let destination: Receiver;
-let callbacks: Receiver;
+const destination = useReceiver();
+const callbacks = useReceiver();
 
-beforeAll(async () => {
-  destination = await startReceiver();
-  callbacks = await startReceiver();
-});
-afterAll(async () => {
-  await destination.close();
-  await callbacks.close();
-});
 beforeEach(() => {
   destination.requests.length = 0;
   callbacks.requests.length = 0;
@@ -64,9 +57,8 @@ describe("callback", () => {
     expect(body).not.toHaveProperty("dlqId");
     expect(Number(body.createdAt)).toBeGreaterThan(Date.now() - 60_000);
     // The callback is a message of its own, linked to its source.
-    const [row] = await dispatch.service.sql`
-      select origin, max_retries from dispatch.messages where source_message_id = ${messageId}`;
-    expect(row).toMatchObject({ origin: "callback", max_retries: 2 });
+    const [row] = await messagesWhere(dispatch, { sourceMessageId: messageId });
+    expect(row).toMatchObject({ origin: "callback", maxRetries: 2 });
   });
 
   it("uses Callback-Retries for the callback message and retries it on failure", async () => {
@@ -90,7 +82,7 @@ describe("callback", () => {
     await destination.waitFor(3);
     await callbacks.waitFor(1);
     // One callback message was made, and the source is finished: no other can be.
-    const made = await dispatch.service.sql`select id from dispatch.messages where source_message_id = ${messageId}`;
+    const made = await messagesWhere(dispatch, { sourceMessageId: messageId });
     expect(made).toHaveLength(1);
     expect(callbacks.requests).toHaveLength(1);
     expect(JSON.parse(callbacks.requests[0]!.body.toString())).toMatchObject({ status: 200, retried: 2 });
@@ -122,10 +114,8 @@ describe("callback", () => {
     const [delivered] = await destination.waitFor(1);
     const [callback] = await callbacks.waitFor(1);
     expect(callback!.at - delivered!.at).toBeGreaterThanOrEqual(60_000 * DELAY_SCALE - 20);
-    const [stored] = await dispatch.service.sql`
-      select extract(epoch from not_before - created_at) * 1000 as delay from dispatch.messages
-      where source_message_id = ${messageId}`;
-    expect(Number(stored!.delay)).toBeGreaterThanOrEqual(60_000);
-    expect(Number(stored!.delay)).toBeLessThan(60_100);
+    const [stored] = await messagesWhere(dispatch, { sourceMessageId: messageId });
+    expect(stored!.delayMs).toBeGreaterThanOrEqual(60_000);
+    expect(stored!.delayMs).toBeLessThan(60_100);
   });
 });

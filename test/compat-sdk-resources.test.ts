@@ -4,30 +4,25 @@
  * (client.queue), batchJSON mixing every destination kind, and api/llm.
  */
 import { Client } from "@upstash/qstash";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
 import { engineCycle, expectUntouched } from "./support/engine";
 import { poll } from "./support/poll";
-import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
+import { receiverPool, useReceiver } from "./support/receiver";
+import { countMessages, messageState, storedMessage } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const COMPLETION = fakeCompletion("from the fake provider", "chatcmpl-sdk");
 
 let client: Client;
-let provider: Receiver;
+const provider = useReceiver(answerWith(COMPLETION));
 const receivers = receiverPool();
 /** A receiver of its own for one test, closed after it. */
 const destination = receivers.start;
 
-beforeAll(async () => {
-  provider = await startReceiver(answerWith(COMPLETION));
-});
 afterEach(async () => {
   provider.requests.length = 0;
   await receivers.closeAll();
-});
-afterAll(async () => {
-  await provider?.close();
 });
 // Registered after the provider's hooks, so it starts after the provider and stops before it.
 const dispatch = useDispatch(() => ({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" }));
@@ -198,8 +193,7 @@ describe("client.queue", () => {
     await doomed.upsert({ paused: true });
     const { messageId } = await doomed.enqueueJSON({ url: `${target.url}/doomed`, body: { n: 99 } });
     await doomed.delete();
-    const [cancelled] = await dispatch.service.sql<{ state: string }[]>`select state from dispatch.messages where id = ${messageId}`;
-    expect(cancelled!.state).toBe("CANCELED");
+    expect(await messageState(dispatch, messageId)).toBe("CANCELED");
     await engineCycle(dispatch);
     await expectUntouched(dispatch, [messageId]);
     expect(target.requests).toHaveLength(4);
@@ -267,9 +261,8 @@ describe("client.batchJSON", () => {
     const [inQueue] = await queued.waitFor(1);
     expect(JSON.parse(inQueue!.body.toString())).toEqual({ kind: "queue" });
     expect((await client.queue({ queueName: "sdk-batch-queue" }).get()).name).toBe("sdk-batch-queue");
-    const [stored] = await dispatch.service.sql<{ max_retries: number }[]>`
-      select max_retries from dispatch.messages where id = ${url.messageId}`;
-    expect(stored!.max_retries).toBe(1);
+    const stored = await storedMessage(dispatch, url.messageId);
+    expect(stored!.maxRetries).toBe(1);
 
     const [call] = await provider.waitFor(1);
     expect(call!.path).toBe("/v1/chat/completions");
@@ -289,8 +282,7 @@ describe("client.batchJSON", () => {
         { urlGroup: "sdk-batch-missing", body: { n: 2 } },
       ]),
     ).rejects.toMatchObject({ status: 404 });
-    const [stored] = await dispatch.service.sql`select count(*)::int as n from dispatch.messages where url like ${`${target.url}/%`}`;
-    expect(stored!.n).toBe(0);
+    expect(await countMessages(dispatch, { urlLike: `${target.url}/%` })).toBe(0);
     await engineCycle(dispatch);
     expect(target.requests).toHaveLength(0);
   });

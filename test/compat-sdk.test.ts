@@ -5,8 +5,9 @@
  */
 import { Client, Receiver as SignatureReceiver, SignatureError } from "@upstash/qstash";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { attemptsOf, engineCycle, expectUntouched } from "./support/engine";
+import { engineCycle, expectUntouched } from "./support/engine";
 import { type Received, type Receiver, startReceiver } from "./support/receiver";
+import { attemptsOf, countMessages } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 /** Delays are scaled (DISPATCH_DELAY_SCALE): a 60 s delay waits 300 ms, and is stored as 60 s. */
@@ -135,8 +136,7 @@ describe("publishing with the SDK", () => {
     const [got] = await target.waitFor(1);
     expect(got!.headers["upstash-message-id"]).toBe(first.messageId);
     expect(JSON.parse(got!.body.toString())).toEqual({ n: 1 });
-    const [stored] = await dispatch.service.sql`select count(*)::int as n from dispatch.messages where url = ${request.url}`;
-    expect(stored!.n).toBe(1);
+    expect(await countMessages(dispatch, { url: request.url })).toBe(1);
     await engineCycle(dispatch);
     expect(target.requests).toHaveLength(1);
   });

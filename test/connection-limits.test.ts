@@ -8,20 +8,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql } from "../src/db/client";
 import { runDispatch } from "./support/processes";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { asAdmin, createRole, dropMade, migratedDatabase, type TestRole } from "./support/roles";
 import { startTestService } from "./support/service";
 
 let databaseUrl: string;
 let databaseName: string;
-let receiver: Receiver;
+const receiver = useReceiver();
 
 beforeAll(async () => {
   ({ url: databaseUrl, name: databaseName } = await migratedDatabase());
-  receiver = await startReceiver();
 });
 afterAll(async () => {
-  await receiver.close();
   await dropMade();
 });
 

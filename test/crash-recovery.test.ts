@@ -8,6 +8,7 @@ import { cloneDatabase } from "./support/database";
 import { poll } from "./support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, startReceiver } from "./support/receiver";
+import { countMessages, eventStates, messageState, storedClaims, storedMessage, storedWorkers } from "./support/rows";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
 
 let databaseUrl: string;
@@ -100,18 +101,15 @@ describe("crash recovery", () => {
       async () => (await stateOf(messageId)) === "DELIVERED",
       async () => `state is ${await stateOf(messageId)}\nsecond worker output:\n${second.output()}`,
     );
-    const [row] = await sql<{ state: string }[]>`select state from dispatch.messages where id = ${messageId}`;
-    expect(row!.state).toBe("DELIVERED");
-    const events = await sql<{ state: string }[]>`
-      select state from dispatch.message_events where message_id = ${messageId} order by id`;
-    const states = events.map((event) => event.state);
+    expect(await messageState(dispatch!, messageId)).toBe("DELIVERED");
+    const states = await eventStates(dispatch!, messageId);
     expect(states.at(-1)).toBe("DELIVERED");
     expect(states.filter((state) => state === "DELIVERED")).toHaveLength(1);
     // The work is done: the message is off the work list and its claims are dropped (the live worker's
     // at its next heartbeat).
-    const claimCount = async () => (await sql<{ n: number }[]>`select count(*)::int as n from dispatch.claims`)[0]!.n;
+    const claimCount = async () => (await storedClaims(dispatch!)).length;
     await poll(async () => (await claimCount()) === 0, async () => `${await claimCount()} claims left`);
-    const [due] = await sql<{ dueAt: Date | null }[]>`select due_at as "dueAt" from dispatch.messages where id = ${messageId}`;
+    const due = await storedMessage(dispatch!, messageId);
     expect(due!.dueAt).toBeNull();
     console.log(`crash recovery: redelivered ${recoveredAfterMs} ms after the SIGKILL (events: ${states.join(" → ")})`);
   }, 90_000);
@@ -140,18 +138,15 @@ describe("crash recovery", () => {
     await poll(
       async () => (await Promise.all(ids.map(stateOf))).every((state) => state === "DELIVERED"),
       async () =>
-        `states ${(await Promise.all(ids.map(stateOf))).join(",")} jobs ${JSON.stringify(
-          await dispatch!.service.sql`select id, worker_id, message_ids, claimed_at, now() from dispatch.claims`,
-        )} workers ${JSON.stringify(await dispatch!.service.sql`select * from dispatch.workers`)}\nsurvivor:\n${survivor.output()}`,
+        `states ${(await Promise.all(ids.map(stateOf))).join(",")} at ${new Date().toISOString()} claims ${JSON.stringify(
+          await storedClaims(dispatch!),
+        )} workers ${JSON.stringify(await storedWorkers(dispatch!))}\nsurvivor:\n${survivor.output()}`,
       30_000,
     );
     const redeliveredAfterMs = Date.now() - killedAt;
     // Each message arrived exactly twice: once to the killed worker, once from the survivor.
     expect(receiver!.requests).toHaveLength(12);
-    const sql = dispatch!.service.sql;
-    const [pending] = await sql<{ count: number }[]>`
-      select count(*)::int as count from dispatch.messages where id = any(${ids}::text[]) and due_at is not null`;
-    expect(pending!.count).toBe(0);
+    expect(await countMessages(dispatch!, { ids, due: true })).toBe(0);
     console.log(`two workers: the survivor delivered all ${ids.length} messages ${redeliveredAfterMs} ms after the SIGKILL`);
   }, 90_000);
 
@@ -161,10 +156,7 @@ describe("crash recovery", () => {
     expect(new Set(ids).size).toBe(20);
     // API only: nothing is delivered yet.
     expect(receiver!.requests).toHaveLength(0);
-    const sql = dispatch!.service.sql;
-    const [pending] = await sql<{ count: number }[]>`
-      select count(*)::int as count from dispatch.messages where state = 'CREATED' and id = any(${ids}::text[])`;
-    expect(pending!.count).toBe(20);
+    expect(await countMessages(dispatch!, { ids, states: ["CREATED"] })).toBe(20);
 
     const worker = await startWorker();
     await receiver!.waitFor(20, 30_000).catch((error: Error) => {
@@ -173,9 +165,8 @@ describe("crash recovery", () => {
     await poll(
       async () => {
         const received = new Set(receiver!.requests.map((request) => request.headers["svc-message-id"] as string));
-        const [delivered] = await sql<{ count: number }[]>`
-          select count(*)::int as count from dispatch.messages where state = 'DELIVERED' and id = any(${ids}::text[])`;
-        return received.size === 20 && delivered!.count === 20;
+        const delivered = await countMessages(dispatch!, { ids, states: ["DELIVERED"] });
+        return received.size === 20 && delivered === 20;
       },
       async () => `received ${receiver!.requests.length} requests\nworker output:\n${worker.output()}`,
     );

@@ -15,7 +15,8 @@ import { type EmbeddedDatabase, freePort, startEmbeddedPostgres } from "../src/d
 import { cloneDatabase } from "./support/database";
 import { poll } from "./support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
-import { type Receiver, sleep, startReceiver } from "./support/receiver";
+import { sleep, useReceiver } from "./support/receiver";
+import { countMessages, storedClaims } from "./support/rows";
 import { TEST_TOKEN } from "./support/service";
 
 describe("a connection closed under the driver", () => {
@@ -51,7 +52,7 @@ describe("Postgres restarts under load", () => {
   let port: number;
   let cluster: EmbeddedDatabase;
   let databaseUrl: string;
-  let receiver: Receiver;
+  const receiver = useReceiver();
   let dispatch: DispatchProcess;
   let baseUrl: string;
 
@@ -65,7 +66,6 @@ describe("Postgres restarts under load", () => {
     await admin`create database dispatch`;
     await admin.end();
     databaseUrl = cluster.url.replace(/\/postgres$/, "/dispatch");
-    receiver = await startReceiver();
     dispatch = await startDispatchProcess("all", {
       DATABASE_URL: databaseUrl,
       DISPATCH_TOKEN: TEST_TOKEN,
@@ -78,7 +78,6 @@ describe("Postgres restarts under load", () => {
 
   afterAll(async () => {
     await killAllDispatchProcesses();
-    await receiver?.close();
     await cluster?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -160,9 +159,7 @@ describe("Postgres restarts under load", () => {
       const delivered = new Set(receiver.requests.map((request) => String(request.headers["svc-message-id"])));
       const missing = [...accepted].filter((id) => !delivered.has(id));
       expect(missing, "accepted but never delivered").toEqual([]);
-      const [failed] = await sql<{ count: number }[]>`
-        select count(*)::int as count from dispatch.messages where state <> 'DELIVERED'`;
-      expect(failed!.count).toBe(0);
+      expect(await countMessages(sql, { statesOtherThan: ["DELIVERED"] })).toBe(0);
     } finally {
       await sql.end();
     }
@@ -213,21 +210,17 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function pendingCount(sql: Sql): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`
-    select count(*)::int as count from dispatch.messages where state in ('CREATED', 'ACTIVE', 'RETRY')`;
-  return row!.count;
-}
+const pendingCount = (sql: Sql) => countMessages(sql, { states: ["CREATED", "ACTIVE", "RETRY"] });
 
-async function claimCount(sql: Sql): Promise<number> {
-  const [row] = await sql<{ count: number }[]>`select count(*)::int as count from dispatch.claims`;
-  return row!.count;
-}
+const claimCount = async (sql: Sql) => (await storedClaims(sql)).length;
 
 /** Pending messages, claims by worker and the app's connections: what a stuck engine looks like. */
 async function engineState(sql: Sql): Promise<string> {
-  const jobs = await sql`
-    select worker_id, cardinality(message_ids) as messages, claimed_at, count(*)::int from dispatch.claims group by 1, 2, 3`;
+  const jobs = (await storedClaims(sql)).map(({ workerId, messageIds, claimedAt }) => ({
+    workerId,
+    messages: messageIds.length,
+    claimedAt,
+  }));
   const connections = await sql`
     select application_name as app, state, left(query, 60) as query, count(*)::int
     from pg_stat_activity where datname = current_database() group by 1, 2, 3`;

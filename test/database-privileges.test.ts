@@ -9,18 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql } from "../src/db/client";
 import { poll } from "./support/poll";
 import { runDispatch } from "./support/processes";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { asAdmin, createRole, dropMade, emptyDatabase, readmeGrants, type TestRole } from "./support/roles";
 import { startTestService } from "./support/service";
 
 let database: { url: string; name: string };
 let owner: TestRole;
 let app: TestRole;
-let receiver: Receiver;
+const receiver = useReceiver();
 
 beforeAll(async () => {
   database = await emptyDatabase();
-  receiver = await startReceiver();
   owner = await createRole();
   app = await createRole();
   // The README's first block, as the database's owner runs it (its CREATE ROLE lines made the roles above).
@@ -28,7 +27,6 @@ beforeAll(async () => {
   await asAdmin(grants.split("\n").filter((line) => !/^CREATE ROLE/i.test(line)).join("\n"));
 });
 afterAll(async () => {
-  await receiver.close();
   await dropMade();
 });
 

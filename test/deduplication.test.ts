@@ -1,24 +1,17 @@
 /** Deduplication by id and by content, including concurrent publishes. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { engineCycle } from "./support/engine";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
+import { countMessages } from "./support/rows";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver();
 
 const publish = (path: string, headers: Record<string, string>, body = "same body") =>
   dispatch.api(`/v2/publish/${receiver.url}${path}`, { method: "POST", headers, body });
 
-const countFor = async (path: string) =>
-  Number((await dispatch.service.sql`select count(*) from dispatch.messages where url = ${receiver.url + path}`)[0]!.count);
+const countFor = (path: string) => countMessages(dispatch, { url: receiver.url + path });
 
 describe("deduplication", () => {
   it("returns the first message's id for a repeated Deduplication-Id and delivers once", async () => {

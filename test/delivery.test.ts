@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { describe, expect, it } from "vitest";
+import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver();
 
 describe("publish to a URL", () => {
   it("delivers the body, method, content type and forwarded headers", async () => {

@@ -5,36 +5,29 @@
  * (with request headers overriding its settings) and removes the entry.
  */
 import { Client } from "@upstash/qstash";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
-import { type Received, type Receiver, startReceiver } from "./support/receiver";
+import { type Received, startReceiver, useReceiver } from "./support/receiver";
+import { countMessages, dlqEntries, messagesWhere } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-let client: Client;
 /** Paths the receiver answers with 200; every other path fails (404 under /missing, else 500). */
 const healed = new Set<string>();
+const receiver = useReceiver((request) => {
+  const path = request.path.split("?")[0]!;
+  if (healed.has(path)) return { status: 200, body: "ok" };
+  if (path === "/binary") return { status: 500, body: Buffer.from([0xff, 0xfe, 0x00]) };
+  return { status: path.startsWith("/missing") ? 404 : 500, headers: { "X-Reason": "broken" }, body: "it broke" };
+});
+let client: Client;
 
 beforeAll(async () => {
-  receiver = await startReceiver((request) => {
-    const path = request.path.split("?")[0]!;
-    if (healed.has(path)) return { status: 200, body: "ok" };
-    if (path === "/binary") return { status: 500, body: Buffer.from([0xff, 0xfe, 0x00]) };
-    return { status: path.startsWith("/missing") ? 404 : 500, headers: { "X-Reason": "broken" }, body: "it broke" };
-  });
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 const dlqIdOf = (messageId: string) =>
-  poll(async () => {
-    const [row] = await dispatch.service.sql<{ dlqId: string }[]>`
-      select dlq_id as "dlqId" from dispatch.dlq where message_id = ${messageId}`;
-    return row?.dlqId;
-  }, `the DLQ entry of ${messageId}`);
+  poll(async () => (await dlqEntries(dispatch, messageId))[0]?.dlqId, `the DLQ entry of ${messageId}`);
 
 /**
  * Publishes a message with no retries to `path` (which fails) and waits for
@@ -276,11 +269,12 @@ describe("retrying DLQ entries", () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 404]);
     await poll(async () => requestsTo("/retry-race").length === 2, "the retry");
     // One retry message was made, and it is finished: nothing more can go out.
-    const retries = await dispatch.service.sql<{ state: string }[]>`
-      select state from dispatch.messages where url like '%/retry-race' order by seq`;
+    const retries = await messagesWhere(dispatch, { urlLike: "%/retry-race" });
     expect(retries.length).toBe(2);
-    await poll(async () => (await dispatch.service.sql`
-      select 1 from dispatch.messages where url like '%/retry-race' and state = 'DELIVERED'`).length === 1, "the retry's outcome");
+    await poll(
+      async () => (await countMessages(dispatch, { urlLike: "%/retry-race", states: ["DELIVERED"] })) === 1,
+      "the retry's outcome",
+    );
     expect(requestsTo("/retry-race")).toHaveLength(2);
   });
 

@@ -18,12 +18,12 @@ import { Client } from "@upstash/qstash";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isAlive } from "../src/db/embedded/cluster-users";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { request } from "./support/service";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 let project: string;
-let receiver: Receiver;
+const receiver = useReceiver();
 const started = new Set<ChildProcess>();
 
 beforeAll(async () => {
@@ -32,7 +32,6 @@ beforeAll(async () => {
   chmodSync(join(project, ".."), 0o700);
   for (const part of ["bin", "dist", "scripts", "sql", "src", "package.json"]) cpSync(join(ROOT, part), join(project, part), { recursive: true });
   symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"));
-  receiver = await startReceiver();
 });
 afterEach(async () => {
   for (const child of started) killGroup(child);
@@ -40,7 +39,6 @@ afterEach(async () => {
   started.clear();
 });
 afterAll(async () => {
-  await receiver.close();
   await poll(() => serverPid() === null || !isAlive(serverPid()!), "the embedded Postgres stopped");
   // Under root the data was relocated to /var/lib/dispatch/clusters: remove it with the project.
   const link = join(project, ".dispatch", "pg");

@@ -5,20 +5,15 @@
  * forwarded headers arrive unchanged.
  */
 import { request as httpRequest } from "node:http";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
-import { type Receiver, type Received, startReceiver } from "./support/receiver";
+import { type Received, startReceiver, useReceiver } from "./support/receiver";
+import { messageEvents, messagesWhere } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
+const receiver = useReceiver();
 
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
 beforeEach(() => {
   receiver.requests.length = 0;
 });
@@ -37,8 +32,7 @@ async function finished(messageId: string): Promise<{ state: string; header: Rec
 /** What happened to the message: its state, how often it was tried, and the requests its path got. */
 async function outcome(messageId: string, path: string) {
   const { state, header } = await finished(messageId);
-  const errors = await dispatch.service.sql`
-    select error from dispatch.message_events where message_id = ${messageId} and state in ('ERROR', 'RETRY', 'FAILED')`;
+  const errors = (await messageEvents(dispatch, messageId)).filter((e) => ["ERROR", "RETRY", "FAILED"].includes(e.state));
   const requests = receiver.requests.filter((r) => r.path === path);
   return { state, header, errors: errors.map((e) => e.error), requests };
 }
@@ -202,8 +196,7 @@ it("a callback with a forwarded Content-Length delivers", async () => {
     expect(callback!.headers["transfer-encoding"]).toBeUndefined();
     expect(callback!.headers["x-callback-token"]).toBe("s3cret");
     expect(JSON.parse(body)).toMatchObject({ status: 200, sourceMessageId: messageId, retried: 0 });
-    const [callbackMessage] = await dispatch.service.sql`
-      select id from dispatch.messages where source_message_id = ${messageId} and origin = 'callback'`;
+    const [callbackMessage] = await messagesWhere(dispatch, { sourceMessageId: messageId, origin: "callback" });
     expect((await finished(callbackMessage!.id)).state).toBe("DELIVERED");
     expect(callbacks.requests).toHaveLength(1);
   } finally {

@@ -4,23 +4,15 @@
  * bodies, the message, the logs and events, the DLQ list and entry.
  * (Workflow call results and webhook events: workflows/fidelity.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
 const ODD = { "x-weird-NAME": "v", "ALL-CAPS": "w" };
 const CANONICAL = { "X-Weird-Name": ["v"], "All-Caps": ["w"] };
-
-beforeAll(async () => {
-  receiver = await startReceiver((req) => ({ status: req.path.startsWith("/fail") ? 500 : 200, headers: ODD, body: "b" }));
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver((req) => ({ status: req.path.startsWith("/fail") ? 500 : 200, headers: ODD, body: "b" }));
 
 async function bodyAt(path: string): Promise<Record<string, any>> {
   const request = await poll(() => receiver.requests.find((r) => r.path === path), `a request to ${path}`);

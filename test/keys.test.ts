@@ -5,20 +5,13 @@
  * it was their next key.
  */
 import { Receiver as SignatureReceiver, SignatureError } from "@upstash/qstash";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
-import { type Received, type Receiver, startReceiver } from "./support/receiver";
+import { type Received, useReceiver } from "./support/receiver";
 import { startTestService, type TestService, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver();
 
 const keys = async () => (await (await dispatch.api("/v2/keys")).json()) as { current: string; next: string };
 const rotate = async (path = "/v2/keys/rotate") => {

@@ -5,16 +5,14 @@
  * message size answer 413 on every path that takes one, naming the setting.
  */
 import { describe, expect, it } from "vitest";
+import { storedRowCount } from "./support/rows";
 import { useDispatch } from "./support/service";
 
 const MAX_BYTES = 64 * 1024;
 const dispatch = useDispatch({ maxRetries: 5, maxDelayMs: 3_600_000, maxTimeoutMs: 60_000, maxQueueParallelism: 10, maxMessageBytes: MAX_BYTES });
 
 
-const rows = async () =>
-  (await dispatch.service.sql<{ n: number }[]>`
-    select ((select count(*) from dispatch.messages) + (select count(*) from dispatch.queues)
-      + (select count(*) from dispatch.url_group_endpoints) + (select count(*) from dispatch.workflow_notifications))::int as n`)[0]!.n;
+const rows = () => storedRowCount(dispatch);
 
 async function expectRefused(response: Response, status: number, pattern: RegExp): Promise<void> {
   const text = await response.text();

@@ -4,10 +4,11 @@
  * forwarded its own Authorization), and a callback is mandatory — the
  * completion comes back through it.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { answerWith, fakeCompletion } from "./support/llm-provider";
-import { attemptsOf, engineCycle } from "./support/engine";
-import { type Receiver, receiverPool, startReceiver } from "./support/receiver";
+import { engineCycle } from "./support/engine";
+import { receiverPool, useReceiver } from "./support/receiver";
+import { attemptsOf, countMessages } from "./support/rows";
 import { startTestService, type TestService, useDispatch } from "./support/service";
 
 const COMPLETION = fakeCompletion("Hello there!", "chatcmpl-123");
@@ -15,25 +16,18 @@ const REQUEST = { model: "fake-model", messages: [{ role: "user", content: "Say 
 
 const completion = answerWith(COMPLETION);
 
-let provider: Receiver;
+const provider = useReceiver(completion);
 const receivers = receiverPool();
 /** A receiver of its own for one test, closed after it. */
 const receiver = receivers.start;
 
-beforeAll(async () => {
-  provider = await startReceiver(completion);
-});
 afterEach(async () => {
   provider.requests.length = 0;
   provider.respond(completion);
   await receivers.closeAll();
 });
-afterAll(async () => {
-  await provider?.close();
-});
 // Registered after the provider's hooks, so it starts after the provider and stops before it.
 const dispatch = useDispatch(() => ({ llmBaseUrl: `${provider.url}/v1`, llmApiKey: "sk-test" }));
-
 
 function publishLlm(headers: Record<string, string>, service = dispatch, path = "/v2/publish/api/llm") {
   return service.api(path, {
@@ -50,9 +44,7 @@ describe("api/llm", () => {
       expect(response.status).toBe(400);
       expect((await response.json()).error).toMatch(/callback/i);
     }
-    const [row] = await dispatch.service.sql<{ n: number }[]>`
-      select count(*)::int as n from dispatch.messages where api = 'llm'`;
-    expect(row!.n).toBe(0);
+    expect(await countMessages(dispatch, { api: "llm" })).toBe(0);
     expect(provider.requests).toHaveLength(0);
   });
 
@@ -184,8 +176,7 @@ describe("api/llm configuration", () => {
       expect(error).toMatch(/api\/llm/);
       expect(error).toMatch(/not configured/);
       expect(error).toMatch(/DISPATCH_LLM_BASE_URL/);
-      const [row] = await unconfigured.service.sql<{ n: number }[]>`select count(*)::int as n from dispatch.messages`;
-      expect(row!.n).toBe(0);
+      expect(await countMessages(unconfigured)).toBe(0);
     } finally {
       await unconfigured.stop();
     }

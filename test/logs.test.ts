@@ -4,27 +4,23 @@
  * paged with a cursor; and the SDK's `logs()`/`events()`.
  */
 import { Client } from "@upstash/qstash";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
+// "/flaky" fails its first attempt with a 503, everything else succeeds.
+let flakyCalls = 0;
+const receiver = useReceiver((request) =>
+  request.path === "/flaky" && flakyCalls++ === 0
+    ? { status: 503, headers: { "X-Why": "warming up" }, body: "try later" }
+    : { status: 200, body: "ok" },
+);
 let client: Client;
 
 beforeAll(async () => {
-  // "/flaky" fails its first attempt with a 503, everything else succeeds.
-  let flakyCalls = 0;
-  receiver = await startReceiver((request) =>
-    request.path === "/flaky" && flakyCalls++ === 0
-      ? { status: 503, headers: { "X-Why": "warming up" }, body: "try later" }
-      : { status: 200, body: "ok" },
-  );
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 async function publish(path: string, headers: Record<string, string> = {}, body = "hello"): Promise<string> {

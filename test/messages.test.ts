@@ -1,24 +1,15 @@
 /** Reading and cancelling a message; the event log of its life. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { engineCycle, expectUntouched } from "./support/engine";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
+import { eventStates } from "./support/rows";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
+const receiver = useReceiver();
 
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
-
-const states = async (messageId: string) =>
-  (await dispatch.service.sql`select state from dispatch.message_events where message_id = ${messageId} order by id`).map(
-    (row) => row.state,
-  );
+const states = (messageId: string) => eventStates(dispatch, messageId);
 
 describe("messages", () => {
   it("shows a pending message with its configuration", async () => {

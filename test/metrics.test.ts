@@ -3,23 +3,16 @@
  * the metrics-only token (which opens nothing else); counters move with what
  * happens, gauges read the database at scrape time.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TestClock } from "./support/clock";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const METRICS_TOKEN = "metrics-only-token-0123456789";
 const clock = new TestClock();
 const dispatch = useDispatch({ metricsToken: METRICS_TOKEN }, { now: clock.now });
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver();
 
 async function scrape(token?: string) {
   const response = token === undefined ? await dispatch.api("/metrics") : await fetch(`${dispatch.baseUrl}/metrics`, {

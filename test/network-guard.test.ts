@@ -3,25 +3,18 @@
  * any byte is sent, and the refusal is a failed attempt with a clear error.
  * Only loopback is ever contacted; other ranges are unit-tested on addresses.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { startReceiver, useReceiver } from "./support/receiver";
+import { messageEvents } from "./support/rows";
 import { startTestService, type TestService, useDispatch } from "./support/service";
 
 const guarded = useDispatch({ allowPrivateNetworks: false });
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver();
 
 function finalEvents(service: TestService, messageId: string) {
   return poll(async () => {
-    const rows = await service.service.sql<{ state: string; error: string | null }[]>`
-      select state, error from dispatch.message_events where message_id = ${messageId} order by id`;
+    const rows = await messageEvents(service, messageId);
     return ["FAILED", "DELIVERED"].includes(rows.at(-1)?.state ?? "") && rows;
   }, `message ${messageId} to finish`);
 }

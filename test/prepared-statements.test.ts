@@ -5,19 +5,12 @@
  * that retry must bind the same data (patches/README.md, defect 5).
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { describe, expect, it } from "vitest";
+import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver();
 
 /**
  * Runs `statement` on 8 connections of the service's pool. Each is reserved

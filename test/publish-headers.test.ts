@@ -2,21 +2,16 @@
  * Each publish header of the interface changes what the receiver gets, or is
  * rejected with a 400 that stores nothing.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useReceiver } from "./support/receiver";
+import { countMessages, messageEvents } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 /** Delays are scaled (DISPATCH_DELAY_SCALE): a 60 s Delay waits 300 ms, and is stored as 60 s. */
 const DELAY_SCALE = 0.005;
 const dispatch = useDispatch({ delayScale: DELAY_SCALE });
-let receiver: Receiver;
+const receiver = useReceiver();
 
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
 beforeEach(() => {
   receiver.requests.length = 0;
   receiver.respond(() => ({ status: 200, body: "ok" }));
@@ -25,7 +20,7 @@ beforeEach(() => {
 const publish = (path: string, headers: Record<string, string>, body = "payload") =>
   dispatch.api(`/v2/publish/${receiver.url}${path}`, { method: "POST", headers, body });
 
-const messageCount = async () => Number((await dispatch.service.sql`select count(*) from dispatch.messages`)[0]!.count);
+const messageCount = () => countMessages(dispatch);
 
 describe.each([
   ["native", "Svc-"],
@@ -59,8 +54,7 @@ describe.each([
     const { messageId } = await response.json();
     const requests = await receiver.waitFor(2);
     expect(requests.map((r) => r.headers[`${lower}retried`])).toEqual(["0", "1"]);
-    const events = await dispatch.service.sql`
-      select state, error from dispatch.message_events where message_id = ${messageId} order by id`;
+    const events = await messageEvents(dispatch, messageId);
     expect(events.find((e) => e.state === "ERROR")!.error).toMatch(/timed out after 1000 ms/);
   });
 
@@ -93,11 +87,9 @@ describe.each([
     const response = await publish("/rd", { [`${p}Retries`]: "2", [`${p}Retry-Delay`]: "1000 * (retried + 1)" });
     const { messageId } = await response.json();
     await receiver.waitFor(3);
-    const retries = await dispatch.service.sql<{ wait: number }[]>`
-      select extract(epoch from (e.next_delivery_at - e.at)) * 1000 as wait
-      from dispatch.message_events e where message_id = ${messageId} and state = 'RETRY' order by id`;
+    const retries = (await messageEvents(dispatch, messageId)).filter((event) => event.state === "RETRY");
     // The test config scales every retry delay by 0.001: 1000 ms -> 1 ms, 2000 ms -> 2 ms.
-    expect(retries.map((r) => Math.round(Number(r.wait)))).toEqual([1, 2]);
+    expect(retries.map((r) => Math.round(Number(r.waitMs)))).toEqual([1, 2]);
   });
 
   it("Label is stored and shown on the message", async () => {

@@ -5,10 +5,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cloneDatabase } from "./support/database";
-import { attemptsOf, engineCycle, expectUntouched } from "./support/engine";
+import { engineCycle, expectUntouched } from "./support/engine";
 import { poll } from "./support/poll";
 import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, type Reply, type Responder, sleep, startReceiver } from "./support/receiver";
+import { attemptsOf, countMessages, storedWorkers } from "./support/rows";
 import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -173,9 +174,7 @@ describe("the queue resource", () => {
     const bad = await dispatch.api(`/v2/enqueue/bad$queue/${target.url}/x`, { method: "POST", body: "{}" });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error).toMatch(/queue name/);
-    const [row] = await dispatch.service.sql<{ n: number }[]>`
-      select count(*)::int as n from dispatch.messages where queue_name = 'bad$queue'`;
-    expect(row!.n).toBe(0);
+    expect(await countMessages(dispatch, { queueName: "bad$queue" })).toBe(0);
   });
 
   it("an unknown queue is 404 for get, pause and resume; deleting it changes nothing (200)", async () => {
@@ -408,10 +407,7 @@ describe("with two worker processes on one database", () => {
     );
     const target = await receiver(responder);
     // Both worker processes are registered on this database and compete for the queue's jobs.
-    const workerProcesses = async () => {
-      const [row] = await api.service.sql<{ n: number }[]>`select count(distinct process_id)::int as n from dispatch.workers`;
-      return row!.n;
-    };
+    const workerProcesses = async () => new Set((await storedWorkers(api)).map((worker) => worker.processId)).size;
     await poll(async () => (await workerProcesses()) === 2, () => "two worker processes did not register");
     const ids: string[] = [];
     for (let n = 0; n < 10; n++) {

@@ -6,9 +6,9 @@
  * SDK), answer 403 with a JSON error and change no row. The route list comes from the router
  * itself, so a new route cannot skip the check.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { appRoutes } from "./support/routes";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
@@ -24,12 +24,11 @@ const ROUTES = [
 ];
 
 const dispatch = useDispatch({ readonlyTokens: [READONLY] });
-let receiver: Receiver;
+const receiver = useReceiver((req) => (req.path === "/fail" ? { status: 500 } : { status: 200, body: "ok" }));
 /** Values of path parameters that name things that exist. */
 const existing: Record<string, string> = {};
 
 beforeAll(async () => {
-  receiver = await startReceiver((req) => (req.path === "/fail" ? { status: 500 } : { status: 200, body: "ok" }));
   const published = await dispatch.api(`/v2/publish/${receiver.url}/ok`, { method: "POST", body: "hello" });
   existing.id = (await published.json()).messageId;
   await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "ro-queue", parallelism: 1 }) });
@@ -42,9 +41,6 @@ beforeAll(async () => {
     if (existing.dlqId === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   expect(existing.dlqId).toBeDefined();
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 /** `route`'s path with its parameters filled in (existing things where the test made them; no workflow runs). */

@@ -8,22 +8,19 @@
  */
 import { createHash } from "node:crypto";
 import { Client } from "@upstash/qstash";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { expectHidden, REDACTED } from "./support/hidden";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
+import { countMessages, storedMessage } from "./support/rows";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
+const receiver = useReceiver((req) => (req.path.startsWith("/fail") ? { status: 500, body: "no" } : { status: 200, body: "ok" }));
 let client: Client;
 
 beforeAll(async () => {
-  receiver = await startReceiver((req) => (req.path.startsWith("/fail") ? { status: 500, body: "no" } : { status: 200, body: "ok" }));
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 const publish = (path: string, headers: Record<string, string>, body = "the secret body 4711") =>
@@ -94,8 +91,8 @@ describe("Redact-Fields as raw headers", () => {
     expect(message.header["X-One"]).toEqual([expect.stringMatching(REDACTED)]);
     expect(message.header["X-Two"]).toEqual([expect.stringMatching(REDACTED)]);
     expect(message.header["X-Three"]).toEqual(["third-visible"]);
-    const [row] = await dispatch.service.sql`select redact_fields from dispatch.messages where id = ${id}`;
-    expect(row!.redact_fields).toEqual(["body", "header[x-one]", "header[x-two]"]);
+    const row = await storedMessage(dispatch, id);
+    expect(row!.redactFields).toEqual(["body", "header[x-one]", "header[x-two]"]);
   });
 
   it("header hides every header, the content type and the headers the callbacks forward; the body stays", async () => {
@@ -123,7 +120,7 @@ describe("Redact-Fields as raw headers", () => {
   });
 
   it("refuses an unknown field with a 400 naming the header, and stores nothing", async () => {
-    const count = async () => (await dispatch.service.sql<{ n: number }[]>`select count(*)::int as n from dispatch.messages`)[0]!.n;
+    const count = () => countMessages(dispatch);
     const before = await count();
     for (const fields of ["bodies", "header[]", "body[x]", "header[a b]", "headers[x", "url"]) {
       const response = await publish("/refused", { "Upstash-Redact-Fields": fields });

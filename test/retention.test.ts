@@ -7,18 +7,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeExpired } from "../src/domain/retention";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 import { startWorkflowApp, type WorkflowApp } from "./support/workflow-app";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
+const receiver = useReceiver();
 let app: WorkflowApp;
 const DAY = 86_400_000;
 const retention = { messagesMs: 14 * DAY, dlqMs: 30 * DAY, workflowRunsMs: 14 * DAY };
 
 beforeAll(async () => {
-  receiver = await startReceiver();
   app = await startWorkflowApp(dispatch, {
     "/done": { route: async (context) => void (await context.run("only", () => 1)) },
     "/sleeping": { route: async (context) => context.sleep("long", 3600) },
@@ -26,7 +25,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await receiver.close();
 });
 
 const sql = () => dispatch.service.sql;

@@ -3,33 +3,23 @@
  * a failure callback whose body carries every field of the interface.
  */
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { defaultBackoffMs } from "../src/domain/delivery/retry-policy";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { startReceiver, useReceiver } from "./support/receiver";
+import { dlqEntries, messageEvents, messageState, storedMessage } from "./support/rows";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
-let destination: Receiver;
-let failures: Receiver;
+const destination = useReceiver();
+const failures = useReceiver();
 
-beforeAll(async () => {
-  destination = await startReceiver();
-  failures = await startReceiver();
-});
-afterAll(async () => {
-  await destination.close();
-  await failures.close();
-});
 beforeEach(() => {
   destination.requests.length = 0;
   failures.requests.length = 0;
 });
 
-const events = (messageId: string) =>
-  dispatch.service.sql<{ state: string; error: string | null; wait: string | null }[]>`
-    select state, error, extract(epoch from (next_delivery_at - at)) * 1000 as wait
-    from dispatch.message_events where message_id = ${messageId} order by id`;
+const events = (messageId: string) => messageEvents(dispatch, messageId);
 
 /** Checks an HS256 JWT's signature with `key` and returns its claims. */
 function verifyJwt(token: string, key: string): Record<string, unknown> {
@@ -60,32 +50,31 @@ describe("retries", () => {
     expect(destination.requests.map((r) => r.headers["svc-retried"])).toEqual(["0", "1", "2", "3"]);
     expect(failures.requests).toHaveLength(1);
 
-    const [dlq] = await dispatch.service.sql`select * from dispatch.dlq where message_id = ${messageId}`;
-    expect(dlq!.response_status).toBe(503);
-    expect(Buffer.from(dlq!.response_body).toString()).toBe("unavailable");
-    const [message] = await dispatch.service.sql`select state from dispatch.messages where id = ${messageId}`;
-    expect(message!.state).toBe("FAILED");
+    const [dlq] = await dlqEntries(dispatch, messageId);
+    expect(dlq!.responseStatus).toBe(503);
+    expect(Buffer.from(dlq!.responseBody!).toString()).toBe("unavailable");
+    expect(await messageState(dispatch, messageId)).toBe("FAILED");
 
     expect(callback!.headers["x-alert"]).toBe("page");
     expect(callback!.headers["content-type"]).toBe("application/json");
     const claims = verifyJwt(callback!.headers["svc-signature"] as string, dispatch.service.signingKeys.current);
     expect(claims.sub).toBe(`${failures.url}/failed`);
     const body = JSON.parse(callback!.body.toString());
-    const created = await dispatch.service.sql`select created_at, not_before from dispatch.messages where id = ${messageId}`;
+    const created = (await storedMessage(dispatch, messageId))!;
     expect(body).toEqual({
       status: 503,
       header: expect.objectContaining({ "X-Reason": ["down"] }),
       body: Buffer.from("unavailable").toString("base64"),
       retried: 3,
       maxRetries: 3,
-      dlqId: dlq!.dlq_id,
+      dlqId: dlq!.dlqId,
       sourceMessageId: messageId,
       url: `${destination.url}/orders?id=7`,
       method: "POST",
       sourceHeader: { "Content-Type": "application/json", "X-Tenant": "acme" },
       sourceBody: Buffer.from('{"order":7}').toString("base64"),
-      notBefore: String(created[0]!.not_before.getTime()),
-      createdAt: String(created[0]!.created_at.getTime()),
+      notBefore: String(created.notBefore.getTime()),
+      createdAt: String(created.createdAt.getTime()),
       callerIP: expect.stringMatching(/127\.0\.0\.1/),
     });
   });
@@ -102,7 +91,7 @@ describe("retries", () => {
       const found = (await events(messageId)).filter((e) => e.state === "RETRY");
       return found.length >= 3 && found;
     }, "three RETRY events");
-    const waits = retries.map((e) => Number(e.wait));
+    const waits = retries.map((e) => Number(e.waitMs));
     const expected = [0, 1, 2].map((n) => Math.round(Math.min(86400, Math.exp(2 * n)) * 1000 * dispatch.config.retryDelayScale));
     expect(waits).toEqual(expected);
     expect(defaultBackoffMs("svc", 20)).toBe(86_400_000);
@@ -115,7 +104,7 @@ describe("retries", () => {
     const { messageId } = await response.json();
     await destination.waitFor(2);
     const retry = await poll(async () => (await events(messageId)).find((e) => e.state === "RETRY"), "the RETRY event");
-    expect(Math.round(Number(retry.wait))).toBe(Math.round(7000 * dispatch.config.retryDelayScale));
+    expect(Math.round(Number(retry.waitMs))).toBe(Math.round(7000 * dispatch.config.retryDelayScale));
     // The destination has its second request; the DELIVERED event is recorded once it answered.
     await poll(async () => (await events(messageId)).at(-1)!.state === "DELIVERED", "the DELIVERED event");
   });

@@ -12,6 +12,7 @@ import { createSql } from "../src/db/client";
 import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
 import { type Receiver, startReceiver } from "./support/receiver";
 import { cloneDatabase } from "./support/database";
+import { messageState, setting } from "./support/rows";
 import { request, startTestService } from "./support/service";
 
 const dataDir = mkdtempSync(join(tmpdir(), "dispatch-start-"));
@@ -74,8 +75,7 @@ describe("dispatch start", () => {
     const service = await startTestService(keys, { databaseUrl });
     try {
       expect(service.service.signingKeys).toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
-      const [row] = await service.service.sql`select value from dispatch.settings where key = 'signing_keys'`;
-      expect(row!.value).toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
+      expect(await setting(service, "signing_keys")).toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
     } finally {
       await service.stop();
     }
@@ -93,9 +93,9 @@ describe("graceful shutdown", () => {
       await service.stop();
       // The service's pool is closed now; read the outcome through a fresh connection.
       const reader = createSql(service.service.databaseUrl, 1);
-      const [row] = await reader`select state from dispatch.messages where id = ${messageId}`;
+      const state = await messageState(reader, messageId);
       await reader.end();
-      expect(row!.state).toBe("DELIVERED");
+      expect(state).toBe("DELIVERED");
     } finally {
       await receiver.close();
     }

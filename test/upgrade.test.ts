@@ -11,11 +11,11 @@ import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 import { Logger, runMigrations } from "graphile-worker";
-import { afterAll, afterEach, beforeAll, expect, it, inject } from "vitest";
+import { afterEach, beforeAll, expect, it, inject } from "vitest";
 import { createSql, type Sql } from "../src/db/client";
 import { TEST_DATABASE_PREFIX, withDatabase } from "./support/global-setup";
 import { poll } from "./support/poll";
-import { type Receiver, startReceiver } from "./support/receiver";
+import { useReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
 
 const MIGRATIONS = fileURLToPath(new URL("../sql/migrations", import.meta.url));
@@ -23,11 +23,10 @@ const MIGRATIONS = fileURLToPath(new URL("../sql/migrations", import.meta.url));
 const BEFORE = "0004_leaner_indexes";
 
 let databaseUrl: string;
-let receiver: Receiver;
+const receiver = useReceiver();
 let dispatch: TestService | undefined;
 
 beforeAll(async () => {
-  receiver = await startReceiver();
   const admin = createSql(inject("adminUrl"), 1);
   const name = `${TEST_DATABASE_PREFIX}upgrade_${Date.now()}`;
   await admin.unsafe(`create database ${name}`);
@@ -38,9 +37,6 @@ beforeAll(async () => {
 afterEach(async () => {
   await dispatch?.stop();
   dispatch = undefined;
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 /** Applies the app's migrations up to and including `last`, and graphile-worker's. */

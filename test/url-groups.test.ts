@@ -4,9 +4,9 @@
  * endpoint — own retries, own DLQ entry, own callbacks, own deduplication.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { attemptsOf } from "./support/engine";
 import { poll } from "./support/poll";
 import { type Receiver, type Responder, startReceiver } from "./support/receiver";
+import { attemptsOf, countMessages, dlqEntries, messagesWhere } from "./support/rows";
 import { useDispatch } from "./support/service";
 
 const dispatch = useDispatch();
@@ -169,9 +169,7 @@ describe("managing URL groups", () => {
     const publish = await publishToGroup("no-such-group");
     expect(publish.status).toBe(404);
     expect((await publish.json()).error).toMatch(/no-such-group/);
-    const [count] = await dispatch.service.sql<{ n: number }[]>`
-      select count(*)::int as n from dispatch.messages where topic_name = 'no-such-group'`;
-    expect(count!.n).toBe(0);
+    expect(await countMessages(dispatch, { topicName: "no-such-group" })).toBe(0);
   });
 
   it("invalid group names, endpoint names and endpoint URLs are 400 and create nothing", async () => {
@@ -277,9 +275,7 @@ describe("publishing to a URL group", () => {
     await callbacks.waitFor(4);
     await poll(
       async () => {
-        const [row] = await dispatch.service.sql<{ n: number }[]>`
-          select count(*)::int as n from dispatch.messages where topic_name = 'partial-failure' and state in ('DELIVERED', 'FAILED')`;
-        return row!.n === 3;
+        return (await countMessages(dispatch, { topicName: "partial-failure", states: ["DELIVERED", "FAILED"] })) === 3;
       },
       () => "fanned-out messages did not all finish",
     );
@@ -287,11 +283,10 @@ describe("publishing to a URL group", () => {
     expect(good2.requests).toHaveLength(1);
     expect(bad.requests).toHaveLength(3);
 
-    const dlq = await dispatch.service.sql<{ dlq_id: string; message_id: string; response_status: number }[]>`
-      select * from dispatch.dlq`;
+    const dlq = await dlqEntries(dispatch);
     expect(dlq).toHaveLength(1);
-    expect(dlq[0]!.message_id).toBe(badId);
-    expect(dlq[0]!.response_status).toBe(500);
+    expect(dlq[0]!.messageId).toBe(badId);
+    expect(dlq[0]!.responseStatus).toBe(500);
 
     const failures = callbacks.requests.filter((r) => r.path === "/failure");
     expect(failures).toHaveLength(1);
@@ -304,7 +299,7 @@ describe("publishing to a URL group", () => {
       topicName: "partial-failure",
       endpointName: "always-bad",
       url: `${bad.url}/in`,
-      dlqId: dlq[0]!.dlq_id,
+      dlqId: dlq[0]!.dlqId,
     });
     expect(Buffer.from(failure.body, "base64").toString()).toBe("broken");
 
@@ -347,7 +342,7 @@ describe("publishing to a URL group", () => {
     expect(gotA!.body.toString()).toBe('{"n":1}');
     expect(gotB!.body.toString()).toBe('{"n":1}');
     // The duplicates were never stored: the group's messages are the first two, each attempted once.
-    const stored = await dispatch.service.sql<{ id: string }[]>`select id from dispatch.messages where topic_name = 'dedup-group'`;
+    const stored = await messagesWhere(dispatch, { topicName: "dedup-group" });
     expect(stored.map((row) => row.id).sort()).toEqual(firstResults.map((r) => r.messageId).sort());
     await poll(async () => (await attemptsOf(dispatch, stored.map((row) => row.id))) >= 2, "both outcomes to be recorded");
     expect(await attemptsOf(dispatch, stored.map((row) => row.id))).toBe(2);
@@ -383,9 +378,7 @@ describe("publishing to a URL group", () => {
     const response = await publishToGroup("validated", { "Svc-Retries": "many" });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatch(/retries/i);
-    const [row] = await dispatch.service.sql<{ n: number }[]>`
-      select count(*)::int as n from dispatch.messages where topic_name = 'validated'`;
-    expect(row!.n).toBe(0);
+    expect(await countMessages(dispatch, { topicName: "validated" })).toBe(0);
     expect(a.requests).toHaveLength(0);
   });
 });

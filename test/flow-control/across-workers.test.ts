@@ -4,18 +4,18 @@
  * sees more than its parallelism at once nor more than its rate in any period.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
+import { busiestWindow, useCountingReceiver } from "../support/concurrency";
 import { expectHeldBack } from "../support/engine";
 import { poll } from "../support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "../support/processes";
+import { countMessages, messagesWhere } from "../support/rows";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 
 const dispatch = useDispatch({}, { role: "api" });
-let counting: CountingReceiver;
+const counting = useCountingReceiver(100);
 let workers: DispatchProcess[] = [];
 
 beforeAll(async () => {
-  counting = await startCountingReceiver(100);
   const env = {
     DATABASE_URL: dispatch.service.databaseUrl,
     DISPATCH_TOKEN: TEST_TOKEN,
@@ -30,7 +30,6 @@ afterEach(() => {
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.terminate()));
   await killAllDispatchProcesses();
-  await counting.receiver.close();
 });
 
 async function publishMany(path: string, count: number, value: string) {
@@ -54,8 +53,7 @@ it("parallelism 3 is never exceeded by two workers together, and is reached", as
   const got = await arrived("/parallel", 24);
   expect(counting.maxInFlight("/parallel")).toBe(3);
   expect(new Set(got.map((request) => request.body.toString())).size).toBe(24);
-  const delivered = async () => (await dispatch.service.sql<{ n: number }[]>`
-    select count(*)::int as n from dispatch.messages where flow_control_key = 'across-parallel' and state = 'DELIVERED'`)[0]!.n;
+  const delivered = () => countMessages(dispatch, { flowControlKey: "across-parallel", states: ["DELIVERED"] });
   await poll(async () => (await delivered()) === 24, "all 24 recorded as delivered");
   // Each was sent once: the workers did not both take one.
   expect(counting.receiver.requests.filter((request) => request.path === "/parallel")).toHaveLength(24);
@@ -64,8 +62,7 @@ it("parallelism 3 is never exceeded by two workers together, and is reached", as
 it("a paused key holds its messages in both workers; resumed, they go", async () => {
   expect((await dispatch.api("/v2/flowControl/across-parallel/pause", { method: "POST" })).status).toBe(200);
   await publishMany("/parallel", 6, "parallelism=3");
-  const held = await dispatch.service.sql<{ id: string }[]>`
-    select id from dispatch.messages where flow_control_key = 'across-parallel' and state = 'CREATED'`;
+  const held = await messagesWhere(dispatch, { flowControlKey: "across-parallel", states: ["CREATED"] });
   expect(held).toHaveLength(6);
   await expectHeldBack(dispatch, held.map((row) => row.id));
   expect(counting.receiver.requests).toHaveLength(0);

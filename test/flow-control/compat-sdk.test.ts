@@ -6,20 +6,20 @@
  */
 import { Client } from "@upstash/qstash";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CountingReceiver, startCountingReceiver } from "../support/concurrency";
+import { useCountingReceiver } from "../support/concurrency";
 import { poll } from "../support/poll";
+import { messagesWhere } from "../support/rows";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
 const dispatch = useDispatch();
-let counting: CountingReceiver;
+const counting = useCountingReceiver(60);
 let client: Client;
 let app: WorkflowApp;
 /** Workflow steps running at once, and the most seen. */
 const steps = { now: 0, most: 0, done: 0 };
 
 beforeAll(async () => {
-  counting = await startCountingReceiver(60);
   // devMode: false keeps the SDK from looking for (or downloading) its local dev server.
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
   const step = async () => {
@@ -39,7 +39,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await counting.receiver.close();
 });
 
 const url = (path: string) => `${counting.receiver.url}${path}`;
@@ -94,10 +93,11 @@ describe("workflow-js flow control", () => {
     );
     await poll(() => steps.done === 3, "three runs to finish", 30_000);
     expect(steps.most).toBe(1);
-    const keys = await dispatch.service.sql<{ key: string | null; n: number }[]>`
-      select m.flow_control_key as key, count(*)::int as n from dispatch.messages m
-      join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
-      where r.run_id = any(${runs.map((run) => run.workflowRunId)}::text[]) group by 1`;
+    const messages = await messagesWhere(dispatch, { workflowRunIds: runs.map((run) => run.workflowRunId) });
+    const keys = [...new Set(messages.map((message) => message.flowControlKey))].map((key) => ({
+      key,
+      n: messages.filter((message) => message.flowControlKey === key).length,
+    }));
     expect(keys).toEqual([{ key: "wf-key", n: expect.any(Number) }]);
     expect(keys[0]!.n).toBeGreaterThanOrEqual(9);
     expect((await client.flowControl.get("wf-key")).parallelismMax).toBe(1);

@@ -4,21 +4,15 @@
  * fields and filters of messages, and unlimited messages going by while a key
  * is throttled.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { busiestWindow, type CountingReceiver, startCountingReceiver } from "../support/concurrency";
+import { describe, expect, it } from "vitest";
+import { busiestWindow, useCountingReceiver } from "../support/concurrency";
 import { expectHeldBack } from "../support/engine";
 import { poll } from "../support/poll";
+import { attempts, messagesWhere } from "../support/rows";
 import { useDispatch } from "../support/service";
 
 const dispatch = useDispatch();
-let counting: CountingReceiver;
-
-beforeAll(async () => {
-  counting = await startCountingReceiver(100);
-});
-afterAll(async () => {
-  await counting.receiver.close();
-});
+const counting = useCountingReceiver(100);
 
 async function publish(path: string, key: string | null, value: string | null, extra: Record<string, string> = {}) {
   const headers: Record<string, string> = { ...extra };
@@ -68,12 +62,11 @@ describe("flow control", () => {
     // When each request was sent, as the worker took it just before sending: on a loaded machine the
     // receiver's arrival times carry scheduling delays that are not the service's.
     const recorded = async () => {
-      const rows = await dispatch.service.sql<{ at: Date }[]>`
-        select started_at as at from dispatch.attempts where message_id = any(${ids}::text[])`;
+      const rows = await attempts(dispatch, ids);
       return rows.length === 15 && rows;
     };
     const starts = await poll(recorded, "the 15 attempts recorded");
-    expect(busiestWindow(starts.map((start) => start.at.getTime()), 1000)).toBeLessThanOrEqual(5);
+    expect(busiestWindow(starts.map((start) => start.startedAt.getTime()), 1000)).toBeLessThanOrEqual(5);
     const info = await keyInfo("rate-key");
     expect(info).toMatchObject({ rateMax: 5, ratePeriod: 1, parallelismMax: 0 });
     expect(info.rateCount).toBeLessThanOrEqual(5);
@@ -174,7 +167,7 @@ describe("flow control", () => {
     const c = await publish("/cancel", "cancel-c", "parallelism=1", { "Svc-Delay": "1h" });
     const cancelled = await dispatch.api("/v2/messages?flowControlKey=cancel-a&flowControlKey=cancel-b", { method: "DELETE" });
     expect(await cancelled.json()).toEqual({ cancelled: 2 });
-    const states = await dispatch.service.sql`select id, state from dispatch.messages where id = any(${[a, b, c]}::text[]) order by id`;
+    const states = await messagesWhere(dispatch, { ids: [a, b, c] });
     expect(Object.fromEntries(states.map((row) => [row.id, row.state]))).toEqual({ [a]: "CANCELED", [b]: "CANCELED", [c]: "CREATED" });
   });
 

@@ -5,23 +5,20 @@
  * forgotten), so a busy worker can neither push a start past the margin the
  * rate window allows for nor waste the key's rate.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
+import type { ClaimedMessage } from "../../src/db/queries/claim-messages";
 import { withdrawAdmission } from "../../src/domain/flow-control/admission";
-import { findMessage } from "../../src/domain/messages/store";
+import { findMessage } from "../../src/domain/messages/message";
 import { HttpClient } from "../../src/outbound/http-client";
 import { deliverClaimed } from "../../src/worker/deliver";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 
 const dispatch = useDispatch({}, { role: "api" });
-let receiver: Receiver;
+const receiver = useReceiver();
 const http = new HttpClient({ allowPrivateNetworks: true, maxResponseBytes: 1024 });
 
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
 afterAll(async () => {
-  await receiver.close();
   await http.close();
 });
 
@@ -31,6 +28,8 @@ it("sends within the deadline, and not at all past it", async () => {
     headers: { "Svc-Flow-Control-Key": "late-key", "Svc-Flow-Control-Value": "rate=1" },
   });
   const message = (await findMessage(dispatch.service.sql, (await response.json()).messageId))!;
+  // Attempted by hand (the service runs no worker), as if under a claim.
+  const claimed: ClaimedMessage = { ...message, claimId: 1 };
   const deps = {
     sql: dispatch.service.sql,
     http,
@@ -41,10 +40,10 @@ it("sends within the deadline, and not at all past it", async () => {
     llmApiKey: null,
     shutdown: new AbortController().signal,
   };
-  expect(await deliverClaimed(deps, message, Date.now() - 1)).toBe("late");
+  expect(await deliverClaimed(deps, claimed, Date.now() - 1)).toEqual({ kind: "late" });
   expect(receiver.requests).toHaveLength(0);
-  const record = await deliverClaimed(deps, message, Date.now() + 60_000);
-  expect(record !== null && record !== "late" && record.outcome.kind).toBe("delivered");
+  const delivery = await deliverClaimed(deps, claimed, Date.now() + 60_000);
+  expect(delivery.kind === "attempted" && delivery.record.outcome.kind).toBe("delivered");
   expect(receiver.requests).toHaveLength(1);
 });
 
@@ -60,7 +59,7 @@ it("withdrawing an admission forgets one start at its time and puts the message 
     where key = 'withdrawn-key'`;
   await sql`update dispatch.messages set due_at = null, claim_id = 42, flow_active = true where id = ${messageId}`;
   const message = (await findMessage(sql, messageId))!;
-  await withdrawAdmission(sql, message, t1);
+  await withdrawAdmission(sql, { ...message, claimId: 42 }, t1);
   const [key] = await sql<{ starts: Date[] }[]>`select starts from dispatch.flow_control_keys where key = 'withdrawn-key'`;
   expect(key!.starts.map((t) => new Date(t).getTime())).toEqual([t1.getTime(), t2.getTime()]);
   const [row] = await sql`select due_at, flow_active from dispatch.messages where id = ${messageId}`;

@@ -4,24 +4,20 @@
  * and the messages a tick makes carry the schedule's id into the DLQ.
  */
 import { Client } from "@upstash/qstash";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { TestClock } from "../support/clock";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 
 const clock = new TestClock();
 const dispatch = useDispatch({}, { now: clock.now });
-let receiver: Receiver;
+const receiver = useReceiver((request) => (request.path === "/failing" ? { status: 500, body: "no" } : { status: 200 }));
 let client: Client;
 
 beforeAll(async () => {
-  receiver = await startReceiver((request) => (request.path === "/failing" ? { status: 500, body: "no" } : { status: 200 }));
   // devMode: false keeps the SDK from looking for (or downloading) its local dev server.
   client = new Client({ baseUrl: dispatch.baseUrl, token: TEST_TOKEN, devMode: false, retry: false });
-});
-afterAll(async () => {
-  await receiver.close();
 });
 
 /** Moves the clock past the schedule's next tick and waits for it to fire. */

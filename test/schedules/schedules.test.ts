@@ -4,24 +4,19 @@
  * schedule's id. The service's schedules fire by a clock the test moves on,
  * so a minute's tick takes no real minute.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { TestClock } from "../support/clock";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { startDispatchProcess } from "../support/processes";
+import { countMessages, messagesWhere, storedSchedules } from "../support/rows";
 import { startTestService, TEST_TOKEN, useDispatch } from "../support/service";
 
 const clock = new TestClock();
 const { now } = clock;
 const dispatch = useDispatch({}, { now });
-let receiver: Receiver;
+const receiver = useReceiver();
 
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
 afterEach(() => {
   receiver.requests.length = 0;
 });
@@ -59,10 +54,7 @@ async function passNextTick(id: string): Promise<ScheduleJson> {
   }, `schedule ${id} to fire its tick at ${before.nextScheduleTime}`);
 }
 
-const producedBy = async (id: string) =>
-  dispatch.service.sql<{ id: string; url: string; topicName: string | null; queueName: string | null }[]>`
-    select id, url, topic_name as "topicName", queue_name as "queueName" from dispatch.messages
-    where schedule_id = ${id} order by seq`;
+const producedBy = (id: string) => messagesWhere(dispatch, { scheduleId: id });
 
 describe("a schedule", () => {
   it("is created with its configuration, fires at every tick, and publishes the stored request each time", async () => {
@@ -148,8 +140,7 @@ describe("a schedule", () => {
     // The body left out is removed: no body key (docs/hosted-api.md §7.2).
     expect(schedule).not.toHaveProperty("body");
     expect(schedule.nextScheduleTime % 300_000).toBe(0);
-    const [count] = await dispatch.service.sql`select count(*)::int as n from dispatch.schedules where id = 'nightly.report'`;
-    expect(count!.n).toBe(1);
+    expect((await storedSchedules(dispatch, { id: "nightly.report" })).length).toBe(1);
   });
 
   it("fans out to a URL group and enqueues into its Queue-Name", async () => {
@@ -256,8 +247,7 @@ describe("bad schedules are refused with a 400 and store nothing", () => {
     const response = await create(`${receiver.url}/never`, headers as Record<string, string>);
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatch(message);
-    const [count] = await dispatch.service.sql`select count(*)::int as n from dispatch.schedules where destination = ${`${receiver.url}/never`}`;
-    expect(count!.n).toBe(0);
+    expect((await storedSchedules(dispatch, { destination: `${receiver.url}/never` })).length).toBe(0);
   });
 
   it("an invalid destination is a 400; an unknown URL group a 404; an unknown id a 404 (a delete of one changes nothing: 200)", async () => {
@@ -303,9 +293,8 @@ describe("ticks across processes", () => {
         // The next tick is one still to come when the workers started, not one of the ten missed. (Real
         // minutes pass: a tick that comes due during the test fires, so only what came before it counts.)
         expect(schedule.nextScheduleTime).toBeGreaterThan(started);
-        const [count] = await api.service.sql`select count(*)::int as n from dispatch.messages
-          where schedule_id = ${id.scheduleId} and created_at < to_timestamp(${schedule.nextScheduleTime / 1000})`;
-        expect(count!.n).toBe(1);
+        const made = await countMessages(api, { scheduleId: id.scheduleId, createdBefore: new Date(schedule.nextScheduleTime) });
+        expect(made).toBe(1);
         const before = receiver.requests.filter((request) => request.path === "/once" && request.at < schedule.nextScheduleTime);
         expect(before).toHaveLength(1);
       } finally {

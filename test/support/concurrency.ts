@@ -1,8 +1,9 @@
 /**
  * A receiver that holds each request for a while and counts how many it
- * holds at once, per path: what a destination sees of parallelism limits.
+ * holds at once, per path: what a destination sees of parallelism limits;
+ * and the busiest window of a set of arrival times: what it sees of rates.
  */
-import { type Receiver, sleep, startReceiver } from "./receiver";
+import { type Receiver, type Responder, sleep, useReceiver } from "./receiver";
 
 export interface CountingReceiver {
   receiver: Receiver;
@@ -10,20 +11,42 @@ export interface CountingReceiver {
   maxInFlight(path: string): number;
 }
 
-/** Answers 200 after `holdMs`, counting concurrent requests per path. */
-export async function startCountingReceiver(holdMs: number): Promise<CountingReceiver> {
+/** A responder answering 200 after `holdMs`, and the most requests per path it has held at once. */
+function counting(holdMs: number): { responder: Responder; maxInFlight(path: string): number } {
   const current = new Map<string, number>();
   const max = new Map<string, number>();
-  const receiver = await startReceiver(async (request) => {
+  const responder: Responder = async (request) => {
     const now = (current.get(request.path) ?? 0) + 1;
     current.set(request.path, now);
     max.set(request.path, Math.max(max.get(request.path) ?? 0, now));
     await sleep(holdMs);
     current.set(request.path, current.get(request.path)! - 1);
     return { status: 200, body: "ok" };
-  });
-  return { receiver, maxInFlight: (path) => max.get(path) ?? 0 };
+  };
+  return { responder, maxInFlight: (path) => max.get(path) ?? 0 };
 }
 
-/** The most arrivals within any one window: the bench's measure, used by the tests too. */
-export { busiestWindow } from "../../bench/stats";
+/**
+ * A receiver for the whole test file (started and closed as `useReceiver`
+ * does) that answers 200 after `holdMs`, counting concurrent requests per path.
+ */
+export function useCountingReceiver(holdMs: number): CountingReceiver {
+  const { responder, maxInFlight } = counting(holdMs);
+  return { receiver: useReceiver(responder), maxInFlight };
+}
+
+/**
+ * The most of `times` (ms) that fall within any one window of `windowMs`: a
+ * sliding-window rate as a receiver saw it. The benchmark's measure, copied
+ * from bench/stats.ts so that no test imports bench/ (bench/ can import it
+ * from here instead).
+ */
+export function busiestWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let start = 0, end = 0; end < sorted.length; end++) {
+    while (sorted[end]! - sorted[start]! >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}

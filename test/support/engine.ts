@@ -4,12 +4,14 @@
  * `engineCycle` publishes a marker message due now and waits for it to
  * arrive: the engine claims due messages oldest-due first, so by then every
  * message that was due before the marker has been claimed or passed over (a
- * paused queue, a queue slot taken). `attemptsOf` and `unclaimed` then read
- * from the database what the engine did with the messages under test.
+ * paused queue, a queue slot taken). `expectUntouched` and `expectHeldBack`
+ * then read from the database (rows.ts) what the engine did with the
+ * messages under test.
  */
 import { expect } from "vitest";
 import { poll } from "./poll";
 import { startReceiver } from "./receiver";
+import { attemptsOf, heldBackCount, messagesWhere } from "./rows";
 import type { TestService } from "./service";
 
 /**
@@ -29,18 +31,10 @@ export async function engineCycle(dispatch: TestService, delay?: string): Promis
   }
 }
 
-/** How many attempts the messages `ids` have had, together. */
-export async function attemptsOf(dispatch: TestService, ids: string[]): Promise<number> {
-  const [row] = await dispatch.service.sql<{ n: number }[]>`
-    select count(*)::int as n from dispatch.attempts where message_id = any(${ids}::text[])`;
-  return row!.n;
-}
-
 /** Asserts that the messages `ids` were neither attempted nor claimed (no attempt in flight). */
 export async function expectUntouched(dispatch: TestService, ids: string[]): Promise<void> {
   expect(await attemptsOf(dispatch, ids)).toBe(0);
-  const claimed = await dispatch.service.sql`
-    select id from dispatch.messages where id = any(${ids}::text[]) and claim_id is not null`;
+  const claimed = await messagesWhere(dispatch, { ids, claimed: true });
   expect(claimed).toEqual([]);
 }
 
@@ -50,12 +44,7 @@ export async function expectUntouched(dispatch: TestService, ids: string[]): Pro
  * frees a slot — and checks that none of them was attempted.
  */
 export async function expectHeldBack(dispatch: TestService, ids: string[]): Promise<void> {
-  const held = async () => {
-    const [row] = await dispatch.service.sql<{ n: number }[]>`
-      select count(*)::int as n from dispatch.messages
-      where id = any(${ids}::text[]) and claim_id is null and not flow_active and (flow_parked or due_at > now())`;
-    return row!.n;
-  };
+  const held = () => heldBackCount(dispatch, ids);
   await poll(async () => (await held()) === ids.length, async () => `${ids.length} messages held back, ${await held()} are`);
   expect(await attemptsOf(dispatch, ids)).toBe(0);
 }

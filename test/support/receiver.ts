@@ -1,9 +1,11 @@
 /**
  * A real HTTP receiver on 127.0.0.1 that records every request it gets and
- * answers as the test tells it to.
+ * answers as the test tells it to: one for a whole test file (`useReceiver`),
+ * one for a test (`startReceiver`, `receiverPool`).
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import { track } from "./leaks";
 
 /** A request as the receiver got it. */
@@ -81,6 +83,43 @@ export async function startReceiver(responder: Responder = () => ({ status: 200,
         server.closeAllConnections();
         server.close(() => (stopped(), resolve()));
       }),
+  };
+}
+
+/**
+ * A receiver for the whole test file: started in `beforeAll`, closed in
+ * `afterAll`. Call it at the top of the file, after `useDispatch` (hooks run
+ * in the order they were registered, and the after-hooks in reverse, so the
+ * receiver is closed before the service stops); the object it returns reads
+ * the running receiver. A receiver the service's configuration names (an LLM
+ * provider's URL) is the exception: call it before `useDispatch`.
+ */
+export function useReceiver(responder?: Responder): Receiver {
+  let started: Receiver | null = null;
+  beforeAll(async () => {
+    started = await startReceiver(responder);
+  });
+  afterAll(async () => {
+    await started?.close();
+    started = null;
+  });
+  const running = () => {
+    if (started === null) throw new Error("the file's receiver is not running (useReceiver starts it in beforeAll)");
+    return started;
+  };
+  return {
+    get url() {
+      return running().url;
+    },
+    get port() {
+      return running().port;
+    },
+    get requests() {
+      return running().requests;
+    },
+    respond: (next) => running().respond(next),
+    waitFor: (count, timeoutMs) => running().waitFor(count, timeoutMs),
+    close: () => running().close(),
   };
 }
 

@@ -10,7 +10,7 @@ import { Client as WorkflowClient, type RouteFunction, serve, type WorkflowServe
 import { Hono } from "hono";
 import { SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { poll } from "./poll";
-import { type Receiver as TestReceiver, startReceiver } from "./receiver";
+import { type Receiver as TestReceiver, type Responder, startReceiver } from "./receiver";
 import { TEST_TOKEN, type TestService } from "./service";
 
 /** A workflow route: the function and its serve options. */
@@ -81,9 +81,15 @@ export async function waitForReport<T>(reports: Map<string, unknown>, key: strin
   return found.value;
 }
 
-/** A receiver that answers like a workflow SDK that has not finished the run: a run whose steps go to it stays active. */
+/**
+ * Answers like a workflow SDK that has not finished the run: a run whose steps
+ * go to a receiver answering so stays active (`useReceiver(unfinishedRun)`).
+ */
+export const unfinishedRun: Responder = () => ({ status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" }, body: "[]" });
+
+/** A receiver that answers like a workflow SDK that has not finished the run (`unfinishedRun`), for one test. */
 export function startUnfinishedRunReceiver(): Promise<TestReceiver> {
-  return startReceiver(() => ({ status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" }, body: "[]" }));
+  return startReceiver(unfinishedRun);
 }
 
 /** Starts a run whose init step goes to `receiver` (`startUnfinishedRunReceiver`, which leaves it active); its id. */

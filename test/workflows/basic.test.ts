@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { poll } from "../support/poll";
+import { storedRun, storedRuns } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
@@ -30,7 +31,7 @@ it("runs a workflow with run and sleep steps", async () => {
   await poll(() => results.length > 0, "the workflow's result");
   expect(results).toEqual([{ payload: { hello: "world" }, b: 2 }]);
   const run = await poll(async () => {
-    const [row] = await dispatch.service.sql`select state, response from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    const row = await storedRun(dispatch, workflowRunId);
     return row?.state !== "RUN_STARTED" && row;
   }, "the run to end");
   expect(run).toMatchObject({ state: "RUN_SUCCESS", response: '{"done":2}' });
@@ -62,8 +63,8 @@ it("deduplicates a trigger for an active run id and refuses steps for unknown or
   const [second] = await (await init("wfr_twice")).json();
   expect(first.deduplicated).toBe(false);
   expect(second).toMatchObject({ messageId: first.messageId, deduplicated: true });
-  const runs = await dispatch.service.sql`select count(*)::int as n from dispatch.workflow_runs where run_id = 'wfr_twice'`;
-  expect(runs[0]!.n).toBe(1);
+  const runs = await storedRuns(dispatch, { runIds: ["wfr_twice"] });
+  expect(runs.length).toBe(1);
 
   await dispatch.api("/v2/workflows/runs/wfr_twice?cancel=true", { method: "DELETE" });
   expect((await publishStep("wfr_twice")).status).toBe(400);

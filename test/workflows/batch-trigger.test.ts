@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
+import { storedRun, storedRuns } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
@@ -35,9 +36,8 @@ const batchTrigger = (items: unknown) => dispatch.api("/v2/batch/trigger", { met
 /** The state of each run, once every one has ended. */
 async function endStates(runIds: string[]): Promise<string[]> {
   return poll(async () => {
-    const rows = await dispatch.service.sql<{ run_id: string; state: string }[]>`
-      select run_id, state from dispatch.workflow_runs where run_id = any(${runIds}::text[])`;
-    const states = runIds.map((id) => rows.find((row) => row.run_id === id)?.state);
+    const rows = await storedRuns(dispatch, { runIds });
+    const states = runIds.map((id) => rows.find((row) => row.runId === id)?.state);
     return states.every((state) => state !== undefined && state !== "RUN_STARTED") && (states as string[]);
   }, `${runIds.join(", ")} to end`);
 }
@@ -69,7 +69,7 @@ describe("POST /v2/batch/trigger", () => {
 
     const { runs: logged } = await app.client.logs({ filter: { workflowRunId: "wfr_batch-ada" } });
     expect(logged[0]).toMatchObject({ workflowRunCreatedAt: runs[0].workflowCreatedAt, labels: ["batch"] });
-    const [config] = await dispatch.service.sql`select config from dispatch.workflow_runs where run_id = ${ids[1]}`;
+    const config = await storedRun(dispatch, ids[1]);
     expect(config!.config).toMatchObject({ maxRetries: 0 });
   });
 
@@ -95,15 +95,15 @@ describe("POST /v2/batch/trigger", () => {
   });
 
   it("starts nothing when an item is refused, and refuses more than 1000 items", async () => {
-    const before = await dispatch.service.sql`select count(*)::int as n from dispatch.workflow_runs`;
+    const before = (await storedRuns(dispatch)).length;
     const refused = await batchTrigger([
       { destination: app.url("/greet"), headers: { "Upstash-Workflow-RunId": "wfr_batch-never" } },
       { destination: "not-a-url" },
     ]);
     expect(refused.status).toBe(400);
     expect((await refused.json()).error).toMatch(/invalid workflow url "not-a-url"/);
-    const after = await dispatch.service.sql`select count(*)::int as n from dispatch.workflow_runs`;
-    expect(after[0]!.n).toBe(before[0]!.n);
+    const after = (await storedRuns(dispatch)).length;
+    expect(after).toBe(before);
 
     const tooMany = await batchTrigger(Array.from({ length: 1001 }, () => ({ destination: app.url("/greet") })));
     expect(tooMany.status).toBe(412);

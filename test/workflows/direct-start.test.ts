@@ -7,17 +7,17 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
+import { messageEvents, messagesWhere, storedRun } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let app: WorkflowApp;
-let thirdParty: Receiver;
+const thirdParty = useReceiver(() => ({ status: 200, headers: { "Content-Type": "text/plain" }, body: "called" }));
 const seen = new Map<string, unknown>();
 
 beforeAll(async () => {
-  thirdParty = await startReceiver(() => ({ status: 200, headers: { "Content-Type": "text/plain" }, body: "called" }));
   app = await startWorkflowApp(dispatch, {
     "/direct": {
       route: async (context) => {
@@ -44,7 +44,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await thirdParty.close();
 });
 
 /** Polls `/v2/workflows/logs` until the run has left RUN_STARTED. */
@@ -66,8 +65,7 @@ it("completes a run whose caller's Content-Length serve() forwards", async () =>
   const { workflowRunId } = (await response.json()) as { workflowRunId: string };
 
   // serve() forwarded the caller's framing headers; the stored run keeps only the real ones.
-  const [init] = await dispatch.service.sql`
-    select r.user_headers as "userHeaders" from dispatch.workflow_runs r where r.run_id = ${workflowRunId}`;
+  const init = await storedRun(dispatch, workflowRunId);
   const userHeaders = Object.keys(init!.userHeaders).map((name) => name.toLowerCase());
   expect(userHeaders).toContain("x-caller");
   expect(userHeaders).not.toContain("content-length");
@@ -86,9 +84,10 @@ it("completes a run whose caller's Content-Length serve() forwards", async () =>
   expect(thirdParty.requests).toHaveLength(1);
   expect(call!.body.toString()).toBe("call body");
   expect(call!.headers).toMatchObject({ "content-length": String(Buffer.byteLength("call body")), "x-call": "yes" });
-  const failures = await dispatch.service.sql`
-    select e.error from dispatch.message_events e join dispatch.messages m on m.id = e.message_id
-    join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
-    where r.run_id = ${workflowRunId} and e.state in ('ERROR', 'RETRY', 'FAILED')`;
+  const failures = [];
+  for (const message of await messagesWhere(dispatch, { workflowRunIds: [workflowRunId] })) {
+    const events = await messageEvents(dispatch, message.id);
+    failures.push(...events.filter((event) => ["ERROR", "RETRY", "FAILED"].includes(event.state)).map((event) => event.error));
+  }
   expect(failures).toEqual([]);
 });

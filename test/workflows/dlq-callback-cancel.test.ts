@@ -7,14 +7,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
+import { attemptsOf, storedRun } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let app: WorkflowApp;
 /** Where the failure callbacks go: it fails the first one, then holds each until released. */
-let failureUrl: Receiver;
+const failureUrl = useReceiver();
 let release: () => void = () => {};
 
 beforeAll(async () => {
@@ -27,12 +28,10 @@ beforeAll(async () => {
       },
     },
   });
-  failureUrl = await startReceiver();
 });
 afterAll(async () => {
   release();
   await app.close();
-  await failureUrl.close();
 });
 
 const cancelCallback = (dlqId: string) => dispatch.api(`/v2/workflows/dlq/callback/${dlqId}`, { method: "DELETE" });
@@ -76,9 +75,8 @@ describe("DELETE /v2/workflows/dlq/callback/{dlqId}", () => {
 
     // The attempt that was under way lands, and is not recorded: the state stays.
     await poll(async () => {
-      const [row] = await dispatch.service.sql`select count(*)::int as n from dispatch.attempts a
-        join dispatch.workflow_runs r on r.failure_callback_message_id = a.message_id where r.run_id = ${workflowRunId}`;
-      return row!.n === 1;
+      const stored = await storedRun(dispatch, workflowRunId);
+      return (await attemptsOf(dispatch, [stored!.failureCallbackMessageId!])) === 1;
     }, "the cancelled attempt to finish");
     expect((await (await dispatch.api(`/v2/workflows/dlq/${dlqId}`)).json()).failureFunctionState).toBe("CALLBACK_CANCELED");
     expect(failureUrl.requests.length).toBe(arrived + 1);

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
 import { sleep } from "../support/receiver";
+import { messagesWhere, storedRun, storedRuns } from "../support/rows";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp, type WorkflowRoute } from "../support/workflow-app";
 
@@ -33,9 +34,8 @@ const ranOf = (group: string, n: number) => ({
 const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => poll(probe, what, 25_000);
 
 async function runStates(runIds: string[]): Promise<Map<string, string>> {
-  const rows = await dispatch.service.sql<{ run_id: string; state: string }[]>`
-    select run_id, state from dispatch.workflow_runs where run_id = any(${runIds}::text[])`;
-  return new Map(rows.map((row) => [row.run_id, row.state]));
+  const rows = await storedRuns(dispatch, { runIds });
+  return new Map(rows.map((row) => [row.runId, row.state]));
 }
 
 /** Waits until every run has ended, and returns their end states. */
@@ -160,11 +160,10 @@ describe("workflow DLQ", () => {
     expect(resumed.every((run) => run.workflowRunId.startsWith("wfr_") && !originals.includes(run.workflowRunId))).toBe(true);
     expect(await ended(resumed.map((run) => run.workflowRunId))).toEqual(Array(55).fill("RUN_SUCCESS"));
 
-    const runs = await dispatch.service.sql<{ run_id: string; created_at: Date; config: Record<string, unknown> }[]>`
-      select run_id, created_at, config from dispatch.workflow_runs where run_id = any(${resumed.map((run) => run.workflowRunId)}::text[])`;
+    const runs = await storedRuns(dispatch, { runIds: resumed.map((run) => run.workflowRunId) });
     for (const run of runs) {
       expect(run.config).toMatchObject({ maxRetries: 2, flowControl: { key: "resumed", value: "parallelism=20" } });
-      expect(resumed.find((r) => r.workflowRunId === run.run_id)!.workflowCreatedAt).toBe(run.created_at.getTime());
+      expect(resumed.find((r) => r.workflowRunId === run.runId)!.workflowCreatedAt).toBe(run.createdAt.getTime());
     }
     // The completed first step was kept, not run again; the failed second step ran again and the run went on.
     for (let n = 0; n < 55; n++) expect(ranOf("bulk", n)).toEqual({ first: 1, second: 2, third: 1 });
@@ -209,7 +208,7 @@ describe("workflow DLQ", () => {
     expect(resumedId).not.toBe(workflowRunId);
     expect(await ended([resumedId])).toEqual(["RUN_SUCCESS"]);
     expect(ranOf("sdk-resume", 0)).toEqual({ first: 1, second: 2, third: 1 });
-    const [run] = await dispatch.service.sql`select response from dispatch.workflow_runs where run_id = ${resumedId}`;
+    const run = await storedRun(dispatch, resumedId);
     expect(run!.response).toBe('"one-two"');
     expect((await app.client.dlq.list({ filter: { workflowRunId } })).messages).toEqual([]);
   });
@@ -224,8 +223,8 @@ describe("workflow DLQ", () => {
     const resumedId = workflowRuns[0]!.workflowRunId;
     expect(await ended([resumedId])).toEqual(["RUN_SUCCESS"]);
     expect(ranOf("parallel", 0)).toMatchObject({ second: 2, third: 1 });
-    const [run] = await dispatch.service.sql`select response from dispatch.workflow_runs where run_id = ${resumedId}`;
-    expect(JSON.parse(run!.response)).toEqual(["quick", "flaky", "napped"]);
+    const run = await storedRun(dispatch, resumedId);
+    expect(JSON.parse(run!.response!)).toEqual(["quick", "flaky", "napped"]);
   });
 
   it("resumes by id in the path and by a JSON body of ids", async () => {
@@ -248,7 +247,7 @@ describe("workflow DLQ", () => {
     expect(await ended([started.workflowRunId, workflowRuns[0].workflowRunId])).toEqual(["RUN_SUCCESS", "RUN_SUCCESS"]);
     expect(ranOf("rest-resume-1", 0)).toEqual({ first: 1, second: 2, third: 1 });
     expect(ranOf("rest-resume-2", 0)).toEqual({ first: 1, second: 2, third: 1 });
-    const [run] = await dispatch.service.sql`select config from dispatch.workflow_runs where run_id = ${workflowRuns[0].workflowRunId}`;
+    const run = await storedRun(dispatch, workflowRuns[0].workflowRunId);
     expect(run!.config).toMatchObject({ maxRetries: 4, flowControl: { key: "native", value: "rate=10" } });
     expect((await dispatch.api(`/v2/workflows/dlq/resume/${one.entry.dlqId}`, { method: "POST" })).status).toBe(404);
   });
@@ -265,7 +264,7 @@ describe("workflow DLQ", () => {
     const { workflowRuns } = await response.json();
     expect(workflowRuns).toHaveLength(1);
     expect(await ended([workflowRuns[0].workflowRunId])).toEqual(["RUN_SUCCESS"]);
-    const [run] = await dispatch.service.sql`select labels from dispatch.workflow_runs where run_id = ${workflowRuns[0].workflowRunId}`;
+    const run = await storedRun(dispatch, workflowRuns[0].workflowRunId);
     expect(run!.labels).toEqual(["resumed"]);
   });
 
@@ -275,7 +274,7 @@ describe("workflow DLQ", () => {
     const { workflowRuns } = await app.client.dlq.restart(entry.dlqId, { retries: 1 });
     expect(await ended([workflowRuns[0]!.workflowRunId])).toEqual(["RUN_SUCCESS"]);
     expect(ranOf("restart", 0)).toEqual({ first: 2, second: 2, third: 1 });
-    const [run] = await dispatch.service.sql`select config from dispatch.workflow_runs where run_id = ${workflowRuns[0]!.workflowRunId}`;
+    const run = await storedRun(dispatch, workflowRuns[0]!.workflowRunId);
     expect(run!.config).toMatchObject({ maxRetries: 1 });
   });
 
@@ -298,8 +297,8 @@ describe("workflow DLQ", () => {
     expect(retried).toMatchObject({ workflowRunId, workflowCreatedAt: entry.workflowCreatedAt });
     expect(await until("the failure function", () => seen.get(`failure-fn:${workflowRunId}`))).toBe(500);
     await until("CALLBACK_SUCCESS", async () => {
-      const [run] = await dispatch.service.sql`select failure_callback_state from dispatch.workflow_runs where run_id = ${workflowRunId}`;
-      return run!.failure_callback_state === "CALLBACK_SUCCESS" ? true : undefined;
+      const run = await storedRun(dispatch, workflowRunId);
+      return run!.failureCallbackState === "CALLBACK_SUCCESS" ? true : undefined;
     });
   });
 });
@@ -337,9 +336,11 @@ describe("bulk cancel of runs", () => {
     // What is left active: the prefixed sibling and these three.
     expect(await app.client.cancel({ all: true })).toEqual({ cancelled: 4 });
     expect(await app.client.cancel({ all: true })).toEqual({ cancelled: 0 });
-    const pending = await dispatch.service.sql`
-      select m.id from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
-      where r.workflow_url like ${`${app.baseUrl}/cancel/%`} and m.state in ('CREATED', 'RETRY')`;
+    const cancelled = await storedRuns(dispatch, { urlLike: `${app.baseUrl}/cancel/%` });
+    const pending = await messagesWhere(dispatch, {
+      workflowRunIds: cancelled.map((run) => run.runId),
+      states: ["CREATED", "RETRY"],
+    });
     expect(pending).toEqual([]);
   });
 });
@@ -367,10 +368,9 @@ describe("REST trigger", () => {
       label: "from-rest",
     });
     expect(await ended([started.workflowRunId])).toEqual(["RUN_SUCCESS"]);
-    const [run] = await dispatch.service.sql`
-      select labels, config, created_at from dispatch.workflow_runs where run_id = ${started.workflowRunId}`;
+    const run = await storedRun(dispatch, started.workflowRunId);
     expect(run).toMatchObject({ labels: ["from-rest"], config: { maxRetries: 1, failureCallback: app.url("/rest") } });
-    expect(run!.created_at.getTime()).toBe(started.workflowCreatedAt);
+    expect(run!.createdAt.getTime()).toBe(started.workflowCreatedAt);
   });
 
   it("generates a run id when none is given", async () => {

@@ -11,16 +11,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NON_WORKFLOW_DESTINATION, REST_TRIGGER_NEEDS_V1, SDK_HEADER, SDK_VERSION_HEADER } from "../../src/domain/headers/workflow";
 import { markStalledRuns } from "../../src/domain/workflows/stalled";
 import { poll } from "../support/poll";
-import { type Receiver, type Reply, startReceiver } from "../support/receiver";
+import { type Reply, useReceiver } from "../support/receiver";
+import { attempts, countMessages, messagesWhere, storedRun, waiterCount, workflowSteps } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
 const MiB = 1024 * 1024;
 const dispatch = useDispatch({ maxMessageBytes: 8 * MiB });
 let app: WorkflowApp;
-let thirdParty: Receiver;
+// A third party answering with lower-case names on the wire, as most servers do; /echo sends the body back.
+const thirdParty = useReceiver((request) => ({
+  status: 200,
+  headers: { "get-header": "got it", "content-type": "text/plain" },
+  body: request.path.startsWith("/echo") ? request.body : request.path.startsWith("/huge") ? "h".repeat(9 * MiB) : "called",
+}));
 /** Answers 200 as the test says: like an SDK older than v1, like a v1 SDK that never goes on, or like no SDK. */
-let endpoints: Receiver;
+const endpoints = useReceiver((request): Reply => {
+  if (request.path.startsWith("/old-sdk")) return { status: 200, headers: { [SDK_VERSION_HEADER]: "1" }, body: "{}" };
+  if (request.path.startsWith("/silent-sdk")) return { status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" } };
+  return { status: 200, body: "a plain web page" };
+});
 const seen = new Map<string, unknown>();
 
 const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
@@ -37,21 +47,10 @@ function finishedRun(workflowRunId: string): Promise<Record<string, any>> {
 const child = { routeFunction: async () => undefined, options: {}, workflowId: "child" } as unknown as InvokableWorkflow<unknown, unknown>;
 
 beforeAll(async () => {
-  // A third party answering with lower-case names on the wire, as most servers do; /echo sends the body back.
-  thirdParty = await startReceiver((request) => ({
-    status: 200,
-    headers: { "get-header": "got it", "content-type": "text/plain" },
-    body: request.path.startsWith("/echo") ? request.body : request.path.startsWith("/huge") ? "h".repeat(9 * MiB) : "called",
-  }));
   const callRoute = (key: string) => async (context: Parameters<Parameters<typeof startWorkflowApp>[1][string]["route"]>[0]) => {
     const { header, body } = await context.call("call", { url: `${thirdParty.url}/call`, method: "GET" });
     seen.set(`${key}:${context.workflowRunId}`, { getHeader: header["Get-Header"]?.[0], contentType: header["Content-Type"]?.[0], body });
   };
-  endpoints = await startReceiver((request): Reply => {
-    if (request.path.startsWith("/old-sdk")) return { status: 200, headers: { [SDK_VERSION_HEADER]: "1" }, body: "{}" };
-    if (request.path.startsWith("/silent-sdk")) return { status: 200, headers: { [SDK_VERSION_HEADER]: "1", [SDK_HEADER]: "v1.3.3" } };
-    return { status: 200, body: "a plain web page" };
-  });
   app = await startWorkflowApp(dispatch, {
     "/call": { route: callRoute("call") },
     "/call-failure-function": { route: callRoute("call-ff"), options: { failureFunction: async () => "handled" } },
@@ -103,8 +102,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await thirdParty.close();
-  await endpoints.close();
 });
 
 describe("header names", () => {
@@ -124,13 +121,11 @@ describe("header names", () => {
   it("a webhook event carries the caller's headers, canonical names", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/webhook") });
     const url = await waitFor<string>(`webhook-url:${workflowRunId}`);
-    await poll(async () => (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length > 0, "the wait");
+    await poll(async () => (await waiterCount(dispatch)) > 0, "the wait");
     expect((await fetch(url, { method: "POST", headers: { "x-hook-sender": "me" }, body: "b" })).status).toBe(200);
     expect(await waitFor(`webhook:${workflowRunId}`)).toBe("me");
     // The event as the run's step list holds it: the wait step's `out`, base64 of the request.
-    const entries = await dispatch.service.sql<{ body: Buffer }[]>`
-      select s.body from dispatch.workflow_steps s join dispatch.workflow_runs r on r.pk = s.run_pk
-      where r.run_id = ${workflowRunId} order by s.seq`;
+    const entries = await workflowSteps(dispatch, workflowRunId);
     const steps = entries.flatMap((entry) => {
       try {
         return [JSON.parse(entry.body.toString())];
@@ -171,12 +166,10 @@ describe("the run logs", () => {
 /** The run's state and the error its failed message was logged with, once it has left RUN_STARTED. */
 async function failure(workflowRunId: string): Promise<{ state: string; error: string | undefined }> {
   const run = await poll(async () => {
-    const [row] = await dispatch.service.sql<{ state: string; pk: number }[]>`
-      select state, pk from dispatch.workflow_runs where run_id = ${workflowRunId} order by pk desc limit 1`;
+    const row = await storedRun(dispatch, workflowRunId);
     return row && row.state !== "RUN_STARTED" && row;
   }, `run ${workflowRunId} to end`);
-  const [message] = await dispatch.service.sql<{ id: string }[]>`
-    select id from dispatch.messages where workflow_run_pk = ${run.pk} order by seq limit 1`;
+  const [message] = await messagesWhere(dispatch, { workflowRunPk: run.pk });
   const { logs } = await (await dispatch.api(`/v2/logs?messageId=${message!.id}`)).json();
   return { state: run.state, error: logs.find((log: { state: string }) => log.state === "FAILED")?.error };
 }
@@ -203,19 +196,15 @@ describe("starting a run on an endpoint that cannot run it", () => {
     const sql = dispatch.service.sql;
     // Until each has done its first step: the silent one's init delivered, the others sleeping or waiting.
     await poll(async () => {
-      const [{ n } = { n: 0 }] = await sql<{ n: number }[]>`
-        select (select count(*) from dispatch.workflow_waiters)::int
-          + (select count(*) from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
-             where r.run_id in (${stalledId}, ${sleepingId}) and m.state = 'DELIVERED')::int as n`;
-      return n >= 3;
+      const delivered = await countMessages(dispatch, { workflowRunIds: [stalledId, sleepingId], states: ["DELIVERED"] });
+      return (await waiterCount(dispatch)) + delivered >= 3;
     }, "each run's first step");
     const found = await markStalledRuns(sql, 0);
     expect(found.map((run) => run.runId)).toContain(stalledId);
     expect(found.map((run) => run.runId)).not.toContain(sleepingId);
     expect(found.map((run) => run.runId)).not.toContain(waitingId);
     expect((await markStalledRuns(sql, 0)).map((run) => run.runId)).not.toContain(stalledId);
-    const [row] = await sql<{ stalledAt: Date | null }[]>`
-      select stalled_at as "stalledAt" from dispatch.workflow_runs where run_id = ${stalledId}`;
+    const row = await storedRun(dispatch, stalledId);
     expect(row!.stalledAt).toBeInstanceOf(Date);
   });
 });
@@ -225,9 +214,9 @@ describe("limits", () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/over-limit"), retries: 3 });
     const run = await finishedRun(workflowRunId);
     expect(run.workflowState).toBe("RUN_FAILED");
-    const failed = await dispatch.service.sql<{ retried: number; maxRetries: number }[]>`
-      select m.retried, m.max_retries as "maxRetries" from dispatch.messages m
-      join dispatch.workflow_runs r on r.pk = m.workflow_run_pk where r.run_id = ${workflowRunId} and m.state = 'FAILED'`;
+    const failed = (await messagesWhere(dispatch, { workflowRunIds: [workflowRunId], states: ["FAILED"] })).map(
+      ({ retried, maxRetries }) => ({ retried, maxRetries }),
+    );
     expect(failed).toEqual([{ retried: 0, maxRetries: 3 }]);
   });
 
@@ -241,10 +230,8 @@ describe("limits", () => {
   it("a call whose response is over the limit fails, saying so, instead of handing on a cut-off body", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/huge-call") });
     expect(await waitFor(`huge:${workflowRunId}`, 30_000)).toEqual({ status: 0, length: 0 });
-    const [call] = await dispatch.service.sql<{ error: string }[]>`
-      select a.error from dispatch.attempts a join dispatch.messages m on m.id = a.message_id
-      join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
-      where r.run_id = ${workflowRunId} and m.workflow_call_type = 'toCallback'`;
+    const calls = await messagesWhere(dispatch, { workflowRunIds: [workflowRunId], workflowCallType: "toCallback" });
+    const [call] = await attempts(dispatch, calls.map((message) => message.id));
     expect(call!.error).toMatch(/response body exceeds the maximum message size of 8388608 bytes \(raise it with DISPATCH_MAX_MESSAGE_SIZE\)/);
   }, 60_000);
 });

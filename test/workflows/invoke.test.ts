@@ -10,6 +10,7 @@ import { Client as WorkflowClient } from "@upstash/workflow";
 import { createWorkflow, serveMany } from "@upstash/workflow/hono";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storedRun, storedRuns } from "../support/rows";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { waitForReport } from "../support/workflow-app";
 
@@ -67,16 +68,14 @@ describe("invoke, labels and lookback notify", () => {
     );
     expect(result.ok).toEqual({ body: { doubled: 42 }, isFailed: false, isCanceled: false });
     expect(result.failed).toEqual({ isFailed: true, isCanceled: false });
-    const children = await dispatch.service.sql`
-      select state, invoker->>'workflowRunId' as parent from dispatch.workflow_runs
-      where invoker->>'workflowRunId' = ${workflowRunId} order by pk`;
+    const children = await storedRuns(dispatch, { invokedBy: workflowRunId });
     expect(children.map((row) => row.state)).toEqual(["RUN_SUCCESS", "RUN_FAILED"]);
   });
 
   it("labels a run: stored for filtering and readable as context.label", async () => {
     const { workflowRunId } = await client.trigger({ url: `${baseUrl}/labelled`, label: "nightly" });
     expect(await waitFor(`label:${workflowRunId}`)).toBe("nightly");
-    const [run] = await dispatch.service.sql`select labels from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    const run = await storedRun(dispatch, workflowRunId);
     expect(run!.labels).toEqual(["nightly"]);
   });
 

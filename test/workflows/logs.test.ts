@@ -6,14 +6,14 @@
 import type { InvokableWorkflow, WorkflowRunLog } from "@upstash/workflow";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
 /** Workflow sleeps are scaled (DISPATCH_DELAY_SCALE): a 1 s sleep waits 10 ms; the logs keep 1 s. */
 const dispatch = useDispatch({ delayScale: 0.01 });
 let app: WorkflowApp;
-let thirdParty: Receiver;
+const thirdParty = useReceiver(() => ({ status: 201, headers: { "X-Reply": "r" }, body: "echo" }));
 
 type LogsParams = NonNullable<Parameters<WorkflowApp["client"]["logs"]>[0]>;
 // The SDK types a step as a union per step kind; assertions read them as plain JSON.
@@ -46,7 +46,6 @@ const child = { routeFunction: async () => undefined, options: {}, workflowId: "
 const invokable = child as unknown as InvokableWorkflow<unknown, unknown>;
 
 beforeAll(async () => {
-  thirdParty = await startReceiver(() => ({ status: 201, headers: { "X-Reply": "r" }, body: "echo" }));
   app = await startWorkflowApp(dispatch, {
     "/all": {
       route: async (context) => {
@@ -96,7 +95,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await thirdParty.close();
 });
 
 describe("a finished run", () => {

@@ -8,20 +8,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectHidden, REDACTED } from "../support/hidden";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let app: WorkflowApp;
-let thirdParty: Receiver;
+const thirdParty = useReceiver(() => ({ status: 200, body: "reply-secret" }));
 /** What the workflow read: its payload and the secret header. */
 const seen: unknown[] = [];
 
 const SECRETS = ["payload-secret", "header-secret", "derived-secret", "call-secret", "reply-secret"];
 
 beforeAll(async () => {
-  thirdParty = await startReceiver(() => ({ status: 200, body: "reply-secret" }));
   app = await startWorkflowApp(dispatch, {
     "/secret": {
       route: async (context) => {
@@ -47,7 +46,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await thirdParty.close();
 });
 
 const expectSecretsHidden = (value: unknown) => expectHidden(value, ...SECRETS);

@@ -6,13 +6,13 @@
  * time: this file's service does not scale delays.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp, waitForReport } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let app: WorkflowApp;
-let receiver: Receiver;
+const receiver = useReceiver();
 const reports = new Map<string, unknown>();
 
 beforeAll(async () => {
@@ -27,11 +27,9 @@ beforeAll(async () => {
       },
     },
   });
-  receiver = await startReceiver();
 });
 afterAll(async () => {
   await app.close();
-  await receiver.close();
 });
 
 /** The stored `notBefore` (Unix ms) of message `id`. */

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
+import { countMessages, storedRun, waiterCount } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
@@ -12,7 +13,11 @@ import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/wo
 const DELAY_SCALE = 0.01;
 const dispatch = useDispatch({ delayScale: DELAY_SCALE });
 let app: WorkflowApp;
-let thirdParty: Receiver;
+const thirdParty = useReceiver((request) => ({
+  status: request.path.startsWith("/fail") ? 500 : 200,
+  headers: { "Content-Type": "application/json", "X-Third": "yes" },
+  body: JSON.stringify({ echoed: request.body.toString() }),
+}));
 const seen = new Map<string, unknown>();
 
 const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, key, timeoutMs);
@@ -20,16 +25,11 @@ const waitFor = <T>(key: string, timeoutMs?: number) => waitForReport<T>(seen, k
 /** The run's state once it has left RUN_STARTED. */
 const runState = (runId: string) =>
   poll(async () => {
-    const [run] = await dispatch.service.sql`select state from dispatch.workflow_runs where run_id = ${runId} order by pk desc limit 1`;
-    return run && run.state !== "RUN_STARTED" && (run.state as string);
+    const run = await storedRun(dispatch, runId);
+    return run && run.state !== "RUN_STARTED" && run.state;
   }, `run ${runId} to end`, 5_000);
 
 beforeAll(async () => {
-  thirdParty = await startReceiver((request) => ({
-    status: request.path.startsWith("/fail") ? 500 : 200,
-    headers: { "Content-Type": "application/json", "X-Third": "yes" },
-    body: JSON.stringify({ echoed: request.body.toString() }),
-  }));
   app = await startWorkflowApp(dispatch, {
     "/parallel": {
       route: async (context) => {
@@ -114,7 +114,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app.close();
-  await thirdParty.close();
 });
 
 describe("workflow steps", () => {
@@ -166,10 +165,10 @@ describe("workflow steps", () => {
     expect(failure.payload).toEqual({ order: 9 });
     expect(await runState(workflowRunId)).toBe("RUN_FAILED");
     const run = await poll(async () => {
-      const [row] = await dispatch.service.sql`select failure_callback_state, dlq_id from dispatch.workflow_runs where run_id = ${workflowRunId}`;
-      return row?.failure_callback_state === "CALLBACK_SUCCESS" && row;
+      const row = await storedRun(dispatch, workflowRunId);
+      return row?.failureCallbackState === "CALLBACK_SUCCESS" && row;
     }, "the failure function's outcome");
-    expect(run).toMatchObject({ failure_callback_state: "CALLBACK_SUCCESS", dlq_id: expect.stringMatching(/^dlq_/) });
+    expect(run).toMatchObject({ failureCallbackState: "CALLBACK_SUCCESS", dlqId: expect.stringMatching(/^dlq_/) });
   });
 
   it("cancels a run from inside", async () => {
@@ -177,10 +176,8 @@ describe("workflow steps", () => {
     expect(await runState(workflowRunId)).toBe("RUN_CANCELED");
     // Nothing of the run is pending any more, so nothing can run its later steps.
     await poll(async () => {
-      const pending = await dispatch.service.sql`
-        select 1 from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
-        where r.run_id = ${workflowRunId} and m.state in ('CREATED', 'RETRY')`;
-      return pending.length === 0;
+      const pending = await countMessages(dispatch, { workflowRunIds: [workflowRunId], states: ["CREATED", "RETRY"] });
+      return pending === 0;
     }, "the run's messages to finish");
     expect(seen.has("cancel:after")).toBe(false);
   });
@@ -188,7 +185,7 @@ describe("workflow steps", () => {
   it("creates a webhook and resumes when it is called", async () => {
     const { workflowRunId } = await app.client.trigger({ url: app.url("/webhook") });
     const url = await waitFor<string>(`webhook-url:${workflowRunId}`);
-    await poll(async () => (await dispatch.service.sql`select 1 from dispatch.workflow_waiters`).length > 0, "the wait");
+    await poll(async () => (await waiterCount(dispatch)) > 0, "the wait");
     const response = await fetch(url, { method: "POST", body: "hook body" });
     expect(response.ok).toBe(true);
     expect(await waitFor(`webhook:${workflowRunId}`)).toEqual({ timeout: false, body: "hook body", method: "POST" });

@@ -7,27 +7,17 @@
  * not hoped for. (The step body is the test's own, not an SDK's: what is
  * checked is what the wait and the notify leave in the database.)
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { messageSettings } from "../../src/domain/publish/options";
 import { registerWait } from "../../src/domain/workflows/waits";
 import { poll } from "../support/poll";
-import type { Receiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
+import { messagesWhere, notificationCount, waiterCount } from "../support/rows";
 import { request, useDispatch } from "../support/service";
-import { startActiveRun, startUnfinishedRunReceiver } from "../support/workflow-app";
+import { startActiveRun, unfinishedRun } from "../support/workflow-app";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startUnfinishedRunReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
-
-const count = async (table: "workflow_waiters" | "workflow_notifications", eventId: string) =>
-  (await dispatch.service.sql<{ n: number }[]>`
-    select count(*)::int as n from ${dispatch.service.sql(`dispatch.${table}`)} where event_id = ${eventId}`)[0]!.n;
+const receiver = useReceiver(unfinishedRun);
 
 /** Whether a statement of this database is waiting for a lock. */
 const someoneWaitsForALock = async () =>
@@ -60,10 +50,9 @@ it("a webhook that arrives while a wait is being registered resumes the run", as
   expect((await hook).status).toBe(200);
 
   // The waiter was resolved: no waiter and no stored notification are left, and the continuation carries the call.
-  expect(await count("workflow_waiters", eventId)).toBe(0);
-  expect(await count("workflow_notifications", eventId)).toBe(0);
-  const [continued] = await dispatch.service.sql<{ body: Buffer }[]>`
-    select body from dispatch.messages where convert_from(body, 'UTF8') like ${`%"waitEventId":"${eventId}"%`}`;
+  expect(await waiterCount(dispatch, eventId)).toBe(0);
+  expect(await notificationCount(dispatch, { eventId })).toBe(0);
+  const [continued] = await messagesWhere(dispatch, { bodyContains: `"waitEventId":"${eventId}"` });
   const step = JSON.parse(continued!.body.toString());
   expect(step).toMatchObject({ waitEventId: eventId, waitTimeout: false });
   // A webhook's event is the request it received (§7.5), its body in base64.

@@ -7,14 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
-import { startActiveRun, startUnfinishedRunReceiver, startWorkflowApp, type WorkflowApp, waitForReport } from "../support/workflow-app";
+import { startActiveRun, startWorkflowApp, unfinishedRun, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 let app: WorkflowApp;
-let workflow: Receiver;
-let continuation: Receiver;
+const workflow = useReceiver(unfinishedRun);
+const continuation = useReceiver();
 const reports = new Map<string, unknown>();
 
 beforeAll(async () => {
@@ -26,13 +26,9 @@ beforeAll(async () => {
       },
     },
   });
-  workflow = await startUnfinishedRunReceiver();
-  continuation = await startReceiver();
 });
 afterAll(async () => {
   await app.close();
-  await workflow.close();
-  await continuation.close();
 });
 
 /** `POST /v2/wait/{eventId}` for active run `runId`, as the SDK's wait request is shaped (its `WaitRequest` type). */

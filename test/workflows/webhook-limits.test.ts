@@ -5,29 +5,20 @@
  * live run is kept, but at most MAX_PENDING_NOTIFICATIONS per run, and is
  * removed once expired or once its run ends.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_PENDING_NOTIFICATIONS, purgeStaleNotifications } from "../../src/domain/workflows/waits";
-import type { Receiver } from "../support/receiver";
+import { useReceiver } from "../support/receiver";
+import { notificationCount } from "../support/rows";
 import { request, useDispatch } from "../support/service";
-import { startActiveRun, startUnfinishedRunReceiver } from "../support/workflow-app";
+import { startActiveRun, unfinishedRun } from "../support/workflow-app";
 
 const dispatch = useDispatch();
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startUnfinishedRunReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-});
+const receiver = useReceiver(unfinishedRun);
 
 const hook = (runId: string, eventId: string, body = "payload") =>
   request(`${dispatch.baseUrl}/v2/workflows/hooks/test-user/${runId}/${eventId}`, { method: "POST", body });
 
-const notifications = async (runId?: string) =>
-  (await dispatch.service.sql<{ count: number }[]>`
-    select count(*)::int as count from dispatch.workflow_notifications
-    where ${runId === undefined ? dispatch.service.sql`true` : dispatch.service.sql`run_id = ${runId}`}`)[0]!.count;
+const notifications = (runId?: string) => notificationCount(dispatch, { runId });
 
 const activeRun = () => startActiveRun(dispatch, receiver);
 
