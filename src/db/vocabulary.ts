@@ -19,6 +19,9 @@ export type MessageState = (typeof MESSAGE_STATES)[number];
 /** The states of a message that is not finished: it has an attempt due, in flight or waiting for a queue slot. */
 export const PENDING_STATES = ["CREATED", "RETRY"] as const satisfies readonly MessageState[];
 
+/** Whether a message in `state` has not finished: an attempt is due, in flight or waiting for a queue slot. */
+export const isPendingState = (state: string) => (PENDING_STATES as readonly string[]).includes(state);
+
 /** `column in ('CREATED', 'RETRY')`: the message is pending. */
 export function isPending(tx: Tx, column = "state") {
   return tx.unsafe(`${column} in (${sqlList(PENDING_STATES)})`);

@@ -12,6 +12,7 @@
  * frees is reused once vacuumed. The maintenance task runs it within a time
  * budget, and stops it between two batches when the worker stops.
  */
+import type postgres from "postgres";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Sql } from "../db/client";
 
@@ -72,45 +73,53 @@ export async function removeExpired(sql: Sql, retention: Retention, pace: Pace =
   return removed;
 }
 
-async function removeDlqEntries(sql: Sql, ms: number): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    with doomed as (
-      select dlq_id from dispatch.dlq where created_at < now() - ${ms} * interval '1 millisecond'
-      order by created_at limit ${BATCH} for update skip locked),
-    gone as (delete from dispatch.dlq d using doomed where d.dlq_id = doomed.dlq_id returning 1)
-    select count(*)::int as n from gone`;
-  return row!.n;
+function removeDlqEntries(sql: Sql, ms: number): Promise<number> {
+  return removeBatch(
+    sql,
+    sql`select dlq_id from dispatch.dlq where created_at < now() - ${ms} * interval '1 millisecond'
+      order by created_at limit ${BATCH} for update skip locked`,
+    sql`gone as (delete from dispatch.dlq d using doomed where d.dlq_id = doomed.dlq_id returning 1)`,
+  );
 }
 
 /** Finished messages of no workflow run (a run's messages go with the run) and in no DLQ entry. */
-async function removeMessages(sql: Sql, ms: number): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    with doomed as (
-      select m.id from dispatch.messages m
+function removeMessages(sql: Sql, ms: number): Promise<number> {
+  return removeBatch(
+    sql,
+    sql`select m.id from dispatch.messages m
       where ${finishedBefore(sql, "m", ms)}
         and m.workflow_run_pk is null
         and not exists (select 1 from dispatch.dlq d where d.message_id = m.id)
-      order by m.created_at limit ${BATCH} for update skip locked),
-    ${deleteMessages(sql, "doomed", "gone")}
-    select count(*)::int as n from gone`;
-  return row!.n;
+      order by m.created_at limit ${BATCH} for update skip locked`,
+    deleteMessages(sql, "doomed", "gone"),
+  );
 }
 
 /** Finished runs with no message pending or in the DLQ; their steps, waiters and messages go too. */
-async function removeWorkflowRuns(sql: Sql, ms: number): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    with doomed as (
-      select r.pk from dispatch.workflow_runs r
+function removeWorkflowRuns(sql: Sql, ms: number): Promise<number> {
+  return removeBatch(
+    sql,
+    sql`select r.pk from dispatch.workflow_runs r
       where ${finishedBefore(sql, "r", ms)}
         and not exists (
           select 1 from dispatch.messages m
           where m.workflow_run_pk = r.pk
             and (m.completed_at is null or exists (select 1 from dispatch.dlq d where d.message_id = m.id)))
-      order by r.created_at limit ${BATCH} for update skip locked),
-    messages as (select m.id from dispatch.messages m join doomed on m.workflow_run_pk = doomed.pk),
+      order by r.created_at limit ${BATCH} for update skip locked`,
+    sql`messages as (select m.id from dispatch.messages m join doomed on m.workflow_run_pk = doomed.pk),
     ${deleteMessages(sql, "messages", "removed")},
-    gone as (delete from dispatch.workflow_runs r using doomed where r.pk = doomed.pk returning 1)
-    select count(*)::int as n from gone`;
+    gone as (delete from dispatch.workflow_runs r using doomed where r.pk = doomed.pk returning 1)`,
+  );
+}
+
+/**
+ * One removal batch in one statement: `doomed` picks the rows (at most a
+ * batch, locked, skipping rows others hold), `deletions` are the CTEs that
+ * delete them, the last named `gone` with a row per removed one; returns how
+ * many went.
+ */
+async function removeBatch(sql: Sql, doomed: postgres.Fragment, deletions: postgres.Fragment): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`with doomed as (${doomed}), ${deletions} select count(*)::int as n from gone`;
   return row!.n;
 }
 

@@ -42,6 +42,12 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly schedulesFired = this.counter("dispatch_schedule_ticks_fired_total", "Schedule ticks fired by this process", []);
+  /** Outcome batches that failed as a whole and were written one record at a time instead, by kind (plain, other). */
+  readonly outcomeBatchFallbacks = this.counter(
+    "dispatch_outcome_batch_fallbacks_total",
+    "Outcome batches that failed as a whole and were written one record at a time",
+    ["batch"],
+  );
 
   constructor(sql: Sql, heartbeatId: () => string | null) {
     collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });

@@ -13,12 +13,12 @@
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
-import { claimMessages } from "../db/queries/claim-messages";
+import { type ClaimedMessage, claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/work-list";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
+import type { Delivery } from "./deliver";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
-import type { StoredMessage } from "../domain/messages/message";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import type { Recorder } from "./recorder";
@@ -40,8 +40,8 @@ export interface ClaimerDeps {
   listener: Listener;
   availability: DatabaseAvailability;
   recorder: Recorder;
-  /** Makes one attempt, if it can start by `startBy` (epoch ms): null when shutdown interrupted it, "late" when it could not start. */
-  attempt: (message: StoredMessage, startBy?: number) => Promise<AttemptRecord | "late" | null>;
+  /** Makes one attempt, if it can start by `startBy` (epoch ms). */
+  attempt: (message: ClaimedMessage, startBy?: number) => Promise<Delivery>;
   /** Registered lock holder under which claims are taken (its heartbeat keeps them). */
   workerId: string;
   concurrency: number;
@@ -96,7 +96,7 @@ export class Claimer {
    * know of are released.
    */
   private async claim(limit: number): Promise<number> {
-    let messages: StoredMessage[];
+    let messages: ClaimedMessage[];
     try {
       if (this.unsure) await this.releaseUnknown();
       messages = await claimMessages(this.deps.sql, this.deps.workerId, limit);
@@ -106,7 +106,7 @@ export class Claimer {
       await this.deps.availability.whenUp();
       return 0;
     }
-    if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId!, messages.length);
+    if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
     const keyed = messages.filter((message) => message.flowControlKey !== null);
     const free = keyed.length === 0 ? messages : messages.filter((message) => message.flowControlKey === null);
     for (const message of free) this.track(this.deliver(message));
@@ -119,17 +119,17 @@ export class Claimer {
    * when each must start (the rest are held back by the admission and need no
    * record). If admission fails, they are all handed back.
    */
-  private async admit(keyed: StoredMessage[]): Promise<[StoredMessage, Start | undefined][]> {
+  private async admit(keyed: ClaimedMessage[]): Promise<[ClaimedMessage, Start | undefined][]> {
     try {
       const { admitted, held, startWithinMs, admittedAt } = await admitClaimed(this.deps.sql, keyed);
       // Counted from when the answer came, just after the window was stamped and committed.
       const answered = Date.now();
-      for (const message of held) this.deps.recorder.skipped(message.claimId!);
-      const start = (message: StoredMessage): Start | undefined => {
+      for (const message of held) this.deps.recorder.skipped(message.claimId);
+      const start = (message: ClaimedMessage): Start | undefined => {
         const within = startWithinMs.get(message.id);
         return within === undefined ? undefined : { by: answered + within, admittedAt: admittedAt.get(message.id)! };
       };
-      return admitted.map((message): [StoredMessage, Start | undefined] => [message, start(message)]);
+      return admitted.map((message): [ClaimedMessage, Start | undefined] => [message, start(message)]);
     } catch (error) {
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: admission failed: ${(error as Error).message}`);
       // Not at once: an admission that keeps failing must not spin.
@@ -144,13 +144,14 @@ export class Claimer {
     if (released > 0) this.deps.log(`worker: ${released} messages of a claim whose answer was lost are due again`);
   }
 
-  private async deliver(message: StoredMessage, start?: Start): Promise<void> {
+  private async deliver(message: ClaimedMessage, start?: Start): Promise<void> {
     this.inFlight++;
     try {
-      const record = await this.deps.attempt(message, start?.by);
-      if (record === null) await this.handBack(message);
-      else if (record === "late") await this.withdraw(message, start!.admittedAt);
+      const delivery = await this.deps.attempt(message, start?.by);
+      if (delivery.kind === "interrupted") await this.handBack(message);
+      else if (delivery.kind === "late") await this.withdraw(message, start!.admittedAt);
       else {
+        const { record } = delivery;
         await this.deps.recorder.record(record);
         this.count(record);
         if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
@@ -171,8 +172,8 @@ export class Claimer {
    * that fails, its claim stays registered: once this process stops beating,
    * the sweep of another one puts the message back.
    */
-  private async handBack(message: StoredMessage, delayMs = 0): Promise<void> {
-    const claim = { messageId: message.id, claimId: message.claimId! };
+  private async handBack(message: ClaimedMessage, delayMs = 0): Promise<void> {
+    const claim = { messageId: message.id, claimId: message.claimId };
     try {
       await this.deps.availability.retrying(() => releaseClaimedMessages(this.deps.sql, [claim], delayMs));
       this.deps.recorder.skipped(claim.claimId);
@@ -182,10 +183,10 @@ export class Claimer {
   }
 
   /** A request that could not start in time goes back to be admitted again; its start is not counted. */
-  private async withdraw(message: StoredMessage, admittedAt: Date): Promise<void> {
+  private async withdraw(message: ClaimedMessage, admittedAt: Date): Promise<void> {
     try {
       await this.deps.availability.retrying(() => withdrawAdmission(this.deps.sql, message, admittedAt));
-      this.deps.recorder.skipped(message.claimId!);
+      this.deps.recorder.skipped(message.claimId);
     } catch (error) {
       this.deps.log(`worker: withdrawing the admission of ${message.id} failed: ${(error as Error).message}`, {
         messageId: message.id,

@@ -7,7 +7,7 @@ import type { Sql } from "../db/client";
 import { attemptDelivery, decide } from "../domain/delivery/attempt";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { SigningKeys } from "../domain/delivery/signing";
-import type { StoredMessage } from "../domain/messages/message";
+import type { ClaimedMessage } from "../db/queries/claim-messages";
 import { detectNonWorkflowDestination, prepareDelivery } from "../domain/workflows/wire";
 import type { HttpClient } from "../outbound/http-client";
 
@@ -26,25 +26,26 @@ export interface DeliverDeps {
   shutdown: AbortSignal;
 }
 
-/**
- * Attempts `message` once; null when shutdown interrupted the attempt (it is
- * not the destination's fault), `"late"` when it could not start by `startBy`
- * (epoch ms; a flow-control admission's deadline) and was not sent.
- */
-export async function deliverClaimed(
-  deps: DeliverDeps,
-  message: StoredMessage,
-  startBy?: number,
-): Promise<AttemptRecord | "late" | null> {
+/** How an attempt of a claimed message went. */
+export type Delivery =
+  /** Made: its record is to be written. */
+  | { kind: "attempted"; record: AttemptRecord }
+  /** Not sent: it could not start by its flow-control admission's deadline. */
+  | { kind: "late" }
+  /** Cut short by the worker's shutdown: not the destination's fault, to be handed back. */
+  | { kind: "interrupted" };
+
+/** Attempts `message` once, if it can start by `startBy` (epoch ms). */
+export async function deliverClaimed(deps: DeliverDeps, message: ClaimedMessage, startBy?: number): Promise<Delivery> {
   const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
   const keys = await deps.retrying(() => deps.signingKeys());
-  if (startBy !== undefined && Date.now() > startBy) return "late";
+  if (startBy !== undefined && Date.now() > startBy) return { kind: "late" };
   const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
   const credentials: Record<string, string> =
     message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
   const sent = delivery.message;
   const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, deps.shutdown, credentials);
-  if (attempt.kind === "error" && deps.shutdown.aborted) return null;
+  if (attempt.kind === "error" && deps.shutdown.aborted) return { kind: "interrupted" };
   const outcome = detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
-  return { message: sent, attempt, outcome };
+  return { kind: "attempted", record: { message: sent, attempt, outcome } };
 }

@@ -16,10 +16,15 @@ import { recordDelivered } from "../db/queries/record-delivered";
 import { releaseClaimedMessages } from "../db/queries/sweep-claims";
 import { type AttemptRecord, isPlainDelivery, recordOutcomes } from "../domain/delivery/outcome";
 import type { MessageSettings } from "../domain/publish/options";
+import type { Counter } from "prom-client";
 import type { Log } from "../observability/log";
 
 /** How long a message whose outcome could not be written waits before its next attempt. */
 const RETRY_UNRECORDED_MS = 60_000;
+/** Most plain deliveries one statement records (one autocommit statement, HOT updates). */
+const PLAIN_BATCH = 1000;
+/** Most other outcomes one transaction records (each may publish callbacks, fail a run, start a queue). */
+const OTHER_BATCH = 200;
 
 interface Waiting {
   record: AttemptRecord;
@@ -34,12 +39,15 @@ export class Recorder {
   private other: Waiting[] = [];
   private writingPlain = false;
   private writingOther = false;
+  private loggedFallback = false;
 
   constructor(
     private readonly sql: Sql,
     private readonly availability: DatabaseAvailability,
     private readonly settings: MessageSettings,
     private readonly log: Log,
+    /** Counts the batches that fell back to one-by-one writes. */
+    private readonly fallbacks: Counter<"batch">,
   ) {}
 
   /** Counts the attempts a claim holds (call when the claim is taken). */
@@ -84,11 +92,11 @@ export class Recorder {
   private async flushPlain(): Promise<void> {
     if (this.writingPlain || this.plain.length === 0) return;
     this.writingPlain = true;
-    const batch = this.plain.splice(0, 1000);
+    const batch = this.plain.splice(0, PLAIN_BATCH);
     const released = this.takeReleased();
     const attempts = batch.map(({ record: { message, attempt } }) => ({
       messageId: message.id,
-      claimId: message.claimId!,
+      claimId: message.claimId,
       retried: message.retried,
       startedAt: attempt.startedAt,
       durationMs: attempt.durationMs,
@@ -97,8 +105,9 @@ export class Recorder {
     try {
       await this.availability.retrying(() => recordDelivered(this.sql, attempts, released));
       this.committed(batch);
-    } catch {
+    } catch (error) {
       this.released.push(...released);
+      this.fellBack("plain", batch.length, error);
       for (const waiting of batch) await this.writeAlone(waiting);
     } finally {
       this.writingPlain = false;
@@ -109,17 +118,31 @@ export class Recorder {
   private async flushOther(): Promise<void> {
     if (this.writingOther || this.other.length === 0) return;
     this.writingOther = true;
-    const batch = this.other.splice(0, 200);
+    const batch = this.other.splice(0, OTHER_BATCH);
     try {
       await this.writeOther(batch.map((w) => w.record));
       this.committed(batch);
-    } catch {
+    } catch (error) {
       // One record must not hold up the others: write them one by one.
+      this.fellBack("other", batch.length, error);
       for (const waiting of batch) await this.writeAlone(waiting);
     } finally {
       this.writingOther = false;
       void this.flushOther();
     }
+  }
+
+  /**
+   * A batch that failed as a whole (not an outage: that is waited out) is
+   * written one record at a time. Counted, and logged the first time, so that
+   * a defect that breaks every batch shows instead of silently costing a
+   * statement per record.
+   */
+  private fellBack(batch: "plain" | "other", size: number, error: unknown): void {
+    this.fallbacks.inc({ batch });
+    if (this.loggedFallback) return;
+    this.loggedFallback = true;
+    this.log(`a batch of ${size} ${batch} outcomes failed (${(error as Error).message}); writing them one by one (dispatch_outcome_batch_fallbacks_total counts each)`);
   }
 
   private writeOther(records: AttemptRecord[]): Promise<void> {
@@ -141,7 +164,7 @@ export class Recorder {
         messageId: message.id,
       });
       try {
-        const claim = { messageId: message.id, claimId: message.claimId! };
+        const claim = { messageId: message.id, claimId: message.claimId };
         await this.availability.retrying(() => releaseClaimedMessages(this.sql, [claim], RETRY_UNRECORDED_MS));
         this.committed([waiting]);
       } catch (release) {
@@ -154,7 +177,7 @@ export class Recorder {
 
   private committed(batch: Waiting[]): void {
     for (const { record, done } of batch) {
-      this.closeAttempt(record.message.claimId!);
+      this.closeAttempt(record.message.claimId);
       done();
     }
   }

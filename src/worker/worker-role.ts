@@ -60,7 +60,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   // An outage is logged once by `availability`; anything else is logged as it comes.
   const onError = (error: unknown) => void (availability.failed(error) || deps.log(`worker: ${(error as Error).message}`));
   const outcomeSettings = messageSettings(config);
-  const recorder = new Recorder(sql, availability, outcomeSettings, deps.log);
+  const recorder = new Recorder(sql, availability, outcomeSettings, deps.log, deps.metrics.outcomeBatchFallbacks);
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
     recorder.flushReleased(),
   );

@@ -9,9 +9,12 @@
 import type { Tx } from "../client";
 import { type MessageRow, messageColumns } from "../message-columns";
 
+/** A message held under a claim: its `claimId` is set. */
+export type ClaimedMessage = MessageRow & { claimId: number };
+
 /** Claims up to `limit` due messages for `workerId`. */
-export function claimMessages(tx: Tx, workerId: string, limit: number): Promise<MessageRow[]> {
-  return tx<MessageRow[]>`
+export function claimMessages(tx: Tx, workerId: string, limit: number): Promise<ClaimedMessage[]> {
+  return tx<ClaimedMessage[]>`
     with picked as (
       select m.id from dispatch.messages m
       where m.due_at <= now()

@@ -9,18 +9,22 @@
 import type postgres from "postgres";
 import type { Tx } from "../client";
 
-/** An event as stored or derived; `messageId` names the message row `m` the conditions see. */
-export interface EventRow {
-  seq: string;
-  n: number;
-  messageId: string;
-  state: string;
+/** What an event says of an attempt: its error, the answer, and when the next attempt is due. */
+export interface AttemptFields {
   at: Date;
   error: string | null;
   responseStatus: number | null;
   responseHeaders: Record<string, string[]> | null;
   responseBody: Buffer | null;
   nextDeliveryAt: Date | null;
+}
+
+/** An event as stored or derived; `messageId` names the message row `m` the conditions see. */
+export interface EventRow extends AttemptFields {
+  seq: string;
+  n: number;
+  messageId: string;
+  state: string;
 }
 
 /** Which events, in which order. Conditions may name the event `e` (state, at) and its message `m`. */

@@ -8,6 +8,7 @@
  */
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
+import { updateClaimed } from "./work-list";
 
 /** A successful attempt of a message under a claim. */
 export interface DeliveredAttempt {
@@ -26,12 +27,8 @@ export interface DeliveredAttempt {
  * function: domain/delivery/outcome.ts); false when a cancel or a sweep got
  * there first.
  */
-export async function recordDeliveredMessage(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
-  const changed = await tx`
-    update dispatch.messages set state = 'DELIVERED', completed_at = now(), pending_queue = null
-    where id = ${messageId} and claim_id = ${claimId} and ${isPending(tx)}
-    returning id`;
-  return changed.length > 0;
+export function recordDeliveredMessage(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
+  return updateClaimed(tx, messageId, claimId, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`);
 }
 
 /** Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. */

@@ -5,13 +5,9 @@
  * failure callback are the outcome's (domain/delivery/outcome.ts).
  */
 import type { Tx } from "../client";
-import { isPending } from "../vocabulary";
+import { updateClaimed } from "./work-list";
 
 /** Marks `messageId` failed; false when a cancel or a sweep got there first. */
-export async function recordFailed(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
-  const changed = await tx`
-    update dispatch.messages set state = 'FAILED', completed_at = now(), pending_queue = null
-    where id = ${messageId} and claim_id = ${claimId} and ${isPending(tx)}
-    returning id`;
-  return changed.length > 0;
+export function recordFailed(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
+  return updateClaimed(tx, messageId, claimId, tx`state = 'FAILED', completed_at = now(), pending_queue = null`);
 }

@@ -25,5 +25,22 @@
  * statement; delayed ones are found by the workers' poll.
  */
 
+import type postgres from "postgres";
+import type { Tx } from "../client";
+import { isPending } from "../vocabulary";
+
 /** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
 export const DUE_CHANNEL = "dispatch_due";
+
+/**
+ * Changes the message `messageId` with `assignments`, only while it is
+ * pending under the claim `claimId` (the guard every outcome transition takes);
+ * false when a cancel, a sweep or another replica got there first.
+ */
+export async function updateClaimed(tx: Tx, messageId: string, claimId: number, assignments: postgres.Fragment): Promise<boolean> {
+  const changed = await tx`
+    update dispatch.messages set ${assignments}
+    where id = ${messageId} and claim_id = ${claimId} and ${isPending(tx)}
+    returning id`;
+  return changed.length > 0;
+}

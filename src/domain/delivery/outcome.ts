@@ -5,10 +5,11 @@
  */
 import { byteaBatch, byteaSlice } from "../../db/bytea-batch";
 import type { Tx } from "../../db/client";
+import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { recordDeliveredMessage } from "../../db/queries/record-delivered";
 import { recordFailed } from "../../db/queries/record-failed";
 import { recordRetry } from "../../db/queries/record-retry";
-import { type MessageState, PENDING_STATES } from "../../db/vocabulary";
+import { isPendingState, type MessageState } from "../../db/vocabulary";
 import { releaseDeliveries } from "../flow-control/admission";
 import { newDlqId } from "../ids";
 import type { StoredMessage } from "../messages/message";
@@ -20,9 +21,9 @@ import type { Attempt, Outcome } from "./attempt";
 import { buildCallbackMessage, callbackBody, callbackDue, type CallbackKind } from "./callbacks";
 import { runHooks } from "./run-hooks";
 
-/** One finished attempt and what it leads to. */
+/** One finished attempt of a claimed message and what it leads to. */
 export interface AttemptRecord {
-  message: StoredMessage;
+  message: ClaimedMessage;
   attempt: Attempt;
   outcome: Outcome;
 }
@@ -41,8 +42,6 @@ export function isPlainDelivery({ message, outcome }: AttemptRecord): boolean {
     !callbackDue(message, true)
   );
 }
-
-const isPendingState = (state: MessageState) => (PENDING_STATES as readonly MessageState[]).includes(state);
 
 /** What an attempt's row in the attempt log says beyond the attempt itself. */
 interface AttemptNotes {
@@ -87,12 +86,11 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
 async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, notes: AttemptNotes): Promise<void> {
   const { message, attempt, outcome } = record;
   const final = outcome.kind !== "retry";
-  const claimId = message.claimId!;
   const extra = await runHooks().callbackFields(tx, message, final);
   if (outcome.kind === "delivered") {
-    if (!(await recordDeliveredMessage(tx, message.id, claimId))) return;
+    if (!(await recordDeliveredMessage(tx, message.id, message.claimId))) return;
   } else if (outcome.kind === "retry") {
-    notes.retry = await recordRetry(tx, message.id, claimId, outcome.delayMs);
+    notes.retry = await recordRetry(tx, message.id, message.claimId, outcome.delayMs);
     if (!notes.retry) return;
   } else if (!(await markFailed(tx, record, outcome.error, settings, extra, notes))) {
     return;
@@ -167,7 +165,7 @@ async function markFailed(
   notes: AttemptNotes,
 ): Promise<boolean> {
   const response = attempt.kind === "response" ? attempt : null;
-  if (!(await recordFailed(tx, message.id, message.claimId!))) return false;
+  if (!(await recordFailed(tx, message.id, message.claimId))) return false;
   notes.failure = error;
   if (message.workflowCallType === "toCallback") return true;
   const dlqId = newDlqId();

@@ -12,7 +12,7 @@ import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRa
 import type { StoredMessage } from "../messages/message";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { unionFields } from "../messages/redaction";
-import { findMessages } from "../messages/store";
+import { findMessages } from "../messages/message";
 import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from "../paging";
 import { insertMessages } from "../publish/insert";
 import { parsePublishOptions, type PublishLimits, type MessageSettings } from "../publish/options";

@@ -13,6 +13,7 @@
  * and a rate reset release what may start; the maintenance task runs
  * `releaseAllParked` as a safety net.
  */
+import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { holdClaimed } from "../../db/queries/flow-control-holds";
 import type { Sql, Tx } from "../../db/client";
 import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
@@ -23,9 +24,9 @@ import { releaseParked, windowAfter } from "./release";
 /** What admission decided for a claim's keyed messages. */
 export interface Admission {
   /** To attempt now. */
-  admitted: StoredMessage[];
+  admitted: ClaimedMessage[];
   /** Handed back: held until their key lets them go. */
-  held: StoredMessage[];
+  held: ClaimedMessage[];
   /**
    * For admitted messages of rate-limited keys: how long after the admission
    * their request must start, or not at all (the worker withdraws the
@@ -44,7 +45,7 @@ export interface Admission {
 }
 
 /** Admits what the keys of `claimed` allow (all of `claimed` have a key and are claimed by the caller). */
-export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admission> {
+export function admitClaimed(sql: Sql, claimed: ClaimedMessage[]): Promise<Admission> {
   return sql.begin(async (tx) => {
     const keys = [...new Set(claimed.map((message) => message.flowControlKey!))].sort();
     const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
@@ -76,9 +77,9 @@ export function admitClaimed(sql: Sql, claimed: StoredMessage[]): Promise<Admiss
  * time: it goes back on the work list to be admitted again, and the start its
  * key's rate window counted for it at `admittedAt` is forgotten.
  */
-export async function withdrawAdmission(sql: Sql, message: StoredMessage, admittedAt: Date): Promise<void> {
+export async function withdrawAdmission(sql: Sql, message: ClaimedMessage, admittedAt: Date): Promise<void> {
   await sql.begin(async (tx) => {
-    await releaseClaimedMessages(tx, [{ messageId: message.id, claimId: message.claimId! }]);
+    await releaseClaimedMessages(tx, [{ messageId: message.id, claimId: message.claimId }]);
     await tx`select key from dispatch.flow_control_keys where key = ${message.flowControlKey} for update`;
     const at = admittedAt.toISOString();
     // One occurrence of `at` goes: the starts of a batch admitted together are equal.
@@ -106,7 +107,7 @@ async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
   if (admitted.length > 0) {
     await tx`update dispatch.messages set flow_active = true where id = any(${admitted.map((m) => m.id)}::text[])`;
   }
-  await holdClaimed(tx, held.map((message) => ({ id: message.id, claimId: message.claimId! })));
+  await holdClaimed(tx, held.map((message) => ({ id: message.id, claimId: message.claimId })));
 }
 
 /** Sets the key's window to `kept` plus `added` starts stamped now (clock_timestamp()); returns that stamp. */

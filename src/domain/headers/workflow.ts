@@ -43,21 +43,6 @@ export function readWorkflowBinding(headers: Record<string, string>, dialect: Di
 }
 
 /**
- * Publish headers of the init message that configure the whole run
- * (WF_TriggerOnConfig): retries, retry delay, flow control and the failure
- * callback with all its `failure-callback-*` headers.
- */
-export function runConfigHeaders(headers: Record<string, string>, dialect: Dialect): Record<string, string> {
-  const p = PREFIX[dialect].toLowerCase();
-  const names = ["retries", "retry-delay", "flow-control-key", "flow-control-value", "timeout", "failure-callback"];
-  return Object.fromEntries(
-    Object.entries(headers).filter(
-      ([name]) => names.some((n) => name === p + n) || name.startsWith(`${p}failure-callback-`),
-    ),
-  );
-}
-
-/**
  * Forwarded user headers of the init message, kept on the run and added to
  * every delivery to the workflow URL (§4.3). Protocol headers are left out so
  * a call-result callback is never mistaken for a step delivery.

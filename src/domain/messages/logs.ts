@@ -12,10 +12,7 @@ import { badRequest } from "../errors";
 import { integerCursor, pageOf } from "../paging";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "./filter";
 import type { StoredMessage } from "./message";
-import { findMessages } from "./store";
-
-/** States an event can have, as the SDKs spell them. */
-export const LOG_STATES = EVENT_STATES;
+import { findMessages } from "./message";
 
 /** Filter-only names: the docs' spelling of CANCELED, and IN_PROGRESS for an unfinished delivery. */
 const STATE_ALIASES: Record<string, string[]> = {
@@ -29,9 +26,9 @@ export function logStates(names: string[]): string[] {
     ...new Set(
       names.flatMap((name) => {
         const upper = name.toUpperCase();
-        if ((LOG_STATES as readonly string[]).includes(upper)) return [upper];
+        if ((EVENT_STATES as readonly string[]).includes(upper)) return [upper];
         const states = STATE_ALIASES[upper];
-        if (!states) throw badRequest(`unknown state "${name}"; use one of ${LOG_STATES.join(", ")} or IN_PROGRESS`);
+        if (!states) throw badRequest(`unknown state "${name}"; use one of ${EVENT_STATES.join(", ")} or IN_PROGRESS`);
         return states;
       }),
     ),

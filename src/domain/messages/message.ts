@@ -1,10 +1,16 @@
-/** The stored message: one row of `dispatch.messages`, as the engine and the API read it. */
-import type { MessageRow } from "../../db/message-columns";
-import { PENDING_STATES } from "../../db/vocabulary";
+/** The stored message: one row of `dispatch.messages`, as the engine and the API read it, and reading it. */
+import type { Tx } from "../../db/client";
+import { type MessageRow, messageColumns } from "../../db/message-columns";
 
 export type StoredMessage = MessageRow;
 
-export { MESSAGE_STATES, type MessageState } from "../../db/vocabulary";
+/** Reads a message as the worker and the API see it; null when unknown. */
+export async function findMessage(tx: Tx, id: string): Promise<StoredMessage | null> {
+  const [message] = await findMessages(tx, [id]);
+  return message ?? null;
+}
 
-/** Whether a message in `state` has not finished: an attempt is due, in flight or waiting for a queue slot. */
-export const isPendingState = (state: string) => (PENDING_STATES as readonly string[]).includes(state);
+/** Reads the messages with `ids` (unknown ids are left out). */
+export function findMessages(tx: Tx, ids: string[]): Promise<StoredMessage[]> {
+  return tx<StoredMessage[]>`select ${messageColumns(tx, "m")} from dispatch.messages m where m.id = any(${ids}::text[])`;
+}

@@ -1,7 +1,8 @@
 /**
- * Publishing: turning a request (destination, headers, body, queue) into
- * stored messages — one for a URL or an API, one per endpoint for a URL group
- * — and the callback messages the worker makes.
+ * Preparing a publish: turning a request (destination, headers, body, queue)
+ * into the messages to store — one for a URL or an API, one per endpoint for
+ * a URL group — validated, writing nothing (publish.ts stores them); and the
+ * builder of every other new message (callbacks, DLQ retries, workflow steps).
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
@@ -39,29 +40,6 @@ export type PublishResponse = PublishResult | Omit<PublishResult, "url"> | Publi
 export interface PreparedRequest {
   messages: NewMessage[];
   kind: "url" | "group" | "api";
-}
-
-/**
- * Publishes requests: each is validated and resolved first (a bad one is a
- * 4xx that stores nothing), then all their messages are stored through
- * `store` — in one transaction, shared with concurrent publishes.
- */
-export async function publish(
-  sql: Tx,
-  requests: PublishRequest[],
-  settings: PublishSettings,
-  store: (messages: NewMessage[]) => Promise<PublishResult[]>,
-): Promise<PublishResponse[]> {
-  const prepared: PreparedRequest[] = [];
-  for (const request of requests) prepared.push(await prepareMessages(sql, request, settings));
-  const results = await store(prepared.flatMap((p) => p.messages));
-  let next = 0;
-  return prepared.map(({ messages, kind }) => {
-    const own = results.slice(next, (next += messages.length));
-    if (kind === "group") return own;
-    // The provider URL behind an API destination is configuration, not the publisher's business.
-    return kind === "api" ? { messageId: own[0]!.messageId, deduplicated: own[0]!.deduplicated } : own[0]!;
-  });
 }
 
 /** Validates a request and builds its messages; reads URL groups but writes nothing. */

@@ -15,14 +15,14 @@ import { findRun, stepList } from "./runs";
  * A message ready to send, and what its response must prove: that a workflow
  * SDK answered (`detectTrigger`), and a v1 SDK at that (`restTrigger`).
  */
-export interface WorkflowDelivery {
-  message: StoredMessage;
+export interface WorkflowDelivery<M extends StoredMessage = StoredMessage> {
+  message: M;
   detectTrigger: boolean;
   restTrigger?: boolean;
 }
 
 /** The message as it is sent: envelope body and run headers for workflow messages, unchanged otherwise. */
-export async function prepareDelivery(tx: Tx, message: StoredMessage): Promise<WorkflowDelivery> {
+export async function prepareDelivery<M extends StoredMessage>(tx: Tx, message: M): Promise<WorkflowDelivery<M>> {
   if (message.workflowRunPk === null) return { message, detectTrigger: false };
   const run = await findRun(tx, message.workflowRunPk);
   if (!run) return { message, detectTrigger: false };

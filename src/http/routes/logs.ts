@@ -5,7 +5,8 @@
  */
 import { type Context, Hono } from "hono";
 import { canonicalHeaders } from "../../domain/headers/names";
-import { LOG_STATES, type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/messages/logs";
+import { EVENT_STATES } from "../../db/vocabulary";
+import { type LogEvent, type LogQuery, listLogs, logStates } from "../../domain/messages/logs";
 import type { Redactor } from "../../domain/messages/redaction";
 import type { AppDeps } from "../deps";
 import { type Operation, operation } from "../openapi/operation";
@@ -22,7 +23,7 @@ const PARAMETERS = {
   ...paging(DEFAULT_COUNT, MAX_COUNT),
   ...ORDER,
   messageIds: "Message ids. Several: repeat the parameter or join them with commas.",
-  state: `States: ${LOG_STATES.join(", ")}, or IN_PROGRESS for an unfinished delivery. Several: repeat the parameter or join them with commas.`,
+  state: `States: ${EVENT_STATES.join(", ")}, or IN_PROGRESS for an unfinished delivery. Several: repeat the parameter or join them with commas.`,
   ...MESSAGE_FILTERS,
   ...TIME_RANGE,
 };

@@ -9,7 +9,7 @@ import { canonicalHeaders } from "../../domain/headers/names";
 import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/messages/cancel";
 import type { StoredMessage } from "../../domain/messages/message";
 import type { Redactor } from "../../domain/messages/redaction";
-import { findMessage } from "../../domain/messages/store";
+import { findMessage } from "../../domain/messages/message";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
 import { messageFiltersExcept, TIME_RANGE } from "../openapi/parameters";

@@ -9,7 +9,7 @@ import { overLimit, tooLarge } from "../../domain/errors";
 import { type Dialect, detectDialect } from "../../domain/headers/dialect";
 import { messageSettings } from "../../domain/publish/options";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
-import { Publisher } from "../../domain/publish/publisher";
+import { Publisher } from "../../domain/publish/publish";
 import type { JsonPath } from "../../domain/storable-text";
 import type { Metrics } from "../../observability/metrics";
 import { bodyOf, jsonOf } from "../body";

@@ -9,7 +9,7 @@ import type { Tx } from "../../../db/client";
 import { AppError } from "../../errors";
 import { type TimeRange, withinRange } from "../../messages/filter";
 import type { StoredMessage } from "../../messages/message";
-import { findMessages } from "../../messages/store";
+import { findMessages } from "../../messages/message";
 import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from "../../paging";
 import { failureFunctionState } from "../failure-function-state";
 import { matchRuns, type RunFilter } from "../run-filter";

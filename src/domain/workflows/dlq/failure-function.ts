@@ -7,7 +7,7 @@
 import type { Tx } from "../../../db/client";
 import { AppError, badRequest } from "../../errors";
 import { cancelMessages } from "../../messages/cancel";
-import { findMessages } from "../../messages/store";
+import { findMessages } from "../../messages/message";
 import { insertMessages } from "../../publish/insert";
 import type { MessageSettings } from "../../publish/options";
 import { findLatestRun, findRun } from "../runs";

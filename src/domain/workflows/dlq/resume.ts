@@ -10,7 +10,7 @@ import type { WorkflowCallType } from "../../headers/workflow";
 import { newMessageId } from "../../ids";
 import type { StoredMessage } from "../../messages/message";
 import type { NewMessage } from "../../messages/new-message";
-import { findMessages } from "../../messages/store";
+import { findMessages } from "../../messages/message";
 import type { Page, PageOf } from "../../paging";
 import { insertMessages } from "../../publish/insert";
 import type { MessageSettings } from "../../publish/options";

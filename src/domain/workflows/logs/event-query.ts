@@ -7,6 +7,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../../db/client";
+import type { AttemptFields } from "../../../db/queries/list-events";
 import type { TimeRange } from "../../messages/filter";
 import { matchRuns, type RunFilter } from "../run-filter";
 import type { StepState } from "../step-states";
@@ -29,20 +30,16 @@ export interface RunBound {
 /** The delivery states of a step event (the result of a step is STEP_SUCCESS, read from the step list). */
 export type DeliveryState = Exclude<StepState, "STEP_SUCCESS">;
 
-/** A delivery event of a message of a run. */
-export interface DeliveryRow {
+/**
+ * A delivery event of a message of a run; its `nextDeliveryAt` is the first
+ * attempt's time on STEP_PROGRESS, the retry's on STEP_RETRY.
+ */
+export interface DeliveryRow extends AttemptFields {
   runPk: number;
   messageId: string;
   state: DeliveryState;
   /** Its position in the log (the message's `seq`, the attempt's id, the `canceled_seq`), as text. */
   position: string;
-  at: Date;
-  error: string | null;
-  responseStatus: number | null;
-  responseHeaders: Record<string, string[]> | null;
-  responseBody: Buffer | null;
-  /** When the next attempt is due: the first one on STEP_PROGRESS, the retry on STEP_RETRY. */
-  nextDeliveryAt: Date | null;
 }
 
 /**
