@@ -15,7 +15,7 @@ import { request } from "undici";
 import { type ArrivalReceiver, startArrivalReceiver } from "./arrivals";
 import { type DispatchProcess, startDispatch } from "./dispatch";
 import type { BenchContext } from "./scenarios";
-import { busiestWindow } from "./stats";
+import { busiestWindow } from "../test/support/sliding-window";
 
 export interface FlowControlResult {
   rate: number;

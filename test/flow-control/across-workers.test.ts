@@ -4,7 +4,8 @@
  * sees more than its parallelism at once nor more than its rate in any period.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { busiestWindow, useCountingReceiver } from "../support/concurrency";
+import { useCountingReceiver } from "../support/concurrency";
+import { busiestWindow } from "../support/sliding-window";
 import { expectHeldBack } from "../support/engine";
 import { poll } from "../support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "../support/processes";

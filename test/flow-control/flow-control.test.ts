@@ -5,7 +5,8 @@
  * is throttled.
  */
 import { describe, expect, it } from "vitest";
-import { busiestWindow, useCountingReceiver } from "../support/concurrency";
+import { useCountingReceiver } from "../support/concurrency";
+import { busiestWindow } from "../support/sliding-window";
 import { expectHeldBack } from "../support/engine";
 import { poll } from "../support/poll";
 import { attempts, messagesWhere } from "../support/rows";

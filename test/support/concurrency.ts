@@ -34,19 +34,3 @@ export function useCountingReceiver(holdMs: number): CountingReceiver {
   const { responder, maxInFlight } = counting(holdMs);
   return { receiver: useReceiver(responder), maxInFlight };
 }
-
-/**
- * The most of `times` (ms) that fall within any one window of `windowMs`: a
- * sliding-window rate as a receiver saw it. The benchmark's measure, copied
- * from bench/stats.ts so that no test imports bench/ (bench/ can import it
- * from here instead).
- */
-export function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let start = 0, end = 0; end < sorted.length; end++) {
-    while (sorted[end]! - sorted[start]! >= windowMs) start++;
-    most = Math.max(most, end - start + 1);
-  }
-  return most;
-}
