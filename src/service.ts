@@ -101,6 +101,7 @@ async function startParts(
     log,
     now,
     workerHeartbeatId: worker?.heartbeatId ?? null,
+    localDelivery: config.deliverFromPublish ? (worker?.local ?? null) : null,
     metrics,
     echo: database.embedded !== null,
   };

@@ -6,6 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { insertMessages } from "../src/domain/publish/insert";
+import { messageSettings } from "../src/domain/publish/options";
+import { prepareMessages } from "../src/domain/publish/prepare";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
@@ -53,5 +56,22 @@ describe.each(["deallocate all", "discard all"])("with the server running %s on 
     // And what the API shows of a stored body is what was published.
     const { messageId } = await answers[1]!.json();
     expect(Buffer.from((await (await dispatch.api(`/v2/messages/${messageId}`)).json()).body, "utf8")).toEqual(bodies[1]);
+  });
+});
+
+describe("the message insert", () => {
+  it("is prepared on the server, as the tagged statements are (no Describe round trip and commit per batch)", async () => {
+    const connection = await dispatch.service.sql.reserve();
+    try {
+      const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+      const request = { destination: `${receiver.url}/prepared`, headers: {}, body: Buffer.from("hi"), queueName: null, callerIp: null };
+      for (let i = 0; i < 2; i++) await insertMessages(connection, (await prepareMessages(connection, request, settings)).messages, settings);
+      const [prepared] = await connection<{ count: number }[]>`
+        select count(*)::int as count from pg_prepared_statements
+        where statement like '%insert into dispatch.messages%' and statement not like '%dispatch.claims%'`;
+      expect(prepared!.count).toBe(1);
+    } finally {
+      connection.release();
+    }
   });
 });

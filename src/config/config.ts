@@ -25,6 +25,11 @@ export interface Config {
   databasePoolSize: number;
   /** Whether `dispatch start` (and the commands but `migrate`) apply pending migrations first. */
   migrate: boolean;
+  /**
+   * Whether a process running both roles stores immediate messages already
+   * claimed by its own worker and attempts them at once (domain/publish/local-delivery.ts).
+   */
+  deliverFromPublish: boolean;
   /** The dialect of a publish with neither `Svc-` nor `Upstash-` headers. */
   defaultDialect: Dialect;
   /** Check every JSON answer against the API document and log a mismatch as an internal error (development; the tests). */
@@ -109,6 +114,11 @@ const flag = v.pipe(
   v.optional(v.picklist(["true", "false", "1", "0", ""], "must be true or false"), "false"),
   v.transform((text) => text === "true" || text === "1"),
 );
+/** A setting that is on unless set to `false` (or `0`). */
+const trueUnlessFalse = v.pipe(
+  v.optional(v.picklist(["true", "false", "1", "0", ""], "must be true or false"), "true"),
+  v.transform((text) => text !== "false" && text !== "0"),
+);
 
 const optionalText = v.pipe(
   v.optional(v.string(), ""),
@@ -127,10 +137,8 @@ const EnvSchema = v.object({
     v.check((url) => url === null || /^postgres(ql)?:\/\//.test(url), "must be a postgres:// URL"),
   ),
   DISPATCH_DATABASE_POOL_SIZE: integer(20, 2, 1000),
-  DISPATCH_MIGRATE: v.pipe(
-    v.optional(v.picklist(["true", "false", "1", "0", ""], "must be true or false"), "true"),
-    v.transform((text) => text !== "false" && text !== "0"),
-  ),
+  DISPATCH_MIGRATE: trueUnlessFalse,
+  DISPATCH_DELIVER_FROM_PUBLISH: trueUnlessFalse,
   DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
   DISPATCH_DEFAULT_DIALECT: v.optional(v.picklist(DIALECTS, `must be one of ${DIALECTS.join(", ")}`), "svc"),
   DISPATCH_CHECK_ANSWERS: flag,
@@ -191,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseDirectUrl: e.DATABASE_DIRECT_URL,
     databasePoolSize: e.DISPATCH_DATABASE_POOL_SIZE,
     migrate: e.DISPATCH_MIGRATE,
+    deliverFromPublish: e.DISPATCH_DELIVER_FROM_PUBLISH,
     defaultDialect: e.DISPATCH_DEFAULT_DIALECT,
     checkAnswers: e.DISPATCH_CHECK_ANSWERS,
     dataDir: e.DISPATCH_DATA_DIR,

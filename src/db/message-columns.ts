@@ -13,5 +13,13 @@ const columns = Object.entries(getTableColumns(messages));
 
 /** `alias.column as "key", …` for every column of the message table. */
 export function messageColumns(tx: Tx, alias: string) {
-  return tx.unsafe(columns.map(([key, column]) => `${alias}.${column.name} as "${key}"`).join(", "));
+  return tx.unsafe(messageColumnList(alias));
+}
+
+/** The same list as SQL text, leaving out the columns (by key) in `except`, for a statement built once. */
+export function messageColumnList(alias: string, except: (keyof MessageRow)[] = []): string {
+  return columns
+    .filter(([key]) => !except.includes(key as keyof MessageRow))
+    .map(([key, column]) => `${alias}.${column.name} as "${key}"`)
+    .join(", ");
 }

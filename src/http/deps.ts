@@ -3,6 +3,7 @@ import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { TokenSet } from "../domain/access-tokens/token-set";
+import type { LocalDelivery } from "../domain/publish/local-delivery";
 import type { Redactor } from "../domain/messages/redaction";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
@@ -21,6 +22,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** The heartbeat id of this process's worker, when it runs one (readiness checks it). */
   workerHeartbeatId?: string | null;
+  /** This process's worker, when it runs one: publishes hand it immediate messages (domain/publish/local-delivery.ts). */
+  localDelivery?: LocalDelivery | null;
   /** The clock schedules are planned by (tests move it on); the system clock when absent. */
   now?: () => number;
   /** Mount `/echo`, a destination of Dispatch's own (the embedded development database only). */

@@ -49,6 +49,13 @@ export class Metrics {
     ["batch"],
   );
 
+  /** Messages stored already claimed by this process's worker as they were published (domain/publish/local-delivery.ts). */
+  readonly claimedAtPublish = this.counter(
+    "dispatch_messages_claimed_at_publish_total",
+    "Messages stored already claimed by this process's worker as they were published, skipping the work list",
+    [],
+  );
+
   constructor(sql: Sql, heartbeatId: () => string | null) {
     collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
     let state: Promise<DatabaseState> | null = null;

@@ -10,6 +10,12 @@
  * by its own retries coming due, and otherwise polls every `pollIntervalMs`
  * (delayed messages and retries made by other processes). When full, it
  * waits for a handful of free slots so that claims stay batches.
+ *
+ * It is also this process's `LocalDelivery`: publishes store immediate
+ * messages already claimed by it (domain/publish/local-delivery.ts), in slots
+ * it lends only while the work list had nothing more for it at its last claim
+ * and no NOTIFY came since, and never the last `minClaim` ones, so the work
+ * list is never starved by local publishes.
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
@@ -18,6 +24,7 @@ import { DUE_CHANNEL } from "../db/queries/work-list";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { Delivery } from "./deliver";
+import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
@@ -51,8 +58,10 @@ export interface ClaimerDeps {
 }
 
 /** Claims and delivers until stopped. */
-export class Claimer {
+export class Claimer implements LocalDelivery {
   private inFlight = 0;
+  /** Whether the last claim took less than it asked for and no NOTIFY came since: the work list has nothing due. */
+  private drained = false;
   /** Whether a claim failed since the last check: it may have committed unseen. */
   private unsure = false;
   private readonly running = new Set<Promise<void>>();
@@ -67,7 +76,32 @@ export class Claimer {
 
   /** Starts listening and claiming. */
   async start(): Promise<void> {
-    await this.loop.start(() => this.round());
+    await this.loop.start(() => this.round(), () => (this.drained = false));
+  }
+
+  get workerId(): string {
+    return this.deps.workerId;
+  }
+
+  reserve(count: number): number {
+    if (!this.drained || this.loop.stopped) return 0;
+    const slots = Math.max(0, Math.min(count, this.deps.concurrency - this.inFlight - this.minClaim));
+    this.inFlight += slots;
+    return slots;
+  }
+
+  release(count: number, maybeStored: boolean): void {
+    if (maybeStored) this.unsure = true;
+    this.freeSlots(count);
+  }
+
+  deliver(messages: ClaimedMessage[]): void {
+    if (messages.length === 0) return;
+    this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
+    this.deps.metrics.claimedAtPublish.inc(messages.length);
+    // Stored while the worker stopped: back to the work list, for whichever process runs on.
+    const work = this.loop.stopped ? (message: ClaimedMessage) => this.handBackFromSlot(message) : (message: ClaimedMessage) => this.attemptInSlot(message);
+    for (const message of messages) this.track(work(message));
   }
 
   /** Stops claiming and waits for the attempts in flight (the caller aborts them if it must). */
@@ -102,15 +136,17 @@ export class Claimer {
       messages = await claimMessages(this.deps.sql, this.deps.workerId, limit);
     } catch (error) {
       this.unsure = true;
+      this.drained = false;
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: claim failed: ${(error as Error).message}`);
       await this.deps.availability.whenUp();
       return 0;
     }
+    this.drained = messages.length < limit;
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
     const keyed = messages.filter((message) => message.flowControlKey !== null);
     const free = keyed.length === 0 ? messages : messages.filter((message) => message.flowControlKey === null);
-    for (const message of free) this.track(this.deliver(message));
-    if (keyed.length > 0) for (const [message, start] of await this.admit(keyed)) this.track(this.deliver(message, start));
+    for (const message of free) this.track(this.startAttempt(message));
+    if (keyed.length > 0) for (const [message, start] of await this.admit(keyed)) this.track(this.startAttempt(message, start));
     return messages.length;
   }
 
@@ -144,8 +180,13 @@ export class Claimer {
     if (released > 0) this.deps.log(`worker: ${released} messages of a claim whose answer was lost are due again`);
   }
 
-  private async deliver(message: ClaimedMessage, start?: Start): Promise<void> {
+  private startAttempt(message: ClaimedMessage, start?: Start): Promise<void> {
     this.inFlight++;
+    return this.attemptInSlot(message, start);
+  }
+
+  /** Attempts a message in a slot already counted in `inFlight`, and frees the slot. */
+  private async attemptInSlot(message: ClaimedMessage, start?: Start): Promise<void> {
     try {
       const delivery = await this.deps.attempt(message, start?.by);
       if (delivery.kind === "interrupted") await this.handBack(message);
@@ -161,10 +202,15 @@ export class Claimer {
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
       await this.handBack(message);
     } finally {
-      const wasFull = this.deps.concurrency - this.inFlight < this.minClaim;
-      this.inFlight--;
-      if (wasFull && this.deps.concurrency - this.inFlight >= this.minClaim) this.wake();
+      this.freeSlots(1);
     }
+  }
+
+  /** Frees `count` slots; wakes the loop if that makes room for a claim it was waiting for. */
+  private freeSlots(count: number): void {
+    const wasFull = this.deps.concurrency - this.inFlight < this.minClaim;
+    this.inFlight -= count;
+    if (wasFull && this.deps.concurrency - this.inFlight >= this.minClaim) this.wake();
   }
 
   /**
@@ -179,6 +225,14 @@ export class Claimer {
       this.deps.recorder.skipped(claim.claimId);
     } catch (error) {
       this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
+    }
+  }
+
+  private async handBackFromSlot(message: ClaimedMessage): Promise<void> {
+    try {
+      await this.handBack(message);
+    } finally {
+      this.freeSlots(1);
     }
   }
 

@@ -25,9 +25,10 @@ export class WakeableLoop {
   /**
    * Starts listening, then runs `round` until stopped. A round returns how
    * long to sleep before the next one, or null to run the next one at once.
+   * `notified` hears each NOTIFY before the wake.
    */
-  async start(round: () => Promise<number | null>): Promise<void> {
-    const listening = await this.listener.listen(this.channel, () => this.wake());
+  async start(round: () => Promise<number | null>, notified: () => void = () => {}): Promise<void> {
+    const listening = await this.listener.listen(this.channel, () => (notified(), this.wake()));
     this.unlisten = listening.unlisten;
     this.loop = this.run(round);
   }

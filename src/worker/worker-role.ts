@@ -16,6 +16,7 @@ import { messageSettings } from "../domain/publish/options";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import type { HttpClient } from "../outbound/http-client";
+import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { Claimer } from "./claimer";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";
@@ -28,6 +29,8 @@ import { CRONTAB, timedJobTasks } from "./timed-jobs/tasks";
 export interface WorkerHandle {
   /** The id its claim loop beats its heartbeat under (`dispatch.workers`). */
   heartbeatId: string;
+  /** Its claim loop, which takes messages this process publishes (domain/publish/local-delivery.ts). */
+  local: LocalDelivery;
   stop(): Promise<void>;
 }
 
@@ -126,6 +129,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   await scheduler.start();
   return {
     heartbeatId: `${liveness.processId}:claims`,
+    local: claimer,
     async stop() {
       const grace = setTimeout(() => shutdown.abort(), STOP_GRACE_MS);
       await scheduler.stop();

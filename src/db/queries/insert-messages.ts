@@ -6,6 +6,11 @@
  * Queued messages wait off the work list until their queue starts them;
  * times come from the database clock.
  *
+ * A process that delivers too can store immediate messages already claimed by
+ * its worker (`insertClaimedMessageRows`): those rows skip the work list, the
+ * claim is registered in the same statement (crash safety is the claim's, as
+ * for `claim-messages.ts`), and they come back so the attempts start at once.
+ *
  * The columns are written once, in `COLUMNS`: each names the row field it is
  * made of, the array type it travels as and, where the stored value is made
  * in SQL, how. The statement is built from that table once, when the module
@@ -13,7 +18,8 @@
  */
 import { byteaBatch, byteaSliceSql } from "../bytea-batch";
 import type { Tx } from "../client";
-import type { MessageRow } from "../message-columns";
+import { type MessageRow, messageColumnList } from "../message-columns";
+import type { ClaimedMessage } from "./claim-messages";
 import { DUE_CHANNEL } from "./work-list";
 
 
@@ -97,23 +103,59 @@ const COMPUTED: Record<string, string> = {
 /** Parameters after the columns' arrays: the bodies, their lengths, the delay scale, the channel. */
 const parameter = (k: number) => `$${COLUMNS.length + k}`;
 const [BODIES, LENGTHS, DELAY_SCALE, CHANNEL] = [parameter(1), parameter(2), parameter(3), parameter(4)];
+/** The claiming statement's own parameters: which rows are claimed, and by which worker. */
+const [CLAIMED, WORKER] = [parameter(5), parameter(6)];
 
 const STORED = COLUMNS.filter((column) => !column.input);
 
-const INSERT = `
+/** The rows as sent, with their bodies and first attempt's time. */
+const TIMED = `
   with r as (
     select * from unnest(${COLUMNS.map((column, i) => `$${i + 1}::${column.type}[]`).join(", ")}, ${LENGTHS}::int[])
       with ordinality as r(${COLUMNS.map((column) => column.name).join(", ")}, body_length, n)),
   timed as (
     select r.*, ${byteaSliceSql(BODIES, "r.body_length", "r.n")} as body, t.due, greatest(now() + (t.due - now()) * ${DELAY_SCALE}::float8, now()) as next
     from r, lateral (
-      select coalesce(to_timestamp(r.not_before_seconds), now() + r.delay_ms * interval '1 millisecond') as due) t),
-  inserted as (
-    insert into dispatch.messages (${[...STORED.map((column) => column.name), ...Object.keys(COMPUTED)].join(", ")})
-    select ${[...STORED.map((column) => column.stored ?? column.name), ...Object.values(COMPUTED)].join(", ")}
+      select coalesce(to_timestamp(r.not_before_seconds), now() + r.delay_ms * interval '1 millisecond') as due) t)`;
+
+/** `insert … select` of the timed rows, the computed columns' expressions given. */
+const insertTimed = (computed: Record<string, string>, returning: string) => `
+    insert into dispatch.messages (${[...STORED.map((column) => column.name), ...Object.keys(computed)].join(", ")})
+    select ${[...STORED.map((column) => column.stored ?? column.name), ...Object.values(computed)].join(", ")}
     from timed order by n
-    returning due_at)
-  select pg_notify(${CHANNEL}, '') from (select 1 from inserted where due_at <= now() limit 1) as due`;
+    returning ${returning}`;
+
+/** One NOTIFY when any inserted row is due now (on the work list, so claimed rows never are). */
+const NOTIFY = `select pg_notify(${CHANNEL}, '') from (select 1 from inserted where due_at <= now() limit 1) as due`;
+
+const INSERT = `${TIMED},
+  inserted as (${insertTimed(COMPUTED, "due_at")})
+  ${NOTIFY}`;
+
+/**
+ * The same insert, the rows marked in `CLAIMED` stored under a new claim of
+ * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row).
+ * It answers with the claimed rows, all but their bodies, which the caller
+ * holds; the NOTIFY's aggregate is the outer side of the join, so it runs
+ * whether or not any row was claimed.
+ */
+const INSERT_CLAIMED = `${TIMED},
+  claimed_flags as (select claimed = 1 as claimed, ordinality as n from unnest(${CLAIMED}::int[]) with ordinality as f(claimed)),
+  claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from claimed_flags where claimed)),
+  inserted as (${insertTimed(
+    {
+      ...COMPUTED,
+      due_at: `case when (select claimed from claimed_flags f where f.n = timed.n) then null else ${COMPUTED.due_at} end`,
+      claim_id: "case when (select claimed from claimed_flags f where f.n = timed.n) then (select id from claim) end",
+    },
+    "*",
+  )}),
+  registered as (
+    insert into dispatch.claims (id, worker_id, message_ids) overriding system value
+    select claim.id, ${WORKER}, array(select id from inserted where claim_id is not null) from claim),
+  notified as (${NOTIFY})
+  select ${messageColumnList("i", ["body"])}
+  from (select count(*) from notified) as n left join inserted i on i.claim_id is not null`;
 
 /**
  * Inserts `rows` in order (their `seq` follows the array). `delayScale`
@@ -122,5 +164,31 @@ const INSERT = `
 export async function insertMessageRows(tx: Tx, rows: MessageInsert[], delayScale: number): Promise<void> {
   const bodies = byteaBatch(rows.map((row) => row.body));
   const columns = COLUMNS.map((column) => rows.map(column.value));
-  await tx.unsafe(INSERT, [...columns, bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL] as never[]);
+  // Prepared as a tagged statement would be (postgres.js's `unsafe` prepares nothing unless
+  // asked): an unprepared statement with parameters costs a Describe round trip, and a
+  // commit, first. The pool's own `prepare: false` (behind a pooler) still wins.
+  await tx.unsafe(INSERT, [...columns, bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL] as never[], { prepare: true });
+}
+
+/**
+ * `insertMessageRows`, storing the rows `claimed` marks already claimed by
+ * `workerId` (each must be due now, outside queues and flow control: the
+ * caller decides). Returns those rows as a claim returns them, in order,
+ * their bodies the ones given.
+ */
+export async function insertClaimedMessageRows(
+  tx: Tx,
+  rows: MessageInsert[],
+  delayScale: number,
+  claimed: boolean[],
+  workerId: string,
+): Promise<ClaimedMessage[]> {
+  const bodies = byteaBatch(rows.map((row) => row.body));
+  const columns = COLUMNS.map((column) => rows.map(column.value));
+  // As numbers: postgres.js would type an array of booleans as one boolean.
+  const flags = claimed.map((flag) => (flag ? 1 : 0));
+  const parameters = [...columns, bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL, flags, workerId];
+  const answered = await tx.unsafe<Omit<ClaimedMessage, "body">[]>(INSERT_CLAIMED, parameters as never[], { prepare: true });
+  const bodyOf = new Map(rows.map((row) => [row.id, row.body]));
+  return answered.filter((row) => row.id !== null).map((row) => ({ ...row, body: bodyOf.get(row.id)! }) as ClaimedMessage);
 }

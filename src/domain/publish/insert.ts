@@ -6,7 +6,8 @@
  * `insertMessages`.
  */
 import type { Tx } from "../../db/client";
-import { insertMessageRows } from "../../db/queries/insert-messages";
+import type { ClaimedMessage } from "../../db/queries/claim-messages";
+import { insertClaimedMessageRows, insertMessageRows, type MessageInsert } from "../../db/queries/insert-messages";
 import { configureKeys } from "../flow-control/keys";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { lockQueues, startQueuedMessages } from "../messages/queue-admission";
@@ -14,27 +15,66 @@ import { claimDeduplicationKeys } from "./deduplication";
 import type { MessageSettings } from "./options";
 import { bindWorkflowMessages } from "./workflow-binding";
 
+/** Messages to store already claimed by a worker of this process (see `canClaimAtInsert`). */
+export interface InsertClaim {
+  workerId: string;
+  /** The ids of the messages to claim. */
+  ids: Set<string>;
+}
+
+/**
+ * Whether a message may be stored already claimed: due now, and held by
+ * nothing the work list decides (a queue's order, a flow-control key's
+ * limits, a workflow run, a deduplication window, which takes a transaction).
+ */
+export function canClaimAtInsert(message: NewMessage): boolean {
+  return (
+    message.delayMs === 0 &&
+    message.notBefore === null &&
+    message.queueName === null &&
+    message.flowControl === null &&
+    message.workflow === null &&
+    message.deduplicationKey === null
+  );
+}
+
 /**
  * Stores `messages` and schedules their first delivery. A message whose
  * deduplication key is held by a live window (or by an earlier message of the
  * same batch) is not stored; its result carries the holder's id.
  */
 export async function insertMessages(tx: Tx, messages: NewMessage[], settings: MessageSettings): Promise<PublishResult[]> {
+  return (await insertMessagesClaiming(tx, messages, settings, null)).results;
+}
+
+/**
+ * `insertMessages`, storing the messages `claim` names already claimed by its
+ * worker (each must pass `canClaimAtInsert`); returns them as claimed, so that
+ * their attempts start once the statement committed.
+ */
+export async function insertMessagesClaiming(
+  tx: Tx,
+  messages: NewMessage[],
+  settings: MessageSettings,
+  claim: InsertClaim | null,
+): Promise<{ results: PublishResult[]; claimed: ClaimedMessage[] }> {
   const deduplicated = await deduplicate(tx, messages, settings.deduplicationWindowMs);
   const duplicateOf = new Map([...deduplicated.duplicateOf, ...(await bindWorkflowMessages(tx, deduplicated.fresh))]);
   const fresh = deduplicated.fresh.filter((message) => !duplicateOf.has(message.id));
+  let claimed: ClaimedMessage[] = [];
   if (fresh.length > 0) {
     const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
     // Locking the queues first makes publish order (`seq`) the start order.
     await lockQueues(tx, queueNames);
     await configureKeys(tx, fresh.flatMap((message) => (message.flowControl === null ? [] : [message.flowControl])));
-    await insertRows(tx, fresh, settings.delayScale);
+    claimed = await insertRows(tx, fresh, settings.delayScale, claim);
     for (const name of queueNames) await startQueuedMessages(tx, name);
   }
-  return messages.map((message) => {
+  const results = messages.map((message) => {
     const holder = duplicateOf.get(message.id);
     return { messageId: holder ?? message.id, url: message.url, deduplicated: holder !== undefined };
   });
+  return { results, claimed };
 }
 
 async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
@@ -56,17 +96,21 @@ async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
   return { fresh: messages.filter((message) => !duplicateOf.has(message.id)), duplicateOf };
 }
 
-/** Stores the batch in one statement (`insert-messages.ts`). */
-function insertRows(tx: Tx, messages: NewMessage[], delayScale: number): Promise<void> {
-  return insertMessageRows(
-    tx,
-    messages.map((m) => ({
+/** Stores the batch in one statement (`insert-messages.ts`); returns the rows stored claimed. */
+async function insertRows(tx: Tx, messages: NewMessage[], delayScale: number, claim: InsertClaim | null): Promise<ClaimedMessage[]> {
+  const rows = messages.map(
+    (m): MessageInsert => ({
       ...m,
       workflowRunPk: m.workflowRunPk ?? null,
       workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
       flowControlKey: m.flowControl?.key ?? null,
       flowControlValue: m.flowControl?.value ?? null,
-    })),
-    delayScale,
+    }),
   );
+  if (claim === null || claim.ids.size === 0) {
+    await insertMessageRows(tx, rows, delayScale);
+    return [];
+  }
+  const claimed = messages.map((message) => claim.ids.has(message.id));
+  return insertClaimedMessageRows(tx, rows, delayScale, claimed, claim.workerId);
 }

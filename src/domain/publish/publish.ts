@@ -4,12 +4,15 @@
  * share one statement — or one transaction when some need a deduplication
  * window, a workflow run or a queue — and one NOTIFY (README "Architecture:
  * the delivery engine"). A 2xx still means committed: each request's promise
- * resolves after its batch commits.
+ * resolves after its batch commits. In a process that also delivers, immediate
+ * messages of a batch that needs no transaction are stored already claimed by
+ * its worker, as far as it has free slots (local-delivery.ts).
  */
 import type { Sql } from "../../db/client";
 import { Coalescer } from "../../db/coalescer";
 import type { NewMessage, PublishResult } from "../messages/new-message";
-import { insertMessages } from "./insert";
+import { canClaimAtInsert, insertMessagesClaiming } from "./insert";
+import type { LocalDelivery } from "./local-delivery";
 import type { MessageSettings } from "./options";
 import { type PreparedRequest, prepareMessages, type PublishRequest, type PublishResponse, type PublishSettings } from "./prepare";
 
@@ -20,8 +23,12 @@ export class Publisher {
   constructor(
     private readonly sql: Sql,
     private readonly settings: PublishSettings,
+    /** This process's worker, when it runs one. */
+    local: LocalDelivery | null = null,
   ) {
-    this.coalescer = new Coalescer(sql, (tx, groups) => storeGroups(tx, groups, settings), {
+    const write = (tx: Parameters<typeof storeGroups>[0], groups: NewMessage[][]) =>
+      storeGroups(tx, groups, settings, local !== null && !groups.some((group) => group.some(needsTransaction)) ? local : null);
+    this.coalescer = new Coalescer(sql, write, {
       maxBatch: 500,
       // Two batches in flight: one commits while the next fills. More would split the
       // waiting requests into smaller batches, each paying a commit and a NOTIFY.
@@ -58,9 +65,33 @@ function needsTransaction(message: NewMessage): boolean {
   return message.deduplicationKey !== null || message.workflow !== null || message.queueName !== null;
 }
 
-/** Stores several requests' messages with one `insertMessages`, splitting the results back. */
-async function storeGroups(tx: Parameters<typeof insertMessages>[0], groups: NewMessage[][], settings: MessageSettings) {
-  const results = await insertMessages(tx, groups.flat(), settings);
+/**
+ * Stores several requests' messages with one insert, splitting the results
+ * back. With `local` (a batch written in one autocommit statement, so stored
+ * means committed), the immediate messages that fit in its free slots are
+ * stored claimed and handed to it.
+ */
+async function storeGroups(
+  tx: Parameters<typeof insertMessagesClaiming>[0],
+  groups: NewMessage[][],
+  settings: MessageSettings,
+  local: LocalDelivery | null,
+): Promise<PublishResult[][]> {
+  const messages = groups.flat();
+  const claimable = local === null ? [] : messages.filter(canClaimAtInsert);
+  const slots = claimable.length === 0 ? 0 : local!.reserve(claimable.length);
+  const claim = slots === 0 ? null : { workerId: local!.workerId, ids: new Set(claimable.slice(0, slots).map((m) => m.id)) };
+  let stored: Awaited<ReturnType<typeof insertMessagesClaiming>>;
+  try {
+    stored = await insertMessagesClaiming(tx, messages, settings, claim);
+  } catch (error) {
+    if (slots > 0) local!.release(slots, true);
+    throw error;
+  }
+  if (slots > 0) {
+    if (stored.claimed.length < slots) local!.release(slots - stored.claimed.length, false);
+    local!.deliver(stored.claimed);
+  }
   let next = 0;
-  return groups.map((group) => results.slice(next, (next += group.length)));
+  return groups.map((group) => stored.results.slice(next, (next += group.length)));
 }

@@ -81,7 +81,7 @@ const BATCH = operation({
 
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
-  const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) });
+  const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) }, deps.localDelivery ?? null);
   const run = async (requests: PublishRequest[]) => {
     const responses = await publisher.publish(requests);
     countPublished(deps.metrics, requests, responses, deps.config.defaultDialect);
