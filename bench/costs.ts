@@ -6,9 +6,12 @@
  * A cost window opens before a scenario's warm-up and closes after the
  * service stopped, so its backends have ended and flushed their statistics
  * (a busy backend reports them at most once a second, an idle one after up to
- * 10 s; an ending one at once). The service's CPU is read just before it stops.
+ * 10 s; an ending one at once). The service's CPU and its system calls
+ * (/proc/<pid>/io: reads and writes on its sockets, with their bytes) are read
+ * just before it stops.
  */
 import postgres from "postgres";
+import { readFileSync } from "node:fs";
 import { processTicks, TICK_MICROS, treeTicks } from "./cpu";
 import type { DatabaseServer } from "./database";
 
@@ -41,8 +44,36 @@ export interface Costs {
   commits: number;
   /** n_tup_hot_upd / n_tup_upd of the message table over the window (null without updates). */
   hotRatio: number | null;
+  /** The service's read and write system calls per message, and their bytes (sockets to clients, Postgres, receivers). */
+  serviceIo: IoCounts;
   /** The raw deltas the per-message figures come from. */
   totals: Record<string, number | null>;
+}
+
+/** System calls and their bytes, from /proc/<pid>/io (syscr, syscw, rchar, wchar). */
+export interface IoCounts {
+  reads: number;
+  writes: number;
+  readBytes: number;
+  writtenBytes: number;
+}
+
+/** A process's system-call counters so far (zeros once it is gone). */
+function ioOf(pid: number): IoCounts {
+  try {
+    const fields = Object.fromEntries(
+      readFileSync(`/proc/${pid}/io`, "utf8").trim().split("\n").map((line) => line.split(": ") as [string, string]),
+    );
+    return { reads: Number(fields.syscr), writes: Number(fields.syscw), readBytes: Number(fields.rchar), writtenBytes: Number(fields.wchar) };
+  } catch {
+    return { reads: 0, writes: 0, readBytes: 0, writtenBytes: 0 };
+  }
+}
+
+function ioSum(pids: number[]): IoCounts {
+  const total: IoCounts = { reads: 0, writes: 0, readBytes: 0, writtenBytes: 0 };
+  for (const io of pids.map(ioOf)) for (const key of Object.keys(total) as (keyof IoCounts)[]) total[key] += io[key];
+  return total;
 }
 
 /** An open cost window; see the module comment. */
@@ -57,9 +88,15 @@ export interface CostWindow {
 export async function openCostWindow(server: DatabaseServer, databaseUrl: string, pids: number[], messageTable: string): Promise<CostWindow> {
   const before = await readCounters(server, databaseUrl, messageTable);
   const serviceBefore = sum(pids.map(processTicks));
+  const ioBefore = ioSum(pids);
   let serviceTicks = 0;
+  let io: IoCounts = { reads: 0, writes: 0, readBytes: 0, writtenBytes: 0 };
   return {
-    serviceDone: () => void (serviceTicks = sum(pids.map(processTicks)) - serviceBefore),
+    serviceDone: () => {
+      serviceTicks = sum(pids.map(processTicks)) - serviceBefore;
+      const after = ioSum(pids);
+      io = { reads: after.reads - ioBefore.reads, writes: after.writes - ioBefore.writes, readBytes: after.readBytes - ioBefore.readBytes, writtenBytes: after.writtenBytes - ioBefore.writtenBytes };
+    },
     async close(messages, unit) {
       const after = await readCounters(server, databaseUrl, messageTable);
       const delta = (key: keyof Counters) => (after[key] === null || before[key] === null ? null : after[key]! - before[key]!);
@@ -77,6 +114,7 @@ export async function openCostWindow(server: DatabaseServer, databaseUrl: string
         statements: per(delta("statements")),
         commits: per(delta("commits"))!,
         hotRatio: updates > 0 ? delta("messageHotUpdates")! / updates : null,
+        serviceIo: { reads: per(io.reads)!, writes: per(io.writes)!, readBytes: per(io.readBytes)!, writtenBytes: per(io.writtenBytes)! },
         totals: {
           serviceTicks,
           postgresTicks,

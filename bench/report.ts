@@ -133,6 +133,8 @@ function costRows(c: Costs, service: string, messageTable: string): string[][] {
     [`WAL bytes / records ${per}`, `${int(c.walBytes)} / ${num(c.walRecords, 1)}`],
     [`statements / commits ${per}`, `${c.statements === null ? "n/a (no pg_stat_statements)" : num(c.statements)} / ${num(c.commits)}`],
     [`HOT share of ${messageTable} updates`, share(c.hotRatio)],
+    ...(c.serviceIo ? [[`${service} system calls ${per}: reads / writes (bytes)`,
+      `${num(c.serviceIo.reads)} (${int(c.serviceIo.readBytes)} B) / ${num(c.serviceIo.writes)} (${int(c.serviceIo.writtenBytes)} B)`]] : []),
   ];
 }
 
@@ -312,6 +314,8 @@ function pairs(run: BenchRun): Pair[] {
     cost("WAL records", (c) => c.walRecords, (n) => num(n, 1)),
     cost("statements", (c) => c.statements),
     cost("commits", (c) => c.commits),
+    cost("service write system calls", (c) => c.serviceIo?.writes ?? null),
+    cost("service read system calls", (c) => c.serviceIo?.reads ?? null),
     { figure: "HOT share of message-table updates (2b)", dispatch: d2b?.measurement.costs.hotRatio ?? null, pipeline: p2b?.measurement.costs.hotRatio ?? null, format: share },
   ];
 }
