@@ -2,21 +2,29 @@
  * The API document: `/openapi.json` is valid OpenAPI 3.1, describes every
  * route the router has (a route without an operation fails here), and says
  * what the routes accept: the query parameters it lists are exactly those a
- * route takes, and a body its schema refuses is refused. `/docs` shows it.
+ * route takes, and a body its schema refuses is refused; its groups (tags)
+ * come publishing first, each with a line. `/docs` shows it with Swagger UI,
+ * whose files the service serves itself, hashed, gzipped and cached.
  */
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openApiPath } from "../src/http/openapi/document";
+import { openApiPath, TAGS } from "../src/http/openapi/document";
 import { appRoutes } from "./support/routes";
-import { useDispatch } from "./support/service";
+import { TEST_TOKEN, useDispatch } from "./support/service";
 
 /** Middleware the app mounts for any method: not routes of the API. */
 const MIDDLEWARE = ["ALL /*", "ALL /v2/*", "ALL /v2/workflows/hooks/*", "ALL /metrics"];
-/** The dashboard's pages (and `/`, which leads there) are for people, not part of the API. */
-const isPage = (path: string) => path === "/" || path === "/dashboard" || path.startsWith("/dashboard/");
+/** The dashboard's pages (and `/`, which leads there) and the reference page's files are for people, not part of the API. */
+const isPage = (path: string) => path === "/" || path === "/dashboard" || path.startsWith("/dashboard/") || path.startsWith("/docs/assets/");
 
-type Operation = { parameters: { name: string; in: string; description: string }[]; responses: Record<string, unknown>; requestBody?: unknown };
-type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
+type Operation = { tags: string[]; parameters: { name: string; in: string; description: string }[]; responses: Record<string, unknown>; requestBody?: unknown };
+type Document = {
+  openapi: string;
+  servers: { url: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, { type: string; scheme: string }> };
+};
 
 const dispatch = useDispatch();
 let document: Document;
@@ -84,6 +92,21 @@ describe("the API document", () => {
     expect((await missing.json()).error).toMatch(/invalid queue: queueName/);
   });
 
+  it("groups the operations by resource, publishing first and operations last, each group with a line", () => {
+    expect(document.tags.map((tag) => tag.name)).toEqual(Object.keys(TAGS));
+    expect(document.tags[0]!.name).toBe("Publish");
+    expect(document.tags.at(-1)!.name).toBe("Operations");
+    for (const tag of document.tags) expect(tag.description, tag.name).toMatch(/^[A-Z].{20,}\.$/);
+    const order = operations().map(([, , op]) => document.tags.findIndex((tag) => tag.name === op.tags[0]));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(order).not.toContain(-1);
+  });
+
+  it("is tried against this server with a bearer token", () => {
+    expect(document.servers).toEqual([{ url: "/", description: "This Dispatch server." }]);
+    expect(document.components.securitySchemes.token).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
   it("lists every publish option header on publish", () => {
     const headers = document.paths["/v2/publish/{destination}"]!.post!.parameters.filter((p) => p.in === "header").map((p) => p.name);
     expect(headers).toEqual(expect.arrayContaining(["Svc-Retries", "Svc-Delay", "Svc-Callback", "Svc-Flow-Control-Key", "Svc-Redact-Fields"]));
@@ -91,12 +114,44 @@ describe("the API document", () => {
 });
 
 describe("the reference page", () => {
-  it("shows every operation of the document, without a token and without any outside asset", async () => {
+  it("is Swagger UI on the document, every file from this server, with no token in it", async () => {
     const response = await fetch(`${dispatch.baseUrl}/docs`);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/text\/html/);
     const html = await response.text();
-    for (const [method, path] of operations()) expect(html).toContain(`${method.toUpperCase()}</span> <code>${path}</code>`);
-    expect(html).not.toMatch(/(src|href)="https?:/);
+    expect(html).toContain('data-document="/openapi.json"');
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    expect(html).not.toContain(TEST_TOKEN);
+    const assets = [...html.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+    expect(assets.map((path) => path.replace(/-[0-9a-f]{12}\./, "."))).toEqual([
+      "/docs/assets/swagger-ui.css",
+      "/docs/assets/reference.css",
+      "/docs/assets/swagger-ui-bundle.js",
+      "/docs/assets/reference.js",
+    ]);
+  });
+
+  it("serves its files with their type, gzipped when asked, cached for a year under their hash", async () => {
+    const html = await (await fetch(`${dispatch.baseUrl}/docs`)).text();
+    const bundle = html.match(/src="(\/docs\/assets\/swagger-ui-bundle-[0-9a-f]{12}\.js)"/)![1]!;
+    const style = html.match(/href="(\/docs\/assets\/swagger-ui-[0-9a-f]{12}\.css)"/)![1]!;
+    // fetch asks for gzip and decodes it.
+    const script = await fetch(`${dispatch.baseUrl}${bundle}`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(script.headers.get("content-encoding")).toBe("gzip");
+    expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(script.headers.get("vary")).toBe("Accept-Encoding");
+    const text = await script.text();
+    expect(text).toContain("SwaggerUIBundle");
+    expect(text).not.toContain("sourceMappingURL");
+
+    const plain = await fetch(`${dispatch.baseUrl}${style}`, { headers: { "Accept-Encoding": "identity" } });
+    expect(plain.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await plain.text()).toContain(".swagger-ui");
+
+    expect((await fetch(`${dispatch.baseUrl}/docs/assets/swagger-ui-bundle-000000000000.js`)).status).toBe(404);
   });
 });

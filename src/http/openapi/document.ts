@@ -8,7 +8,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { RouterRoute } from "hono/types";
 import type * as v from "valibot";
-import { type Access, type BodySpec, type OperationSpec, operationOf, type ParameterDoc, type ResponseDoc } from "./operation";
+import { type Access, type BodySpec, type OperationSpec, operationOf, type ParameterDoc, type ResponseDoc, type Tag } from "./operation";
 
 type Json = Record<string, unknown>;
 
@@ -27,11 +27,40 @@ const ERROR_TEXT: Record<number, string> = {
   503: "The database is unavailable; nothing was changed. Retry after `Retry-After` seconds.",
 };
 
+/**
+ * A body of any bytes, kept with its content type: JSON and text are named
+ * first so that the reference offers a text box for them ("try it"), not a
+ * file picker.
+ */
+const BYTES = {
+  "application/json": { schema: {}, example: { hello: "world" } },
+  "text/plain": { schema: { type: "string" } },
+  "*/*": { schema: { type: "string", format: "binary" } },
+};
+
 /** What every error answers. */
 export const ERROR_SCHEMA = {
   type: "object",
   required: ["error"],
   properties: { error: { type: "string" }, requestId: { type: "string", description: "The request's id, on a 500." } },
+};
+
+/**
+ * The groups of the document, in the order the reference shows them
+ * (publishing first, health and metrics last), each with its one line.
+ */
+export const TAGS: Record<Tag, string> = {
+  Publish: "Publish a message to a URL, a URL group or a queue, now or later; or several at once.",
+  Messages: "The messages published: get one, cancel one or many.",
+  Queues: "Queues deliver their messages in order, so many at a time (parallelism); pause and resume them.",
+  "URL groups": "Named lists of endpoints: publishing to a group sends a message to each endpoint.",
+  Schedules: "Publish a message on a cron schedule; pause, resume and delete schedules.",
+  DLQ: "Messages whose every attempt failed: inspect, retry or delete them.",
+  Logs: "What happened to each message, one entry per state change and attempt.",
+  "Flow control": "Keys that limit how many messages run at once and per period; pause, pin and reset them.",
+  Workflows: "Workflow runs (the workflow SDKs' protocol): start, notify, list, cancel; the workflow DLQ.",
+  "Signing keys": "The keys that sign each delivery (Upstash-Signature), and their rotation.",
+  Operations: "Health, readiness, metrics, this document and its reference page.",
 };
 
 export interface DocumentInfo {
@@ -55,7 +84,9 @@ export function apiDocument(routes: RouterRoute[], info: DocumentInfo): Json {
   return {
     openapi: "3.1.0",
     info,
-    paths: sortedKeys(paths),
+    servers: [{ url: "/", description: "This Dispatch server." }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths: byTag(paths),
     components: {
       securitySchemes: {
         token: { type: "http", scheme: "bearer", description: "An access token (DISPATCH_TOKEN, or the one `dispatch token` prints). `?qstash_token=` works too." },
@@ -131,7 +162,7 @@ function requestBody(body: BodySpec, queryNames: string[]): Json {
     const schema = { type: "object", additionalProperties: false, properties: Object.fromEntries(queryNames.map((name) => [name, value])) };
     return { required: false, description: body.filters, content: { "application/json": { schema } } };
   }
-  if ("bytes" in body) return { description: body.bytes, content: { "*/*": { schema: { type: "string", format: "binary" } } } };
+  if ("bytes" in body) return { description: body.bytes, content: BYTES };
   return { description: body.text, content: { "text/plain": { schema: { type: "string" } } } };
 }
 
@@ -167,6 +198,9 @@ function jsonSchema(schema: v.GenericSchema): Json {
   return rest;
 }
 
-function sortedKeys<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+/** The paths grouped in the order of TAGS (by the tag of a path's first operation), by path within a group. */
+function byTag(paths: Record<string, Json>): Record<string, Json> {
+  const order: string[] = Object.keys(TAGS);
+  const rank = (operations: Json) => order.indexOf((Object.values(operations)[0] as { tags: Tag[] }).tags[0]!);
+  return Object.fromEntries(Object.entries(paths).sort(([a, x], [b, y]) => rank(x) - rank(y) || a.localeCompare(b)));
 }
