@@ -12,18 +12,24 @@
  */
 import postgres from "postgres";
 import { listDlq, findDlqEntry } from "../src/domain/dlq/dlq";
+import { recentRetries, retryLinks } from "../src/domain/dlq/retry-links";
 import { keyStatePage } from "../src/domain/flow-control/keys";
 import { listAttempts, messageRelations } from "../src/domain/messages/attempts";
 import { listMessages } from "../src/domain/messages/list";
 import { Redactor } from "../src/domain/messages/redaction";
 import { findMessage } from "../src/domain/messages/message";
+import { retryNow } from "../src/domain/messages/retry-now";
+import { holdOf } from "../src/domain/messages/hold";
 import { lastHour } from "../src/domain/overview/activity";
+import { failingNow } from "../src/domain/overview/failing-now";
 import { countByState } from "../src/domain/overview/state-counts";
 import { readTotals } from "../src/domain/overview/totals";
 import { queuePage } from "../src/domain/queues/queues";
-import { schedulePage, scheduleStates } from "../src/domain/schedules/schedules";
+import { getSchedule, schedulePage, scheduleStates } from "../src/domain/schedules/schedules";
 import { urlGroupPage } from "../src/domain/url-groups/url-groups";
 import { listRunLogs } from "../src/domain/workflows/logs/logs";
+import { listWaiters } from "../src/domain/workflows/waits";
+import { readRunDetail } from "../src/domain/workflows/logs/run-detail";
 import { migrate } from "../src/db/migrate";
 import { startDatabaseServer } from "./database";
 
@@ -70,12 +76,17 @@ async function seed(sql: postgres.Sql): Promise<void> {
         when i % 100 < 97 then 'CANCELED' when i % 100 < 99 then 'CREATED' else 'RETRY' end as state) s`;
   await sql`
     insert into dispatch.attempts (id, message_id, retried, started_at, duration_ms, recorded_at, result, response_status,
-      failure)
+      failure, response_body)
     select m.seq + 1, m.id, m.retried, m.created_at, 20, m.completed_at,
       case when m.state = 'DELIVERED' then 'DELIVERED' else 'ERROR' end,
-      case when m.state = 'DELIVERED' then 200 else 500 end, case when m.state = 'FAILED' then 'HTTP 500' end
+      case when m.state = 'DELIVERED' then 200 else 500 end, case when m.state = 'FAILED' then 'HTTP 500' end,
+      case when m.state = 'FAILED' then convert_to('{"error":"receiver is down"}', 'UTF8') end
     from dispatch.messages m where m.state in ('DELIVERED', 'FAILED')`;
   await sql`select setval('dispatch.messages_seq_seq', ${2 * MESSAGES + 2})`;
+  // One failed message in 500 was retried from the DLQ, as the message after it (retry-links.ts).
+  await sql`
+    update dispatch.messages o set retried_as = r.id, retried_at = r.created_at
+    from dispatch.messages r where o.state = 'FAILED' and o.seq / 2 % 500 = 90 and r.seq = o.seq + 2`;
   await sql`
     insert into dispatch.dlq (dlq_id, message_id, created_at, error, response_status)
     select 'dlq_' || substr(m.id, 5), m.id, m.completed_at, 'HTTP 500', 500 from dispatch.messages m where m.state = 'FAILED'`;
@@ -114,6 +125,16 @@ async function seedLists(sql: postgres.Sql): Promise<void> {
   await sql`
     update dispatch.messages set flow_control_key = 'tenant-' || lpad((seq / 20 % ${LISTED} + 1)::text, 6, '0')
     where seq / 2 % 10 = 3`;
+  // Some pending messages wait in their queues (queue-0 is paused), others are held back by their keys.
+  await sql`update dispatch.queues set paused = true where name = 'queue-0'`;
+  await sql`
+    update dispatch.messages set queue_name = q, pending_queue = q, due_at = null
+    from (values ('queue-0', 0), ('queue-2', 1)) as v(q, half)
+    where state = 'CREATED' and seq / 2 % 100 = 97 and seq / 200 % 2 = half`;
+  await sql`
+    update dispatch.messages set flow_control_key = 'tenant-' || lpad((seq / 20 % ${LISTED} + 1)::text, 6, '0'),
+      flow_parked = true, due_at = null
+    where state = 'CREATED' and seq / 2 % 100 = 98`;
 }
 
 /** Each page's domain calls, with the SQL they send captured, then explained. */
@@ -123,6 +144,15 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
   const redactor = new Redactor(Buffer.alloc(32));
   const someId = `msg_${String(Math.floor(MESSAGES / 2) - 45).padStart(12, "0")}`;
   const latest = await listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 });
+  const pick = async (where: postgres.Fragment) => (await findMessage(sql, (await admin`select id from dispatch.messages where ${where} limit 1`)[0]!.id))!;
+  const held = {
+    backoff: await pick(admin`state = 'RETRY' and due_at is not null`),
+    queued: await pick(admin`pending_queue = 'queue-2'`),
+    paused: await pick(admin`pending_queue = 'queue-0'`),
+    keyed: await pick(admin`flow_parked`),
+    retried: await pick(admin`retried_as is not null`),
+  };
+  const retry = (await findMessage(sql, held.retried.retriedAs!))!;
   const pages: [string, () => Promise<unknown>][] = [
     ["overview: messages by state", () => countByState(sql, "messages")],
     ["overview: runs by state", () => countByState(sql, "workflow_runs")],
@@ -138,6 +168,15 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["message: the message", () => findMessage(sql, someId)],
     ["message: attempts", () => listAttempts(sql, someId)],
     ["message: relations", () => messageRelations(sql, someId, null)],
+    ["message: why it waits, retry backoff", () => holdOf(sql, held.backoff)],
+    ["message: why it waits, behind its queue", () => holdOf(sql, held.queued)],
+    ["message: why it waits, paused queue", () => holdOf(sql, held.paused)],
+    ["message: why it waits, held by its key", () => holdOf(sql, held.keyed)],
+    ["message: retried as", () => retryLinks(sql, held.retried)],
+    ["message: retry of", () => retryLinks(sql, retry)],
+    ["messages: flow-control key", () => listMessages(sql, { states: null, filter: { flowControlKey: [nth("tenant", 42)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["overview: failing now", () => failingNow(sql, 5)],
+    ["dlq: recent retries", () => recentRetries(sql, 10)],
     ["dlq: newest", () => listDlq(sql, { filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: URL", () => listDlq(sql, { filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: entry", () => findDlqEntry(sql, `dlq_${String(91).padStart(12, "0")}`)],
@@ -147,6 +186,11 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["url groups: a page in the middle", () => urlGroupPage(sql, { cursor: nth("team", LISTED / 2), count: 50 })],
     ["schedules: first page", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: null, count: 50 })).items)],
     ["schedules: a page in the middle", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: nth("schedule", LISTED / 2), count: 50 })).items)],
+    ["schedule: the schedule", () => getSchedule(sql, nth("schedule", LISTED / 2))],
+    ["schedule: its newest messages (none match: the scan's bound)", () => listMessages(sql, { states: null, filter: { scheduleId: [nth("schedule", LISTED / 2)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 })],
+    ["publish: the URL groups suggested", () => urlGroupPage(sql, { cursor: null, count: 100 })],
+    ["publish: the queues suggested", () => queuePage(sql, { cursor: null, count: 100 })],
+    ["workflow event: the steps waiting for it", () => listWaiters(sql, "invoice-approved")],
     ["flow control: first page", () => keyStatePage(sql, "", { cursor: null, count: 50 })],
     ["flow control: a page in the middle", () => keyStatePage(sql, "", { cursor: nth("tenant", LISTED / 2), count: 50 })],
     ["flow control: search, 1 key in 25 matches", () => keyStatePage(sql, "42", { cursor: null, count: 50 })],
@@ -154,6 +198,9 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["workflow runs: newest", () => listRunLogs(sql, { filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 10 }, redactor)],
     ["workflow runs: state", () => listRunLogs(sql, { filter: { state: ["RUN_STARTED"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 }, redactor)],
     ["workflow run: by id", () => listRunLogs(sql, { filter: { workflowRunId: ["wfr_500"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 }, redactor)],
+    ["workflow run: its page (steps, their messages and attempts)", () => readRunDetail(sql, "wfr_500", redactor)],
+    // Message i is RETRY when i % 100 is 99 (seed).
+    ["message: retry now", () => retryNow(sql, `msg_${String(Math.floor(MESSAGES / 200) * 100 - 1).padStart(12, "0")}`)],
   ];
   for (const [page, call] of pages) {
     captured.length = 0;

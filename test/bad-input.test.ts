@@ -71,6 +71,7 @@ const NO_BODY = [
   "ALL /v2/workflows/hooks/*",
   "ALL /metrics",
   "DELETE /v2/messages/:id",
+  "POST /v2/messages/:id/retry-now",
   "DELETE /v2/queues/:name",
   "POST /v2/queues/:name/pause",
   "POST /v2/queues/:name/resume",

@@ -88,6 +88,15 @@ describe("messages, logs, the DLQ", () => {
     await call("DELETE /v2/messages", "/v2/messages?label=nothing-has-this", { method: "DELETE" });
   });
 
+  it("retry now, a Dispatch extension, for a message waiting out its backoff", async () => {
+    const { messageId } = await call("POST /v2/publish/{destination}", `/v2/publish/${failing.url}/backoff`, {
+      method: "POST", body: "x", headers: { "Upstash-Retries": "2", "Upstash-Retry-Delay": "86400000" },
+    });
+    await poll(async () => (await call("GET /v2/messages/{id}", `/v2/messages/${messageId}`)).state === "RETRY", "the message to wait out its backoff");
+    await call("POST /v2/messages/{id}/retry-now", `/v2/messages/${messageId}/retry-now`, { method: "POST" });
+    await call("DELETE /v2/messages/{id}", `/v2/messages/${messageId}`, { method: "DELETE" });
+  });
+
   it("a failed message in the DLQ: list, read, retry, delete", async () => {
     const { messageId } = await call("POST /v2/publish/{destination}", `/v2/publish/${failing.url}/dead`, {
       method: "POST", body: "x", headers: { ...FULL, "Upstash-Callback": `${receiver.url}/cb`, "Upstash-Failure-Callback": `${receiver.url}/fcb` },

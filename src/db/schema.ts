@@ -132,6 +132,13 @@ export const messages = dispatch.table(
      * unqueued message is a HOT update.
      */
     pendingQueue: text("pending_queue"),
+    /**
+     * Set on a failed message once its DLQ entry was retried (domain/dlq/retry-links.ts): the
+     * message the retry published. The entry itself is gone, as the API has it.
+     */
+    retriedAs: text("retried_as"),
+    /** With `retried_as`: the retry's `created_at`, so the retry finds this message through the same index. */
+    retriedAt: timestamptz("retried_at"),
     /** Position of the message's cancellation in the log (from the `seq` sequence); null unless cancelled. */
     canceledSeq: bigint("canceled_seq", { mode: "number" }),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
@@ -169,6 +176,7 @@ export const messages = dispatch.table(
     uniqueIndex("messages_canceled_seq_idx").on(t.canceledSeq).where(sql`${t.canceledSeq} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
     index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
+    index("messages_retried_at_idx").on(t.retriedAt).where(sql`${t.retriedAs} is not null`),
   ],
 );
 

@@ -11,12 +11,14 @@
  * | transition | module | guard |
  * |---|---|---|
  * | published: on the list (or waiting for its queue) | insert-messages.ts | a new row |
+ * | published claimed by its own process's worker: never on the list | insert-messages.ts (`insertClaimedMessageRows`) | a new row, the claim registered in the same statement |
  * | a queue starts it: on the list | start-queued-messages.ts | still waiting in that queue |
  * | claimed: off the list, under a claim | claim-messages.ts | due, SKIP LOCKED |
  * | delivered | record-delivered.ts | pending under the claim |
  * | retried: back on the list at the retry's time | record-retry.ts | pending under the claim |
  * | failed | record-failed.ts | pending under the claim |
  * | cancelled: off the list for good | cancel-messages.ts | pending |
+ * | retried now: a retry waiting out its backoff is due at once | retry-now.ts | RETRY, on the list, due later |
  * | held by flow control: off the list, unclaimed | flow-control-holds.ts | pending under the claim |
  * | released by flow control: back on the list | flow-control-holds.ts | held and pending |
  * | handed back unattempted, or a dead worker's claim swept: back on the list | sweep-claims.ts | pending under the claim, off the list |

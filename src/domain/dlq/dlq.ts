@@ -2,7 +2,7 @@
  * The dead letter queue (docs/hosted-api.md §8): messages whose retries ran out,
  * with the last response. Entries are listed, read, deleted, or retried — a
  * retry publishes a new message like the original and removes the entry, in
- * one transaction.
+ * one transaction, and the original keeps a link to it (retry-links.ts).
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
@@ -17,6 +17,7 @@ import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from ".
 import { insertMessages } from "../publish/insert";
 import { parsePublishOptions, type PublishLimits, type MessageSettings } from "../publish/options";
 import { buildMessage } from "../publish/prepare";
+import { linkRetries } from "./retry-links";
 
 /** A DLQ entry: the failed message and the last response it got. */
 export interface DlqEntry {
@@ -74,9 +75,9 @@ export interface RetryOverrides {
 
 /**
  * Retries a page of the entries `selection` picks: each becomes a new
- * message (new id, no retries done yet) and its entry is removed. A retry
- * that turns out a duplicate (a deduplication id given as override) creates
- * nothing and keeps its entry.
+ * message (new id, no retries done yet), its entry is removed and the failed
+ * message names its retry. A retry that turns out a duplicate (a
+ * deduplication id given as override) creates nothing and keeps its entry.
  */
 export async function retryDlqEntries(
   tx: Tx,
@@ -88,8 +89,9 @@ export async function retryDlqEntries(
   const { items, cursor } = await selectEntries(tx, selection, page, true);
   const messages = items.map((entry) => retryMessage(entry.message, overrides, settings.limits));
   const results = await insertMessages(tx, messages, settings);
-  const retried = items.filter((_, index) => !results[index]!.deduplicated).map((entry) => entry.dlqId);
-  await tx`delete from dispatch.dlq where dlq_id = any(${retried}::text[])`;
+  const retried = items.flatMap((entry, index) => (results[index]!.deduplicated ? [] : [{ entry, retry: results[index]!.messageId }]));
+  await tx`delete from dispatch.dlq where dlq_id = any(${retried.map(({ entry }) => entry.dlqId)}::text[])`;
+  await linkRetries(tx, retried.map(({ entry, retry }) => ({ original: entry.message.id, retry })));
   return { items: results, cursor };
 }
 

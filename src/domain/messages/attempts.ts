@@ -25,6 +25,15 @@ export interface AttemptLog {
   note: string | null;
 }
 
+/** An attempt's answer as lists and the "why" panels show it: its status, its error and the start of its body. */
+export interface LastAnswer {
+  /** Null when the attempt got no response (a network error, a timeout). */
+  status: number | null;
+  error: string | null;
+  /** At most the first 2 KiB of the response body, when one was kept. */
+  body: Buffer | null;
+}
+
 /** The attempts of message `id`, first first. */
 export function listAttempts(tx: Tx, id: string): Promise<AttemptLog[]> {
   return tx<AttemptLog[]>`

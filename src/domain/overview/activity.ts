@@ -38,13 +38,21 @@ export async function lastHour(tx: Tx): Promise<Activity> {
       count(*) filter (where a.result = 'ERROR')::int as errors,
       count(*) filter (where a.failure is not null)::int as failed
     from dispatch.attempts a
-    where a.id > coalesce((
-        select m.seq from dispatch.messages m where m.created_at < now() - interval '1 hour'
-        order by m.created_at desc limit 1), 0)
-      and a.recorded_at >= now() - interval '1 hour'
+    where ${inLastHour(tx)}
     group by 1`;
   const [clock] = await tx<{ now: Date }[]>`select now()`;
   return { created: Object.fromEntries(created.map((row) => [row.state, row.n])), minutes: minutesOf(rows, clock!.now.getTime()) };
+}
+
+/**
+ * The attempts `a` recorded in the last hour, read through `attempts_pkey`
+ * from the `seq` of the newest message created before the hour.
+ */
+export function inLastHour(tx: Tx) {
+  return tx`a.id > coalesce((
+        select m.seq from dispatch.messages m where m.created_at < now() - interval '1 hour'
+        order by m.created_at desc limit 1), 0)
+      and a.recorded_at >= now() - interval '1 hour'`;
 }
 
 type MinuteRow = Omit<Minute, "at"> & { at: Date };

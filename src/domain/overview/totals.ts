@@ -2,6 +2,7 @@
  * The sizes the overview shows beside the message counts: the DLQ, and the
  * queues, schedules and flow-control keys with how many are paused. Each is
  * counted up to a bound, so a huge table costs no more than that many rows
+ * (the failed messages retried from the DLQ through `messages_retried_at_idx`)
  * (a key per tenant can make 100,000 flow-control keys); past it, the
  * overview says "at least".
  */
@@ -16,6 +17,8 @@ export const TOTAL_COUNT_LIMIT = 10_000;
 export interface Totals {
   /** Entries in the DLQ, at most `DLQ_COUNT_LIMIT + 1`. */
   dlq: number;
+  /** Failed messages whose DLQ entry was retried (their retry is what may still fail), at most `DLQ_COUNT_LIMIT + 1`. */
+  retried: number;
   /** The others: each at most `TOTAL_COUNT_LIMIT + 1`. */
   queues: number;
   pausedQueues: number;
@@ -25,14 +28,21 @@ export interface Totals {
   pausedFlowControlKeys: number;
 }
 
+const WHERE = {
+  all: (tx: Tx) => tx`true`,
+  paused: (tx: Tx) => tx`paused`,
+  retried: (tx: Tx) => tx`retried_as is not null`,
+};
+
 /** The overview's totals. */
 export async function readTotals(tx: Tx): Promise<Totals> {
-  const upTo = (table: string, which: "all" | "paused", limit = TOTAL_COUNT_LIMIT) => tx`(
+  const upTo = (table: string, which: "all" | "paused" | "retried", limit = TOTAL_COUNT_LIMIT) => tx`(
     select count(*)::int from (
-      select 1 from ${tx(`dispatch.${table}`)} where ${which === "paused" ? tx`paused` : tx`true`} limit ${limit + 1}) t)`;
+      select 1 from ${tx(`dispatch.${table}`)} where ${WHERE[which](tx)} limit ${limit + 1}) t)`;
   const [row] = await tx<Totals[]>`
     select
       ${upTo("dlq", "all", DLQ_COUNT_LIMIT)} as dlq,
+      ${upTo("messages", "retried", DLQ_COUNT_LIMIT)} as retried,
       ${upTo("queues", "all")} as queues,
       ${upTo("queues", "paused")} as "pausedQueues",
       ${upTo("schedules", "all")} as schedules,

@@ -12,7 +12,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
-import { AppError, badRequest } from "../errors";
+import { AppError, badRequest, overLimit } from "../errors";
 import { cancelMessages } from "../messages/cancel";
 import { startQueuedMessages } from "../messages/queue-admission";
 import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
@@ -33,6 +33,13 @@ const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 export function checkQueueName(name: string): string {
   if (!NAME.test(name)) throw badRequest(`invalid queue name "${name}": use 1-100 letters, digits, ".", "_" or "-"`);
   return name;
+}
+
+/** A queue's parallelism: a whole number from 1 to `max` (DISPATCH_MAX_QUEUE_PARALLELISM); a 400 or a 412 otherwise. */
+export function checkQueueParallelism(parallelism: number, max: number): number {
+  if (!Number.isSafeInteger(parallelism) || parallelism < 1) throw badRequest(`parallelism must be a whole number of at least 1, got ${parallelism}`);
+  if (parallelism > max) throw overLimit(`parallelism must be at most ${max}, got ${parallelism}`, "DISPATCH_MAX_QUEUE_PARALLELISM");
+  return parallelism;
 }
 
 /** Creates or updates a queue; a lower parallelism lets started messages finish. */

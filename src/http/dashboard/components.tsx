@@ -16,15 +16,23 @@ export function relative(at: Date | number, now: number): string {
   return delta < 0 ? `${text} ago` : `in ${text}`;
 }
 
-/** A time, in UTC, with how long ago it was. */
+/**
+ * A time, with how long ago (or ahead) it is from `now`, the service's clock.
+ * The page holds it in UTC, which the title keeps; the dashboard's script
+ * (client.ts) shows it in the browser's zone and keeps the "ago" counting,
+ * from the service's clock (`data-now`).
+ */
 export const Time: FC<{ at: Date | number | null | undefined; now: number }> = ({ at, now }) =>
   at === null || at === undefined ? (
     <span class="muted">—</span>
   ) : (
-    <time datetime={new Date(at).toISOString()} title={utc(at)}>
-      {utc(at)} <span class="muted">({relative(at, now)})</span>
+    <time datetime={new Date(at).toISOString()} title={utc(at)} data-now={String(now)}>
+      <span class="at">{utc(at)}</span> <span class="muted ago">({relative(at, now)})</span>
     </time>
   );
+
+/** `1 endpoint`, `2 endpoints`: a count and the noun in its number (`many` when the plural is not `one` + s). */
+export const plural = (count: number, one: string, many = `${one}s`) => `${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
 
 const TONES: Record<string, string> = {
   DELIVERED: "ok", RUN_SUCCESS: "ok", STEP_SUCCESS: "ok", CALLBACK_SUCCESS: "ok",
@@ -106,7 +114,7 @@ export const BodyBlock: FC<{ body: Buffer; view: BodyView | null; link: (view: B
   return (
     <div class="body-block">
       <p class="views">
-        {label ?? "Body"} ({body.length} bytes):{" "}
+        {label ?? "Body"} ({plural(body.length, "byte")}):{" "}
         {(["json", "text", "hex"] as const).map((v) => (
           <a href={link(v)} class={v === shown ? "here" : ""}>
             {v}

@@ -15,12 +15,14 @@ import { noticeOf } from "./notices";
 export const SECTIONS = [
   ["overview", "Overview", "/dashboard"],
   ["messages", "Messages", "/dashboard/messages"],
+  ["publish", "Publish", "/dashboard/publish"],
   ["dlq", "DLQ", "/dashboard/dlq"],
   ["queues", "Queues", "/dashboard/queues"],
   ["url-groups", "URL groups", "/dashboard/url-groups"],
   ["schedules", "Schedules", "/dashboard/schedules"],
   ["flow-control", "Flow control", "/dashboard/flow-control"],
   ["workflows", "Workflow runs", "/dashboard/workflows"],
+  ["keys", "Signing keys", "/dashboard/keys"],
 ] as const;
 
 export type Section = (typeof SECTIONS)[number][0];
@@ -32,10 +34,17 @@ export interface Frame {
   viewer: Viewer | null;
 }
 
-/** What a page tells the layout: its title, and the section of the navigation it is in. */
+/** A link back to where a page belongs (a schedule's page to the schedules). */
+export interface BackLink {
+  href: string;
+  label: string;
+}
+
+/** What a page tells the layout: its title, the section of the navigation it is in, and the way back. */
 export interface PageHead {
   title: string;
   section?: Section;
+  back?: BackLink;
 }
 
 declare module "hono" {
@@ -51,8 +60,8 @@ declare module "hono" {
  */
 export const pageLayout = (assets: AssetPaths) =>
   jsxRenderer(
-    ({ children, title, section }, c: Context<DashboardEnv>) => (
-      <Layout frame={{ assets, viewer: c.get("viewer") ?? null }} title={title} section={section} notice={noticeOf(c)}>
+    ({ children, title, section, back }, c: Context<DashboardEnv>) => (
+      <Layout frame={{ assets, viewer: c.get("viewer") ?? null }} title={title} section={section} back={back} notice={noticeOf(c)}>
         {children}
       </Layout>
     ),
@@ -61,13 +70,14 @@ export const pageLayout = (assets: AssetPaths) =>
   );
 
 /** The document: what every page, and every error page, is framed with. */
-export const Layout: FC<{ frame: Frame; title: string; section?: Section; notice?: string | null; children?: Child }> = ({
-  frame,
-  title,
-  section,
-  notice,
-  children,
-}) => (
+export const Layout: FC<{
+  frame: Frame;
+  title: string;
+  section?: Section;
+  back?: BackLink;
+  notice?: string | null;
+  children?: Child;
+}> = ({ frame, title, section, back, notice, children }) => (
   <>
     {raw("<!doctype html>")}
     <html lang="en">
@@ -85,6 +95,11 @@ export const Layout: FC<{ frame: Frame; title: string; section?: Section; notice
           {frame.viewer && <Navigation viewer={frame.viewer} section={section} />}
         </header>
         <main>
+          {back && (
+            <p class="back">
+              <a href={back.href}>← {back.label}</a>
+            </p>
+          )}
           {notice && (
             <p class="notice" role="status">
               {notice}

@@ -38,6 +38,27 @@ button { cursor: pointer; background: #eef2f7; }
 button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
 button.danger { color: var(--bad); border-color: #e9b4b4; }
 form.inline { display: inline; }
+form.form fieldset { border: 0; padding: 0; margin: 0 0 .8rem; display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: start; }
+form.form legend { font-weight: 600; margin-bottom: .4rem; padding: 0; }
+form.form label { display: flex; flex-direction: column; gap: .15rem; font-size: .85rem; color: var(--muted); }
+form.form label > span { color: var(--fg); font-weight: 500; }
+form.form label small { font-size: .75rem; max-width: 26rem; }
+form.form label.wide { width: 100%; margin-bottom: .6rem; }
+form.form.filters { align-items: start; }
+form.form.filters > button, form.form.filters > .muted { align-self: center; }
+textarea { font: .85rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; padding: .4rem .5rem; border: 1px solid #c3ccd7; border-radius: 4px; width: 100%; }
+details.card > summary { cursor: pointer; font-weight: 600; }
+details.card[open] > summary { margin-bottom: .8rem; }
+.back { margin: 0 0 .6rem; }
+.card > h2:first-child, form.form > h2:first-child { margin-top: 0; }
+.card-head { display: flex; justify-content: space-between; align-items: center; gap: 1rem; }
+.card-head h2 { margin: 0 0 .5rem; }
+td.row-actions { white-space: nowrap; }
+td.row-actions form + form { margin-left: .3rem; }
+.columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(340px, 1fr)); gap: 1rem; }
+ol.ticks { margin: 0 0 .6rem; padding-left: 1.4rem; }
+details.key { margin-bottom: .6rem; }
+details.key > summary { cursor: pointer; }
 .actions { display: flex; gap: .5rem; flex-wrap: wrap; margin: .6rem 0; }
 .pager { display: flex; gap: 1rem; margin: .8rem 0; align-items: center; }
 .notice { background: #dcf3e3; border: 1px solid #a6dcb6; padding: .5rem .8rem; border-radius: 6px; margin-bottom: 1rem; }
@@ -53,6 +74,20 @@ ol.timeline > li.ok::before { background: var(--ok); }
 ol.timeline > li.bad::before { background: var(--bad); }
 ol.timeline > li.warn::before { background: var(--warn); }
 .parallel { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: .6rem; }
+h1 .subtitle { display: block; font-size: .85rem; font-weight: 400; color: var(--muted); margin-top: .2rem; }
+h3 { font-size: .95rem; margin: 1rem 0 .4rem; }
+.span { display: flex; align-items: center; gap: .6rem; margin: .35rem 0; font-size: .85rem; color: var(--muted); }
+.span-track { position: relative; flex: 0 0 14rem; height: .6rem; background: #eef2f7; border-radius: 3px; }
+.span-bar { position: absolute; top: 0; bottom: 0; min-width: 2px; border-radius: 3px; background: var(--info); }
+.span-bar.ok { background: var(--ok); }
+.span-bar.bad { background: var(--bad); }
+.span-bar.warn { background: var(--warn); }
+.span-bar.open { background-image: repeating-linear-gradient(45deg, transparent 0 4px, rgba(255,255,255,.45) 4px 8px); }
+.step-error .error { margin: .4rem 0 .3rem; }
+.step-error .error-message { display: block; white-space: pre-wrap; word-break: break-word; }
+ol.stack { margin: .3rem 0; padding: .5rem .6rem .5rem 2.4rem; background: #f3f5f8; border: 1px solid var(--line); max-height: 20rem; overflow: auto;
+  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .8rem; }
+ol.stack li { white-space: pre-wrap; word-break: break-all; }
 .chart { width: 100%; height: auto; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
 .legend { display: flex; gap: 1rem; font-size: .85rem; margin: .3rem 0; }
 .legend i { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; margin-right: .3rem; vertical-align: -1px; }
@@ -60,4 +95,11 @@ ol.timeline > li.warn::before { background: var(--warn); }
 .signin input { width: 100%; margin: .4rem 0 .8rem; }
 .views a { margin-right: .6rem; }
 .views a.here { font-weight: 700; color: var(--fg); }
+.answer { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--bad); font-size: .8rem; }
+.card.why { border-left: 4px solid var(--info); }
+.card.why h2 { margin-top: 0; }
+.card.why p { margin: .3rem 0; }
+.stat .note { font-size: .8rem; }
+.key-actions details summary { cursor: pointer; color: var(--accent); font-size: .85rem; }
+.key-actions form.pin { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .4rem 0 0; padding: 0; border: 0; }
 `;

@@ -1,6 +1,7 @@
 /**
  * `GET /v2/messages/{id}`, `DELETE /v2/messages/{id}` and the bulk cancel
- * `DELETE /v2/messages` (docs/hosted-api.md §4).
+ * `DELETE /v2/messages` (docs/hosted-api.md §4), and the Dispatch extension
+ * `POST /v2/messages/{id}/retry-now`.
  */
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -10,6 +11,7 @@ import { cancelMessages, cancelSelected, type CancelSelection } from "../../doma
 import type { StoredMessage } from "../../domain/messages/message";
 import type { Redactor } from "../../domain/messages/redaction";
 import { findMessage } from "../../domain/messages/message";
+import { retryNow } from "../../domain/messages/retry-now";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
 import { messageFiltersExcept, TIME_RANGE } from "../openapi/parameters";
@@ -35,6 +37,22 @@ const CANCEL = operation({
   path: ID,
   responses: { 200: CANCELLED },
   errors: [404],
+});
+const RETRY_NOW = operation({
+  summary: "Retry a message now",
+  description:
+    "A Dispatch extension, not in the hosted API: a message waiting out its retry backoff (state RETRY, no attempt under way) " +
+    "is attempted at once instead of at its next delivery time. Its retries left are unchanged. " +
+    "A message that is not waiting on a backoff answers 409, saying what it does instead.",
+  tag: "Messages",
+  path: ID,
+  responses: {
+    200: {
+      description: "The message is due now.",
+      json: v.object({ messageId: v.string(), dueAt: v.pipe(v.number(), v.description("When it is due (now), Unix milliseconds.")) }),
+    },
+  },
+  errors: [404, 409],
 });
 const CANCEL_MANY = operation({
   summary: "Cancel messages",
@@ -67,6 +85,12 @@ export function messageRoutes(deps: AppDeps) {
         return cancelMessages(tx, [id]);
       });
       return c.json({ cancelled });
+    })
+    .post("/:id/retry-now", RETRY_NOW.describe, async (c) => {
+      const result = await deps.sql.begin((tx) => retryNow(tx, c.req.param("id")));
+      if (result.kind === "not-found") throw new AppError(404, `message ${c.req.param("id")} not found`);
+      if (result.kind === "not-in-backoff") throw new AppError(409, `message ${c.req.param("id")} is not waiting on a retry backoff: ${result.why}`);
+      return c.json({ messageId: result.messageId, dueAt: result.dueAt.getTime() });
     })
     .delete("/", CANCEL_MANY.describe, async (c) => {
       const selection = cancelSelection(await CANCEL_MANY.bulk(c));

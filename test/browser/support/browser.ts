@@ -7,13 +7,13 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll } from "vitest";
 
 export const CHROMIUM = process.env.DISPATCH_CHROMIUM ?? "/usr/bin/chromium";
 
-/** A page of a new context for each test; the browser lives as long as the file. */
-export function useBrowser(): { page(): Promise<Page>; context(): Promise<BrowserContext> } {
+/** A page of a new context for each test (`options`: its time zone, locale…); the browser lives as long as the file. */
+export function useBrowser(): { page(): Promise<Page>; context(options?: BrowserContextOptions): Promise<BrowserContext> } {
   let browser: Browser | null = null;
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
@@ -26,8 +26,8 @@ export function useBrowser(): { page(): Promise<Page>; context(): Promise<Browse
   afterAll(async () => {
     await browser?.close();
   });
-  const context = async () => {
-    const made = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = async (options: BrowserContextOptions = {}) => {
+    const made = await browser!.newContext({ viewport: { width: 1280, height: 900 }, ...options });
     contexts.push(made);
     return made;
   };

@@ -118,19 +118,22 @@ export async function listRunLogs(
 ): Promise<{ runs: RunLog[]; cursor: string | null }> {
   const page = await selectRunPage(tx, query);
   if (page.runs.length === 0) return { runs: [], cursor: null };
-  const { entries, results, invoked } = await readRunMaterial(tx, page.runs);
-  const runs = page.runs.map((run) => {
-    const list = entries.get(run.pk)!;
-    const groups = stepGroups(run, list, results.get(run.pk)!, invoked);
-    const steps: RunLog["steps"] = redactStepGroups(groups, run, list, redactor);
-    // A failed parallel branch is shown in its group, not again among the next steps.
-    const failed = groups.flatMap((group) => group.steps.filter((step) => step.state === "STEP_FAILED"));
-    const placed = new Set(failed.map((step) => step.messageId));
-    const next = nextSteps(run, list).filter((step) => !placed.has(step.messageId));
-    if (next.length > 0) steps.push({ type: "next", steps: next });
-    return runLog(run, list, steps, redactor);
-  });
+  const material = await readRunMaterial(tx, page.runs);
+  const runs = page.runs.map((run) => runLogOf(run, material, redactor));
   return { runs: trimBodies(runs, query.bodyLimit ?? null), cursor: page.cursor };
+}
+
+/** The log of `run`, made of its `material` (readRunMaterial). */
+export function runLogOf(run: RunRow, { entries, results, invoked }: RunMaterial, redactor: Redactor): RunLog {
+  const list = entries.get(run.pk)!;
+  const groups = stepGroups(run, list, results.get(run.pk)!, invoked);
+  const steps: RunLog["steps"] = redactStepGroups(groups, run, list, redactor);
+  // A failed parallel branch is shown in its group, not again among the next steps.
+  const failed = groups.flatMap((group) => group.steps.filter((step) => step.state === "STEP_FAILED"));
+  const placed = new Set(failed.map((step) => step.messageId));
+  const next = nextSteps(run, list).filter((step) => !placed.has(step.messageId));
+  if (next.length > 0) steps.push({ type: "next", steps: next });
+  return runLog(run, list, steps, redactor);
 }
 
 function runLog(run: RunRow, entries: EntryRow[], steps: RunLog["steps"], redactor: Redactor): RunLog {

@@ -18,8 +18,10 @@ import { type Frame, pageLayout } from "../layout";
 import { signInRoutes } from "../sign-in";
 import { dlqRoutes } from "../views/dlq/routes";
 import { flowControlRoutes } from "../views/flow-control/routes";
+import { keyRoutes } from "../views/keys/routes";
 import { messageRoutes } from "../views/messages/routes";
 import { overviewRoutes } from "../views/overview/routes";
+import { publishRoutes } from "../views/publish/routes";
 import { queueRoutes } from "../views/queues/routes";
 import { scheduleRoutes } from "../views/schedules/routes";
 import { urlGroupRoutes } from "../views/url-groups/routes";
@@ -39,12 +41,14 @@ export function dashboard(deps: AppDeps) {
     .use(requireSession(access, sessionKey))
     .route("/", overviewRoutes(deps))
     .route("/", messageRoutes(deps))
+    .route("/", publishRoutes(deps))
     .route("/", dlqRoutes(deps))
     .route("/", queueRoutes(deps))
     .route("/", urlGroupRoutes(deps))
     .route("/", scheduleRoutes(deps))
     .route("/", flowControlRoutes(deps))
-    .route("/", workflowRoutes(deps));
+    .route("/", workflowRoutes(deps))
+    .route("/", keyRoutes(deps));
   return { routes, frame };
 }
 

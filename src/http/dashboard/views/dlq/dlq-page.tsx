@@ -1,13 +1,17 @@
 /**
  * The DLQ: entries newest first with filters (destination URL, URL group,
- * queue, label, response status, time), each with its last response, and a
- * selection to retry or delete.
+ * queue, label, response status, time), each with its last response (the
+ * status and the first line of the receiver's body), and a selection to
+ * retry or delete; below, the latest retries and how each stands.
  */
 import type { DlqEntry } from "../../../../domain/dlq/dlq";
+import type { DlqRetry } from "../../../../domain/dlq/retry-links";
 import type { PageOf } from "../../../../domain/paging";
 import { ByTimePager, Live, Time } from "../../components";
 import { canAct, type Viewer } from "../../env";
 import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, TextFilters } from "../../filters";
+import { AnswerLine, StatusText } from "../messages/answer-line";
+import { RecentRetries } from "./recent-retries";
 
 const PATH = "/dashboard/dlq";
 
@@ -25,6 +29,8 @@ const TEXT_FIELDS = [
 /** What the list shows: a page of entries; `cursor` is this page's (null: the newest), `page.cursor` the next one's. */
 interface DlqList {
   page: PageOf<DlqEntry>;
+  /** The latest retries, newest first. */
+  retries: DlqRetry[];
   values: FilterValues;
   cursor: string | null;
   now: number;
@@ -35,7 +41,7 @@ interface DlqList {
 
 /** The filters, and the entries refreshed in place (held while some are ticked). */
 export const DlqPage = (props: DlqList) => {
-  const { page, values, cursor, now, viewer, self } = props;
+  const { page, retries, values, cursor, now, viewer, self } = props;
   return (
     <>
       <h1>Dead letter queue</h1>
@@ -48,6 +54,7 @@ export const DlqPage = (props: DlqList) => {
       <Live url={self} holdWhileChecked>
         {canAct(viewer) ? <Selection entries={page.items} now={now} viewer={viewer} /> : <EntryTable entries={page.items} now={now} viewer={viewer} />}
         <ByTimePager path={PATH} values={values} cursor={cursor} next={page.cursor} />
+        <RecentRetries retries={retries} now={now} />
       </Live>
     </>
   );
@@ -110,9 +117,9 @@ const EntryRow = ({ entry, now, selectable }: { entry: DlqEntry; now: number; se
       <div class="muted">{entry.message.id}</div>
     </td>
     <td class="url">{entry.message.url}</td>
-    <td>
-      {entry.responseStatus === null ? <span class="muted">no response</span> : <span class="mono">HTTP {entry.responseStatus}</span>}
-      {entry.error && <div class="muted">{entry.error.slice(0, 200)}</div>}
+    <td class="last-answer">
+      <StatusText status={entry.responseStatus} />
+      <AnswerLine answer={{ body: entry.responseBody, error: entry.error }} />
     </td>
     <td>
       <Time at={entry.message.completedAt} now={now} />

@@ -6,6 +6,7 @@
 import { type Context, Hono } from "hono";
 import type { Sql, Tx } from "../../../../db/client";
 import { deleteDlqEntries, deleteDlqEntry, findDlqEntry, listDlq, retryDlqEntries, retryDlqEntry } from "../../../../domain/dlq/dlq";
+import { recentRetries } from "../../../../domain/dlq/retry-links";
 import { badRequest } from "../../../../domain/errors";
 import { messageSettings } from "../../../../domain/publish/options";
 import type { AppDeps } from "../../../deps";
@@ -17,6 +18,7 @@ import { currentUrl, nowOf } from "../../page";
 import { bodyViewParam, pageParams } from "../../params";
 import { DlqEntryPage } from "./dlq-entry-page";
 import { DLQ_FILTERS, DlqPage } from "./dlq-page";
+import { RECENT_RETRIES } from "./recent-retries";
 
 const PATH = "/dashboard/dlq";
 const PAGE_SIZE = 50;
@@ -35,7 +37,8 @@ export function dlqRoutes(deps: AppDeps) {
       const { values, filter, range } = messageListFilter(params, DLQ_FILTERS, now);
       const selection = { filter, responseStatus: statusCodesParam(params), range };
       const page = await listDlq(deps.sql, selection, { cursor, count: PAGE_SIZE, order: "latestFirst" });
-      const props = { page, values, cursor, now, viewer: c.get("viewer"), self: currentUrl(c) };
+      const retries = await recentRetries(deps.sql, RECENT_RETRIES);
+      const props = { page, retries, values, cursor, now, viewer: c.get("viewer"), self: currentUrl(c) };
       return c.render(<DlqPage {...props} />, { title: "DLQ", section: "dlq" });
     })
     .post(

@@ -1,24 +1,41 @@
 /**
- * Flow-control keys: limits, what counts against them, the wait list, pins;
- * pause and resume. Keys by name, 50 a page; a search narrows them, and its
- * pages page within the matches.
+ * Flow-control keys: limits, what counts against them, the wait list, pins,
+ * each key's messages; pause and resume, pin and unpin limits, reset the
+ * rate window (key-actions.tsx). Keys by name, 50 a page; a search narrows
+ * them, and its pages page within the matches.
  */
 import type { KeyState } from "../../../../domain/flow-control/keys";
 import type { PageOf } from "../../../../domain/paging";
-import { Badge, ByNamePager, Live, PauseToggle } from "../../components";
+import { Badge, ByNamePager, Live } from "../../components";
 import type { Viewer } from "../../env";
+import type { Refusal } from "../../form";
 import { linkTo, placeFields } from "../../params";
+import { keyAnchor } from "./key-link";
+import { KeyActions, pinFormName } from "./key-actions";
 
 export const FLOW_CONTROL_PATH = "/dashboard/flow-control";
 
+/** What the page shows: a page of keys, where it is, who looks, and a refused form to show again. */
+export interface FlowControlView {
+  page: PageOf<KeyState>;
+  search: string;
+  after: string | null;
+  viewer: Viewer;
+  refusal: Refusal | null;
+}
+
 /** The page of keys containing `search` (every key when empty) after `after` (null: the first page). */
-export const FlowControlPage = (props: { page: PageOf<KeyState>; search: string; after: string | null; viewer: Viewer }) => {
-  const { page, search, after, viewer } = props;
+export const FlowControlPage = ({ page, search, after, viewer, refusal }: FlowControlView) => {
   // An action on this page comes back to it, search included.
   const place = placeFields({ after, search });
   return (
     <>
       <h1>Flow-control keys</h1>
+      {refusal !== null && !page.items.some((key) => pinFormName(key.key) === refusal.form) && (
+        <p class="error" role="alert">
+          {refusal.error}
+        </p>
+      )}
       <SearchForm search={search} />
       <Live url={linkTo(FLOW_CONTROL_PATH, { search, after })}>
         {page.items.length === 0 ? (
@@ -37,7 +54,7 @@ export const FlowControlPage = (props: { page: PageOf<KeyState>; search: string;
             </thead>
             <tbody>
               {page.items.map((key) => (
-                <KeyRow state={key} viewer={viewer} place={place} />
+                <KeyRow state={key} viewer={viewer} place={place} refusal={refusal} />
               ))}
             </tbody>
           </table>
@@ -63,22 +80,35 @@ const SearchForm = ({ search }: { search: string }) => (
 
 const limit = (n: number | null) => (n === null ? "no limit" : String(n));
 
-const KeyRow = ({ state: k, viewer, place }: { state: KeyState; viewer: Viewer; place: Record<string, string> }) => (
-  <tr data-flow-control-key={k.key}>
-    <td class="mono">{k.key}</td>
-    <td>
-      <Badge state={k.paused ? "paused" : "active"} />
-      {(k.pinnedParallelism || k.pinnedRate) && <span class="muted"> pinned</span>}
-    </td>
-    <td>{k.waiting.toLocaleString("en-US")}</td>
-    <td>
-      {k.active} / {limit(k.parallelism)}
-    </td>
-    <td>
-      {k.window.length} / {limit(k.rate)} per {k.periodMs / 1000} s
-    </td>
-    <td>
-      <PauseToggle viewer={viewer} base={`${FLOW_CONTROL_PATH}/${encodeURIComponent(k.key)}`} paused={k.paused} fields={place} />
-    </td>
-  </tr>
-);
+/** What is pinned, in words; null when nothing is. */
+const pins = (k: KeyState) => [k.pinnedParallelism && "parallelism", k.pinnedRate && "rate"].filter(Boolean).join(" and ") || null;
+
+const KeyRow = (props: { state: KeyState; viewer: Viewer; place: Record<string, string>; refusal: Refusal | null }) => {
+  const { state: k } = props;
+  return (
+    <tr id={keyAnchor(k.key)} data-flow-control-key={k.key}>
+      <td class="mono">
+        {k.key}
+        <div>
+          <a href={linkTo("/dashboard/messages", { flowControlKey: k.key })} data-link="key-messages">
+            its messages
+          </a>
+        </div>
+      </td>
+      <td>
+        <Badge state={k.paused ? "paused" : "active"} />
+        {pins(k) && <div class="muted">pinned: {pins(k)}</div>}
+      </td>
+      <td>{k.waiting.toLocaleString("en-US")}</td>
+      <td>
+        {k.active} / {limit(k.parallelism)}
+      </td>
+      <td>
+        {k.window.length} / {limit(k.rate)} per {k.periodMs / 1000} s
+      </td>
+      <td>
+        <KeyActions {...props} />
+      </td>
+    </tr>
+  );
+};

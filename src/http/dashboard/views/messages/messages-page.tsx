@@ -1,18 +1,26 @@
-/** The message list: filters (state, destination URL, URL group, queue, label, time), newest first, a page at a time, refreshed in place. */
+/**
+ * The message list: filters (state, destination URL, URL group, queue,
+ * flow-control key, label, time), newest first, a page at a time, refreshed
+ * in place; each message with its last answer (status, and the first line of
+ * the response body or error) and, once retried from the DLQ, its retry.
+ */
 import { MESSAGE_STATES } from "../../../../db/vocabulary";
 import { type MessageListPage, type MessageSummary, SCAN_LIMIT } from "../../../../domain/messages/list";
 import { Badge, ByTimePager, Live, Time, utc } from "../../components";
 import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, StateFilter, TextFilters } from "../../filters";
+import { linkTo } from "../../params";
+import { AnswerLine, StatusText } from "./answer-line";
 
 const PATH = "/dashboard/messages";
 
 /** The fields of the list's filter form, as the query names them. */
-export const MESSAGE_FILTERS = ["state", "url", "topicName", "queueName", "label", "since", "from", "to"] as const;
+export const MESSAGE_FILTERS = ["state", "url", "topicName", "queueName", "flowControlKey", "label", "since", "from", "to"] as const;
 
 const TEXT_FIELDS = [
   ["url", "Destination URL", 32],
   ["topicName", "URL group", 12],
   ["queueName", "Queue", 12],
+  ["flowControlKey", "Flow-control key", 12],
   ["label", "Label", 12],
 ] as const;
 
@@ -34,15 +42,15 @@ export const MessagesPage = (props: { page: MessageListPage; values: FilterValue
         <FilterButtons clear={PATH} />
       </form>
       <Live url={self}>
-        <MessageTable items={page.items} now={now} />
+        <MessageTable items={page.items} now={now} back={self} />
         <ByTimePager path={PATH} values={values} cursor={cursor} next={page.cursor} note={note} />
       </Live>
     </>
   );
 };
 
-/** Messages as a table; each links to its page. */
-const MessageTable = ({ items, now }: { items: MessageSummary[]; now: number }) =>
+/** Messages as a table; each links to its page, which links `back` here. */
+const MessageTable = ({ items, now, back }: { items: MessageSummary[]; now: number; back: string }) =>
   items.length === 0 ? (
     <p class="muted">No messages match.</p>
   ) : (
@@ -53,22 +61,24 @@ const MessageTable = ({ items, now }: { items: MessageSummary[]; now: number }) 
           <th>State</th>
           <th>Destination</th>
           <th>Retries</th>
+          <th>Last answer</th>
           <th>Created</th>
           <th>Next attempt / finished</th>
         </tr>
       </thead>
       <tbody>
         {items.map((m) => (
-          <MessageRow m={m} now={now} />
+          <MessageRow m={m} now={now} back={back} />
         ))}
       </tbody>
     </table>
   );
 
-const MessageRow = ({ m, now }: { m: MessageSummary; now: number }) => (
+const MessageRow = ({ m, now, back }: { m: MessageSummary; now: number; back: string }) => (
   <tr data-message-id={m.id}>
     <td class="mono">
-      <a href={`/dashboard/messages/${encodeURIComponent(m.id)}`}>{m.id}</a>
+      <a href={linkTo(`/dashboard/messages/${encodeURIComponent(m.id)}`, { back })}>{m.id}</a>
+      {m.retriedAs && <RetriedAs retry={m.retriedAs} />}
     </td>
     <td>
       <Badge state={m.state} />
@@ -80,6 +90,16 @@ const MessageRow = ({ m, now }: { m: MessageSummary; now: number }) => (
     <td>
       {m.retried} of {m.maxRetries}
     </td>
+    <td class="last-answer">
+      {m.last === null ? (
+        <span class="muted">no attempt yet</span>
+      ) : (
+        <>
+          <StatusText status={m.last.status} />
+          <AnswerLine answer={m.last} />
+        </>
+      )}
+    </td>
     <td>
       <Time at={m.createdAt} now={now} />
     </td>
@@ -87,11 +107,25 @@ const MessageRow = ({ m, now }: { m: MessageSummary; now: number }) => (
   </tr>
 );
 
+/** The retry a failed message's DLQ entry became, and how it stands. */
+const RetriedAs = ({ retry }: { retry: NonNullable<MessageSummary["retriedAs"]> }) => (
+  <div class="muted" data-retried-as={retry.id}>
+    retried as <a href={`/dashboard/messages/${encodeURIComponent(retry.id)}`}>{retry.id}</a>
+    {retry.state && (
+      <>
+        {" "}
+        <Badge state={retry.state} />
+      </>
+    )}
+  </div>
+);
+
 /** Where a message came from, besides a plain publish. */
 const Origin = ({ m }: { m: MessageSummary }) => {
   const parts = [
     m.topicName && `URL group ${m.topicName}${m.endpointName ? ` (${m.endpointName})` : ""}`,
     m.queueName && `queue ${m.queueName}`,
+    m.flowControlKey && `flow-control key ${m.flowControlKey}`,
     m.scheduleId && `schedule ${m.scheduleId}`,
     m.origin !== "publish" && m.origin.replace("_", " "),
     m.labels && m.labels.length > 0 && `labels ${m.labels.join(", ")}`,

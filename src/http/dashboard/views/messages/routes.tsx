@@ -4,7 +4,9 @@
  */
 import { Hono } from "hono";
 import { AppError, badRequest } from "../../../../domain/errors";
+import { retryLinks } from "../../../../domain/dlq/retry-links";
 import { listAttempts, messageRelations } from "../../../../domain/messages/attempts";
+import { holdOf } from "../../../../domain/messages/hold";
 import { cancelMessages } from "../../../../domain/messages/cancel";
 import { MESSAGE_STATES, type MessageState } from "../../../../db/vocabulary";
 import { listMessages } from "../../../../domain/messages/list";
@@ -16,14 +18,17 @@ import { messageListFilter } from "../../filters";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
 import { bodyViewParam, pageParams } from "../../params";
-import { MessagePage } from "./message-page";
+import { backLink, backPath } from "./back";
+import { MessagePage, messageTitle } from "./message-page";
 import { MESSAGE_FILTERS, MessagesPage } from "./messages-page";
+import { retryNowRoutes } from "./retry-now";
 
 const PAGE_SIZE = 50;
 
 /** `GET /dashboard/messages`, `GET /dashboard/messages/:id` and `POST /dashboard/messages/:id/cancel`. */
 export function messageRoutes(deps: AppDeps) {
   return new Hono<DashboardEnv>()
+    .route("/", retryNowRoutes(deps))
     .get("/messages", async (c) => {
       const params = pageParams(c, [...MESSAGE_FILTERS, "cursor", ...NOTICE_PARAMS]);
       const [now, cursor, states] = [nowOf(deps), singleParam(params, "cursor"), stateParam(params)];
@@ -33,12 +38,12 @@ export function messageRoutes(deps: AppDeps) {
       return c.render(<MessagesPage {...props} />, { title: "Messages", section: "messages" });
     })
     .get("/messages/:id", async (c) => {
-      const id = c.req.param("id");
-      const view = bodyViewParam(pageParams(c, ["body", ...NOTICE_PARAMS]));
-      const { message, attempts, relations } = await readMessage(deps, id);
-      const shown = { message: deps.redactor.message(message), attempts, relations };
-      const props = { ...shown, view, now: nowOf(deps), viewer: c.get("viewer"), self: currentUrl(c) };
-      return c.render(<MessagePage {...props} />, { title: id, section: "messages" });
+      const params = pageParams(c, ["body", "back", ...NOTICE_PARAMS]);
+      const [view, back] = [bodyViewParam(params), backPath(c, params)];
+      const read = await readMessage(deps, c.req.param("id"));
+      const message = deps.redactor.message(read.message);
+      const props = { ...read, message, view, back, now: nowOf(deps), viewer: c.get("viewer"), self: currentUrl(c) };
+      return c.render(<MessagePage {...props} />, { title: messageTitle(message), section: "messages", back: backLink(back) });
     })
     .post("/messages/:id/cancel", async (c) => {
       const id = c.req.param("id");
@@ -50,12 +55,18 @@ export function messageRoutes(deps: AppDeps) {
     });
 }
 
-/** The message `id`, its attempts and what names it, in one snapshot; a 404 when there is no such message. */
+/** The message `id`, its attempts, what names it and what holds it, in one snapshot; a 404 when there is no such message. */
 async function readMessage(deps: AppDeps, id: string) {
   const found = await deps.sql.begin("isolation level repeatable read read only", async (tx) => {
     const message = await findMessage(tx, id);
     if (!message) return null;
-    return { message, attempts: await listAttempts(tx, id), relations: await messageRelations(tx, id, message.workflowRunPk) };
+    return {
+      message,
+      attempts: await listAttempts(tx, id),
+      relations: await messageRelations(tx, id, message.workflowRunPk),
+      links: await retryLinks(tx, message),
+      hold: await holdOf(tx, message),
+    };
   });
   if (!found) throw new AppError(404, `message ${id} not found`);
   return found;

@@ -1,15 +1,17 @@
 /**
- * The overview: messages by state now and created in the last hour, attempts
- * per minute, the DLQ, queues, schedules, flow-control keys and workflow runs
- * by state. Refreshes itself.
+ * The overview: what is failing now, messages by state now and created in the
+ * last hour, attempts per minute, the DLQ, queues, schedules, flow-control
+ * keys and workflow runs by state. Refreshes itself.
  */
 import type { Activity } from "../../../../domain/overview/activity";
+import type { FailingDestination } from "../../../../domain/overview/failing-now";
 import type { StateCounts } from "../../../../domain/overview/state-counts";
 import { DLQ_COUNT_LIMIT, type Totals, TOTAL_COUNT_LIMIT } from "../../../../domain/overview/totals";
 import { MESSAGE_STATES } from "../../../../db/vocabulary";
 import { RUN_STATES } from "../../../../domain/workflows/logs/logs";
 import { MinuteChart, StateBars } from "../../charts";
 import { Live } from "../../components";
+import { FailingNow } from "./failing-now";
 
 /** What the overview shows, read in one snapshot. */
 export interface Overview {
@@ -17,16 +19,19 @@ export interface Overview {
   runs: StateCounts;
   hour: Activity;
   totals: Totals;
+  /** The destinations with the most error attempts in the last hour. */
+  failing: FailingDestination[];
 }
 
 /** The headline numbers, attempts per minute and the counts by state, refreshed in place. */
-export const OverviewPage = (overview: Overview) => {
-  const { messages, runs, hour } = overview;
+export const OverviewPage = (overview: Overview & { now: number }) => {
+  const { messages, runs, hour, failing, now } = overview;
   return (
     <>
       <h1>Overview</h1>
       <Live url="/dashboard">
         <Stats {...overview} />
+        <FailingNow destinations={failing} now={now} />
         <h2>Attempts per minute</h2>
         <MinuteChart minutes={hour.minutes} />
         <div class="grid" style="grid-template-columns: repeat(auto-fill, minmax(420px, 1fr))">
@@ -58,7 +63,12 @@ const Stats = ({ messages, runs, hour, totals }: Overview) => {
   const about = (estimated: boolean) => (estimated ? "≈ " : "");
   return (
     <div class="grid">
-      <Stat label="Failed messages" href="/dashboard/messages?state=FAILED" value={`${about(messages.estimated)}${count(messages.counts.FAILED)}`} />
+      <Stat
+        label="Failed messages"
+        href="/dashboard/messages?state=FAILED"
+        value={`${about(messages.estimated)}${count(stillFailing(messages.counts.FAILED, totals.retried))}`}
+        note={totals.retried > 0 ? `not counting ${upTo(totals.retried, DLQ_COUNT_LIMIT)} retried from the DLQ` : undefined}
+      />
       <Stat label="Retrying" href="/dashboard/messages?state=RETRY" value={`${about(messages.estimated)}${count(messages.counts.RETRY)}`} />
       <Stat label="In the DLQ" href="/dashboard/dlq" value={upTo(totals.dlq, DLQ_COUNT_LIMIT)} />
       <Stat label="Delivered, last hour" href="/dashboard/messages?state=DELIVERED&since=1h" value={count(lastHourTotals.delivered)} />
@@ -78,12 +88,16 @@ const Stats = ({ messages, runs, hour, totals }: Overview) => {
 
 const count = (n: number | undefined) => (n ?? 0).toLocaleString("en-US");
 
+/** Failed messages but those retried from the DLQ: their retry is what may still fail, and counts as itself. */
+const stillFailing = (failed: number | undefined, retried: number) => Math.max(0, (failed ?? 0) - retried);
+
 /** A total counted up to `limit` (one more means more than the limit): "10,000+" past it. */
 const upTo = (n: number, limit = TOTAL_COUNT_LIMIT) => (n > limit ? `${count(limit)}+` : count(n));
 
-const Stat = ({ label, value, href }: { label: string; value: string; href?: string }) => (
+const Stat = ({ label, value, href, note }: { label: string; value: string; href?: string; note?: string }) => (
   <div class="stat" data-stat={label}>
     <div class="n">{href ? <a href={href}>{value}</a> : value}</div>
     <div class="l">{label}</div>
+    {note && <div class="muted note">{note}</div>}
   </div>
 );

@@ -1,10 +1,13 @@
 /** `GET /dashboard`: the overview, read in one snapshot. */
 import { Hono } from "hono";
 import { lastHour } from "../../../../domain/overview/activity";
+import { failingNow } from "../../../../domain/overview/failing-now";
 import { countByState } from "../../../../domain/overview/state-counts";
 import { readTotals } from "../../../../domain/overview/totals";
 import type { AppDeps } from "../../../deps";
 import type { DashboardEnv } from "../../env";
+import { nowOf } from "../../page";
+import { FAILING_SHOWN } from "./failing-now";
 import { OverviewPage } from "./overview-page";
 
 /** `GET /dashboard`. */
@@ -15,7 +18,8 @@ export function overviewRoutes(deps: AppDeps) {
       runs: await countByState(tx, "workflow_runs"),
       hour: await lastHour(tx),
       totals: await readTotals(tx),
+      failing: await failingNow(tx, FAILING_SHOWN),
     }));
-    return c.render(<OverviewPage {...overview} />, { title: "Overview", section: "overview" });
+    return c.render(<OverviewPage {...overview} now={nowOf(deps)} />, { title: "Overview", section: "overview" });
   });
 }

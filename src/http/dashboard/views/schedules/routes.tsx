@@ -1,28 +1,95 @@
-/** Schedules by id, 50 a page, and the states of what their last ticks made; pause and resume (domain/schedules). */
-import { Hono } from "hono";
-import type { Tx } from "../../../../db/client";
-import { schedulePage, scheduleStates, setSchedulePaused } from "../../../../domain/schedules/schedules";
+/**
+ * Schedules by id, 50 a page, and a schedule's own page; create, pause,
+ * resume and delete (domain/schedules/schedules.ts), as the API's.
+ */
+import { type Context, Hono } from "hono";
+import { llmUrl } from "../../../../config/config";
+import { listMessages } from "../../../../domain/messages/list";
+import { messageSettings } from "../../../../domain/publish/options";
+import {
+  deleteSchedule,
+  getSchedule,
+  saveSchedule,
+  schedulePage,
+  scheduleStates,
+  setSchedulePaused,
+} from "../../../../domain/schedules/schedules";
 import type { AppDeps } from "../../../deps";
+import { callerIp } from "../../../request";
 import { singleParam } from "../../../query";
 import { BY_NAME_PAGE_SIZE } from "../../components";
 import type { DashboardEnv } from "../../env";
-import { NOTICE_PARAMS } from "../../notices";
-import { nowOf } from "../../page";
-import { pageParams } from "../../params";
-import { pauseRoutes } from "../../pause";
-import { SCHEDULES_PATH, SchedulesPage } from "./schedules-page";
+import { formAction, type Refusal, requiredField } from "../../form";
+import { doneRedirect, NOTICE_PARAMS } from "../../notices";
+import { currentUrl, nowOf } from "../../page";
+import { bodyViewParam, linkTo, pageParams, placeOf } from "../../params";
+import { formBody, formHeaders } from "../publish/request";
+import { nextTicks, shownSchedule } from "./schedule-config";
+import { SchedulePage } from "./schedule-page";
+import { SCHEDULES_PATH, SchedulesPage, schedulePath } from "./schedules-page";
 
-/** `GET /dashboard/schedules`, `POST /dashboard/schedules/:id/pause|resume`. */
+/** The fields of the create form that set a schedule's headers (after `Svc-`). */
+const SCHEDULE_FIELDS = { cron: "cron", scheduleId: "schedule-id", queue: "queue-name", method: "method", retries: "retries", delay: "delay" };
+
+/** Messages of a schedule a page of its page shows. */
+const MESSAGES_SHOWN = 10;
+
+/** `GET|POST /dashboard/schedules`, `GET /dashboard/schedules/:id`, `POST /dashboard/schedules/:id/pause|resume|delete`. */
 export function scheduleRoutes(deps: AppDeps) {
-  const setPaused = (tx: Tx, id: string, paused: boolean) =>
-    setSchedulePaused(tx, id, paused, new Date(nowOf(deps)));
+  const settings = { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) };
+  const show = async (c: Context<DashboardEnv>, after: string | null, refusal: Refusal | null = null) => {
+    const page = await schedulePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
+    const states = await scheduleStates(deps.sql, page.items);
+    const props = { page, states, after, now: nowOf(deps), viewer: c.get("viewer"), refusal };
+    return c.render(<SchedulesPage {...props} />, { title: "Schedules", section: "schedules" });
+  };
   return new Hono<DashboardEnv>()
-    .get("/schedules", async (c) => {
-      const after = singleParam(pageParams(c, ["after", ...NOTICE_PARAMS]), "after");
-      const page = await schedulePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
-      const states = await scheduleStates(deps.sql, page.items);
-      const props = { page, states, after, now: nowOf(deps), viewer: c.get("viewer") };
-      return c.render(<SchedulesPage {...props} />, { title: "Schedules", section: "schedules" });
-    })
-    .route("/schedules", pauseRoutes(deps.sql, SCHEDULES_PATH, "id", setPaused));
+    .get("/schedules", (c) => show(c, singleParam(pageParams(c, ["after", ...NOTICE_PARAMS]), "after")))
+    .post(
+      "/schedules",
+      formAction("create-schedule", (c, refusal) => show(c, null, refusal), async (c, form) => {
+        const request = {
+          destination: requiredField(form, "destination"),
+          headers: formHeaders(form, SCHEDULE_FIELDS),
+          body: formBody(form, deps.config.maxMessageBytes),
+          callerIp: callerIp(c),
+        };
+        const id = await deps.sql.begin((tx) => saveSchedule(tx, request, settings, new Date(nowOf(deps))));
+        return doneRedirect(c, schedulePath(id), "schedule-saved", id);
+      }),
+    )
+    .get("/schedules/:id", (c) => schedulePageOf(c, deps))
+    .post("/schedules/:id/pause", (c) => setPaused(c, deps, true))
+    .post("/schedules/:id/resume", (c) => setPaused(c, deps, false))
+    .post("/schedules/:id/delete", async (c) => {
+      const id = c.req.param("id");
+      await deps.sql.begin((tx) => deleteSchedule(tx, id));
+      return doneRedirect(c, linkTo(SCHEDULES_PATH, placeOf(c.get("form"))), "schedule-deleted", id);
+    });
+}
+
+/** A schedule's page: its configuration, next ticks, last tick and a page of the messages it made. */
+async function schedulePageOf(c: Context<DashboardEnv>, deps: AppDeps): Promise<Response> {
+  const params = pageParams(c, ["body", "cursor", ...NOTICE_PARAMS]);
+  const [now, cursor, view] = [nowOf(deps), singleParam(params, "cursor"), bodyViewParam(params)];
+  const schedule = await getSchedule(deps.sql, c.req.param("id")!);
+  const filter = { scheduleId: [schedule.id] };
+  const messages = await listMessages(deps.sql, { states: null, filter, range: { fromDate: null, toDate: null }, cursor, count: MESSAGES_SHOWN });
+  const made = (await scheduleStates(deps.sql, [schedule])).get(schedule.id) ?? {};
+  const shown = shownSchedule(schedule, deps.config, deps.redactor);
+  const props = { schedule, shown, ticks: nextTicks(schedule, new Date(now)), made, messages, cursor, view, now, viewer: c.get("viewer"), self: currentUrl(c) };
+  const back = { href: SCHEDULES_PATH, label: "All schedules" };
+  return c.render(<SchedulePage {...props} />, { title: `Schedule ${schedule.id}`, section: "schedules", back });
+}
+
+/**
+ * Pauses or resumes a schedule, as the API's pause and resume; back to the
+ * schedule's page when the form came from it (`back=schedule`), else to the
+ * list's page it came from.
+ */
+async function setPaused(c: Context<DashboardEnv>, deps: AppDeps, paused: boolean): Promise<Response> {
+  const [id, form] = [c.req.param("id")!, c.get("form")];
+  await deps.sql.begin((tx) => setSchedulePaused(tx, id, paused, new Date(nowOf(deps))));
+  const back = form.get("back") === "schedule" ? schedulePath(id) : linkTo(SCHEDULES_PATH, placeOf(form));
+  return doneRedirect(c, back, paused ? "paused" : "resumed", id);
 }

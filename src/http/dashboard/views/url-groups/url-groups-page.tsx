@@ -1,20 +1,23 @@
-/** URL groups by name, 50 a page, and their endpoints; add an endpoint (to a new or existing group), remove one. */
+/** URL groups by name, 50 a page, and their endpoints; create a group or add an endpoint, remove one, delete a group. */
 import type { PageOf } from "../../../../domain/paging";
 import type { UrlGroup } from "../../../../domain/url-groups/url-groups";
-import { Action, ByNamePager, Live } from "../../components";
-import { canAct, type Viewer } from "../../env";
+import { Action, ByNamePager, Live, plural } from "../../components";
+import type { Viewer } from "../../env";
+import type { Refusal } from "../../form";
+import { ActionForm, Field } from "../../inputs";
 import { linkTo, placeFields } from "../../params";
 
 export const URL_GROUPS_PATH = "/dashboard/url-groups";
 
-/** The page of URL groups after `after` (null: the first page). */
-export const UrlGroupsPage = ({ page, after, viewer }: { page: PageOf<UrlGroup>; after: string | null; viewer: Viewer }) => {
-  // A removal on this page comes back to it.
+/** The page of URL groups after `after` (null: the first page); `refusal` when the add form was refused. */
+export const UrlGroupsPage = (props: { page: PageOf<UrlGroup>; after: string | null; viewer: Viewer; refusal: Refusal | null }) => {
+  const { page, after, viewer, refusal } = props;
+  // An action on this page comes back to it.
   const place = placeFields({ after, search: null });
   return (
     <>
       <h1>URL groups</h1>
-      <AddEndpoint viewer={viewer} />
+      <AddEndpoint viewer={viewer} refusal={refusal} />
       <Live url={linkTo(URL_GROUPS_PATH, { after })}>
         {page.items.length === 0 && <p class="muted">No URL groups yet.</p>}
         {page.items.map((group) => (
@@ -26,13 +29,23 @@ export const UrlGroupsPage = ({ page, after, viewer }: { page: PageOf<UrlGroup>;
   );
 };
 
-/** A group and its endpoints, each with a button that removes it. */
+/** A group and its endpoints, each with a button that removes it, and one that deletes the group. */
 const GroupSection = ({ group, viewer, place }: { group: UrlGroup; viewer: Viewer; place: Record<string, string> }) => (
   <section class="card" id={group.name} data-url-group={group.name}>
-    <h2>
-      <a href={`/dashboard/messages?topicName=${encodeURIComponent(group.name)}`}>{group.name}</a>{" "}
-      <span class="muted">({group.endpoints.length} endpoints)</span>
-    </h2>
+    <div class="card-head">
+      <h2>
+        <a href={`/dashboard/messages?topicName=${encodeURIComponent(group.name)}`}>{group.name}</a>{" "}
+        <span class="muted">({plural(group.endpoints.length, "endpoint")})</span>
+      </h2>
+      <Action
+        viewer={viewer}
+        action={`${URL_GROUPS_PATH}/${encodeURIComponent(group.name)}/delete`}
+        fields={place}
+        label="Delete group"
+        danger
+        confirm={`Delete URL group ${group.name} and its ${plural(group.endpoints.length, "endpoint")}? Messages already published to it are still delivered.`}
+      />
+    </div>
     <table>
       <tbody>
         {group.endpoints.map((endpoint) => (
@@ -56,24 +69,14 @@ const GroupSection = ({ group, viewer, place }: { group: UrlGroup; viewer: Viewe
   </section>
 );
 
-const AddEndpoint = ({ viewer }: { viewer: Viewer }) =>
-  canAct(viewer) ? (
-    <form class="filters card" method="post" action={`${URL_GROUPS_PATH}/endpoints/add`}>
-      <input type="hidden" name="_csrf" value={viewer.csrf} />
-      <label>
-        URL group (new or existing)
-        <input name="group" required size={16} />
-      </label>
-      <label>
-        Endpoint URL
-        <input name="url" required size={40} placeholder="https://…" />
-      </label>
-      <label>
-        Endpoint name (optional)
-        <input name="name" size={12} />
-      </label>
-      <button type="submit" class="primary">
-        Add endpoint
-      </button>
-    </form>
-  ) : null;
+/** A new group with its first endpoint, or one more endpoint for a group. */
+const AddEndpoint = ({ viewer, refusal }: { viewer: Viewer; refusal: Refusal | null }) => (
+  <ActionForm viewer={viewer} action={`${URL_GROUPS_PATH}/endpoints/add`} name="add-endpoint" refusal={refusal} class="card form filters">
+    <Field name="group" label="URL group (new or existing)" size={16} required />
+    <Field name="url" label="Endpoint URL" size={40} required placeholder="https://…" />
+    <Field name="name" label="Endpoint name (optional)" size={12} />
+    <button type="submit" class="primary">
+      Add endpoint
+    </button>
+  </ActionForm>
+);

@@ -1,8 +1,10 @@
 /**
  * Workflow runs as the run logs show them (domain/workflows/logs, redaction
  * applied): the list with the filters of `GET /v2/workflows/logs`, a run's
- * page, and cancel, and resume or restart from the DLQ
- * (domain/workflows/cancel.ts, dlq/resume.ts).
+ * page (its log and timeline, logs/run-detail.ts, with a way back to the
+ * list it was opened from), and cancel, and resume or restart from the DLQ
+ * (domain/workflows/cancel.ts, dlq/resume.ts). A step's "retry now" is the
+ * message's (views/messages/retry-now.tsx).
  */
 import { type Context, Hono } from "hono";
 import { AppError } from "../../../../domain/errors";
@@ -11,18 +13,22 @@ import { cancelRuns } from "../../../../domain/workflows/cancel";
 import { type NewRunMode, newRunFromDlqEntry } from "../../../../domain/workflows/dlq/resume";
 import { readRunOverrides } from "../../../../domain/workflows/dlq/run-overrides";
 import { listRunLogs, type RunFilter, type RunLog, type RunLogQuery, runStates } from "../../../../domain/workflows/logs/logs";
+import { readRunDetail } from "../../../../domain/workflows/logs/run-detail";
 import type { AppDeps } from "../../../deps";
 import { type Params, singleParam } from "../../../query";
 import type { DashboardEnv } from "../../env";
 import { filterValues } from "../../filters";
+import { safeNext } from "../../guard";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
-import { pageParams, rangeParams } from "../../params";
-import { RunPage } from "./run-page";
+import { linkTo, pageParams, rangeParams } from "../../params";
+import { RunPage, type RunPlace } from "./run-page";
 import { RUN_FIELDS, RUN_FILTERS, RunsPage } from "./runs-page";
 
 /** Runs per page: the run logs' own page size. */
 const PAGE_SIZE = 10;
+
+const LIST = "/dashboard/workflows";
 
 /** `GET /dashboard/workflows`, `GET /dashboard/workflows/:runId` and the run's actions. */
 export function workflowRoutes(deps: AppDeps) {
@@ -44,16 +50,20 @@ export function workflowRoutes(deps: AppDeps) {
       return c.render(<RunsPage {...props} />, { title: "Workflow runs", section: "workflows" });
     })
     .get("/workflows/:runId", async (c) => {
-      pageParams(c, NOTICE_PARAMS);
-      const run = await findRun(deps, c.req.param("runId"));
-      const props = { run, now: nowOf(deps), viewer: c.get("viewer") };
-      return c.render(<RunPage {...props} />, { title: run.workflowRunId, section: "workflows" });
+      const runId = c.req.param("runId");
+      const list = listBack(singleParam(pageParams(c, ["back", ...NOTICE_PARAMS]), "back"));
+      const detail = await deps.sql.begin(SNAPSHOT, (tx) => readRunDetail(tx, runId, deps.redactor));
+      if (detail === null) throw new AppError(404, `workflow run ${runId} not found`);
+      const place = runPlace(runId, list);
+      const props = { detail, place, now: nowOf(deps), viewer: c.get("viewer"), cutAt: deps.config.maxMessageBytes };
+      const title = `Workflow run ${runId} · ${detail.run.workflowUrl}`;
+      return c.render(<RunPage {...props} />, { title, section: "workflows", back: { href: list, label: "Workflow runs" } });
     })
     .post("/workflows/:runId/cancel", async (c) => {
       const runId = c.req.param("runId");
       const cancelled = await deps.sql.begin((tx) => cancelRuns(tx, { runIds: [runId] }, settings));
       if (cancelled === 0) throw new AppError(404, `workflow run ${runId} is not running`);
-      return doneRedirect(c, `/dashboard/workflows/${encodeURIComponent(runId)}`, "run-cancelled", runId);
+      return doneRedirect(c, runPlace(runId, listBack(c.get("form").get("back") ?? null)).here, "run-cancelled", runId);
     })
     .post("/workflows/:runId/resume", newRun("resume"))
     .post("/workflows/:runId/restart", newRun("restart"));
@@ -71,9 +81,26 @@ function runFilter(params: Params): RunFilter {
   return filter;
 }
 
+/**
+ * The runs list a run's page came from (`back`: the list's path with its
+ * filters), or the list itself when `back` is not one, so that a link cannot
+ * lead off the dashboard.
+ */
+function listBack(back: string | null): string {
+  return back !== null && safeNext(back) === back && (back === LIST || back.startsWith(`${LIST}?`)) ? back : LIST;
+}
+
+/** A run's page, the runs list it came from, and its address keeping that way back. */
+function runPlace(runId: string, list: string): RunPlace {
+  const path = `${LIST}/${encodeURIComponent(runId)}`;
+  return { path, list, here: list === LIST ? path : linkTo(path, { back: list }) };
+}
+
+/** Reads of a page see one snapshot. */
+const SNAPSHOT = "isolation level repeatable read read only";
+
 /** A page of runs, as the run logs read it. */
-const readRuns = (deps: AppDeps, query: RunLogQuery) =>
-  deps.sql.begin("isolation level repeatable read read only", (tx) => listRunLogs(tx, query, deps.redactor));
+const readRuns = (deps: AppDeps, query: RunLogQuery) => deps.sql.begin(SNAPSHOT, (tx) => listRunLogs(tx, query, deps.redactor));
 
 /** The newest run with id `runId`, as the run logs show it. */
 async function findRun(deps: AppDeps, runId: string): Promise<RunLog> {

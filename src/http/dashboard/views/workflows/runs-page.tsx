@@ -2,6 +2,7 @@
 import { RUN_STATES, type RunLog } from "../../../../domain/workflows/logs/logs";
 import { Badge, ByTimePager, Live, Time } from "../../components";
 import { FilterButtons, type FilterValues, SinceFilter, StateFilter, TextFilters } from "../../filters";
+import { linkTo } from "../../params";
 
 const PATH = "/dashboard/workflows";
 
@@ -25,6 +26,8 @@ const TEXT_FIELDS = [
 /** A page of runs; `cursor` is this page's, `next` the next one's. */
 export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: string | null; next: string | null; now: number; self: string }) => {
   const { runs, values, cursor, next, now, self } = props;
+  // A run's page links back to this page of the list, with its filters.
+  const back = linkTo(PATH, values, { cursor });
   return (
     <>
       <h1>Workflow runs</h1>
@@ -51,7 +54,7 @@ export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: 
             </thead>
             <tbody>
               {runs.map((run) => (
-                <RunRow run={run} now={now} />
+                <RunRow run={run} now={now} back={back} />
               ))}
             </tbody>
           </table>
@@ -62,10 +65,10 @@ export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: 
   );
 };
 
-const RunRow = ({ run, now }: { run: RunLog; now: number }) => (
+const RunRow = ({ run, now, back }: { run: RunLog; now: number; back: string }) => (
   <tr data-run-id={run.workflowRunId}>
     <td class="mono">
-      <a href={`/dashboard/workflows/${encodeURIComponent(run.workflowRunId)}`}>{run.workflowRunId}</a>
+      <a href={linkTo(`${PATH}/${encodeURIComponent(run.workflowRunId)}`, back === PATH ? {} : { back })}>{run.workflowRunId}</a>
     </td>
     <td>
       <Badge state={run.workflowState} />

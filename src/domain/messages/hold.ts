@@ -1,0 +1,132 @@
+/**
+ * Why a pending message is not being delivered right now, read from the
+ * engine's own columns (db/queries/work-list.ts lists who sets them): in
+ * flight under a claim; waiting in a paused queue, or behind its queue's
+ * parallelism (queue-admission.ts); held by its flow-control key, paused or at
+ * its parallelism or rate (flow-control/admission.ts); waiting out a retry's
+ * backoff or a delay; or due and waiting for a worker. The checks follow the
+ * order the engine applies them: a claim first, then the queue (the claim
+ * passes over a paused queue's messages), then the flow-control key (checked
+ * when a message is claimed), then time.
+ */
+import type { Tx } from "../../db/client";
+import { isPendingState } from "../../db/vocabulary";
+import { keyStates } from "../flow-control/keys";
+import type { LastAnswer } from "./attempts";
+import type { StoredMessage } from "./message";
+
+/** What a flow-control key's hold is made of: its limits and what counts against them now. */
+export interface KeyHold {
+  key: string;
+  /** `paused`, at its `parallelism`, at its `rate`; `releasing`: the key has room and lets it go at once. */
+  reason: "paused" | "parallelism" | "rate" | "releasing";
+  /** When its rate window frees a slot for it; null when nothing is scheduled (a finished delivery or a resume frees it). */
+  until: Date | null;
+  inFlight: number;
+  parallelism: number | null;
+  startedInWindow: number;
+  rate: number | null;
+  periodMs: number;
+  /** Messages of the key held back before this one. */
+  ahead: number;
+}
+
+/** The message's queue, and the queue named just before it (the list of queues after it starts with this one). */
+export interface QueuePlace {
+  queue: string;
+  before: string | null;
+}
+
+/** What holds a message (`kind`), with what the page says about it. */
+export type Hold =
+  | { kind: "finished" }
+  | { kind: "in-flight"; claimedAt: Date | null }
+  | ({ kind: "paused-queue" } & QueuePlace)
+  | ({ kind: "queue-parallelism"; parallelism: number; inFlight: number; ahead: number } & QueuePlace)
+  | ({ kind: "flow-control" } & KeyHold)
+  | { kind: "retry-backoff"; until: Date; attempt: number; attempts: number; last: LastAnswer | null }
+  | { kind: "delayed"; until: Date }
+  | { kind: "due"; since: Date }
+  | { kind: "unscheduled" };
+
+/** What holds `message` now (its row as just read, in the caller's snapshot). */
+export async function holdOf(tx: Tx, message: StoredMessage): Promise<Hold> {
+  if (!isPendingState(message.state)) return { kind: "finished" };
+  if (message.claimId !== null && message.dueAt === null && !message.flowParked) {
+    return { kind: "in-flight", claimedAt: await claimedAt(tx, message.claimId) };
+  }
+  const queued = message.pendingQueue === null ? null : await queueHold(tx, message);
+  if (queued !== null) return queued;
+  if (message.flowParked) return { kind: "flow-control", ...(await keyHold(tx, message, null)) };
+  if (message.dueAt === null) return { kind: "unscheduled" };
+  return timeHold(tx, message, message.dueAt);
+}
+
+/** Held by time: a flow-control rate slot, a retry's backoff, a delay; or due now. */
+async function timeHold(tx: Tx, message: StoredMessage, dueAt: Date): Promise<Hold> {
+  const [clock] = await tx<{ now: Date }[]>`select now() as now`;
+  if (dueAt <= clock!.now) return { kind: "due", since: dueAt };
+  // Due later than its next delivery: put back for the moment its key's rate window frees a slot (release.ts).
+  if (message.flowControlKey !== null && dueAt > message.nextDeliveryAt) {
+    return { kind: "flow-control", ...(await keyHold(tx, message, dueAt)) };
+  }
+  if (message.retried > 0) {
+    const attempts = message.maxRetries + 1;
+    return { kind: "retry-backoff", until: dueAt, attempt: message.retried + 1, attempts, last: await lastAnswer(tx, message.id) };
+  }
+  return { kind: "delayed", until: dueAt };
+}
+
+/** Waiting in its queue: paused, or not yet started for want of a slot; null once started in an active queue. */
+async function queueHold(tx: Tx, message: StoredMessage): Promise<Hold | null> {
+  const queue = message.pendingQueue!;
+  const [row] = await tx<{ paused: boolean; parallelism: number; inFlight: number; ahead: number; before: string | null }[]>`
+    select q.paused, q.parallelism, (select max(p.name) from dispatch.queues p where p.name < q.name) as before,
+      (select count(*)::int from dispatch.messages m where m.pending_queue = q.name and m.queue_started) as "inFlight",
+      (select count(*)::int from dispatch.messages m
+        where m.pending_queue = q.name and not m.queue_started and m.seq < ${message.seq}) as ahead
+    from dispatch.queues q where q.name = ${queue}`;
+  if (row === undefined) return null;
+  if (row.paused) return { kind: "paused-queue", queue, before: row.before };
+  if (message.queueStarted) return null;
+  const { parallelism, inFlight, ahead, before } = row;
+  return { kind: "queue-parallelism", queue, before, parallelism, inFlight, ahead };
+}
+
+/** The hold of the message's flow-control key: why, and how much counts against it. */
+async function keyHold(tx: Tx, message: StoredMessage, until: Date | null): Promise<KeyHold> {
+  const key = message.flowControlKey!;
+  const [state] = await keyStates(tx, [key], false);
+  const [held] = await tx<{ ahead: number }[]>`
+    select count(*)::int as ahead from dispatch.messages
+    where flow_control_key = ${key} and flow_parked and seq < ${message.seq}`;
+  const counts = {
+    inFlight: state?.active ?? 0,
+    parallelism: state?.parallelism ?? null,
+    startedInWindow: state?.window.length ?? 0,
+    rate: state?.rate ?? null,
+    periodMs: state?.periodMs ?? 1000,
+  };
+  return { key, reason: keyReason(state?.paused ?? false, counts, until), until, ahead: held!.ahead, ...counts };
+}
+
+/** Why the key holds it: paused first, then a full parallelism, then the rate (or a rate slot it waits for). */
+function keyReason(paused: boolean, counts: Omit<KeyHold, "key" | "reason" | "until" | "ahead">, until: Date | null): KeyHold["reason"] {
+  if (paused) return "paused";
+  if (counts.parallelism !== null && counts.inFlight >= counts.parallelism) return "parallelism";
+  if (until !== null || (counts.rate !== null && counts.startedInWindow >= counts.rate)) return "rate";
+  return "releasing";
+}
+
+async function claimedAt(tx: Tx, claimId: number): Promise<Date | null> {
+  const [claim] = await tx<{ claimedAt: Date }[]>`select claimed_at as "claimedAt" from dispatch.claims where id = ${claimId}`;
+  return claim?.claimedAt ?? null;
+}
+
+/** The last attempt's status, error and the start of its body (`attempts_message_id_idx`, backward). */
+async function lastAnswer(tx: Tx, messageId: string): Promise<LastAnswer | null> {
+  const [row] = await tx<LastAnswer[]>`
+    select response_status as status, error, substring(response_body from 1 for 2048) as body
+    from dispatch.attempts where message_id = ${messageId} order by id desc limit 1`;
+  return row ?? null;
+}

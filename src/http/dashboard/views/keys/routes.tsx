@@ -1,0 +1,23 @@
+/** `GET /dashboard/keys` and `POST /dashboard/keys/rotate` (domain/delivery/signing-keys.ts), as `/v2/keys`. */
+import { Hono } from "hono";
+import { readSigningKeys, rotateSigningKeys } from "../../../../domain/delivery/signing-keys";
+import type { AppDeps } from "../../../deps";
+import { canAct, type DashboardEnv } from "../../env";
+import { doneRedirect, NOTICE_PARAMS } from "../../notices";
+import { pageParams } from "../../params";
+import { KEYS_PATH, KeysPage } from "./keys-page";
+
+export function keyRoutes(deps: AppDeps) {
+  const configured = deps.config.currentSigningKey !== null;
+  return new Hono<DashboardEnv>()
+    .get("/keys", async (c) => {
+      pageParams(c, NOTICE_PARAMS);
+      const viewer = c.get("viewer");
+      const keys = canAct(viewer) ? await readSigningKeys(deps.sql) : null;
+      return c.render(<KeysPage keys={keys} configured={configured} viewer={viewer} />, { title: "Signing keys", section: "keys" });
+    })
+    .post("/keys/rotate", async (c) => {
+      await deps.sql.begin((tx) => rotateSigningKeys(tx, configured));
+      return doneRedirect(c, KEYS_PATH, "keys-rotated");
+    });
+}
