@@ -1,9 +1,9 @@
 /**
- * `npm run bench:profile -- [--role api|all] [--service dispatch|pipeline] [--seconds N] [--concurrency N]`:
+ * `npm run bench:profile -- [--role api|all] [--service dispatch|pipeline] [--seconds N] [--concurrency N] [--plain]`:
  * one service under closed-loop publishing, measured as the bench measures
  * it (CPU µs per message from /proc, rows, WAL, statements, commits) and
  * profiled with `node --cpu-prof`; prints where the process's busy time went
- * (bench/cpu-profile.ts). `--keep` keeps the profile. `--role api` (the default) publishes with nothing
+ * (bench/cpu-profile.ts). `--keep` keeps the profile; `--plain` measures without profiling. `--role api` (the default) publishes with nothing
  * delivering, as scenario 1-api; `--role all` publishes and delivers, as 2b.
  * The minimal pipeline is profiled the same way with `--service pipeline`.
  * Postgres is embedded in a temporary folder unless DATABASE_URL is set.
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "64" },
     /** Keep the .cpuprofile (its path is printed) to open in Chrome's DevTools. */
     keep: { type: "boolean", default: false },
+    /** Measure without the profiler, whose sampling adds to the CPU counted per message. */
+    plain: { type: "boolean", default: false },
   },
 });
 const role = values.role === "all" ? "all" : "api";
@@ -47,7 +49,7 @@ async function main(): Promise<void> {
   try {
     const ctx: BenchContext = { server, receiver: receiver.helper, receiverUrl: receiver.ready.url, load: load.helper, plan, log };
     const databaseUrl = await server.createDatabase("profile");
-    const profiling = ["--cpu-prof", `--cpu-prof-dir=${profiles}`];
+    const profiling = values.plain ? [] : ["--cpu-prof", `--cpu-prof-dir=${profiles}`];
     const program = pipeline
       ? ["--import", "tsx", "bench/pipeline.ts", ...(role === "api" ? ["--no-workers"] : [])]
       : ["bin/dispatch.js", "start", "--role", role];
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
       `system calls: ${costs.serviceIo.reads.toFixed(2)} reads (${costs.serviceIo.readBytes.toFixed(0)} B), ` +
       `${costs.serviceIo.writes.toFixed(2)} writes (${costs.serviceIo.writtenBytes.toFixed(0)} B)`);
     if (server.statementStats) log(`\n${await statementsOf(server.adminUrl, databaseUrl, messagesOf(m, role))}`);
+    if (values.plain) return;
     const file = readdirSync(profiles).find((name) => name.endsWith(".cpuprofile"));
     if (!file) throw new Error(`no .cpuprofile written in ${profiles}`);
     log(`\n${renderProfile(summariseProfile(join(profiles, file)), costs.serviceMicros)}`);
@@ -97,15 +100,17 @@ async function statementsOf(adminUrl: string, databaseUrl: string, messages: num
   const name = new URL(databaseUrl).pathname.slice(1);
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
-    const rows = await admin<{ calls: string; query: string }[]>`
-      select calls::text, regexp_replace(query, '[[:space:]]+', ' ', 'g') as query from pg_stat_statements
+    const rows = await admin<{ calls: string; micros: string; query: string }[]>`
+      select calls::text, (total_exec_time * 1000)::bigint::text as micros,
+        regexp_replace(query, '[[:space:]]+', ' ', 'g') as query from pg_stat_statements
       where dbid = (select oid from pg_database where datname = ${name}) order by pg_stat_statements.calls desc limit 12`;
     const [xacts] = await admin<{ commits: string; rollbacks: string }[]>`
       select xact_commit::text as commits, xact_rollback::text as rollbacks from pg_stat_database where datname = ${name}`;
     const per = (n: string) => (Number(n) / Math.max(1, messages)).toFixed(3).padStart(7);
     return [
-      `Database totals per message: ${per(xacts!.commits).trim()} commits, ${per(xacts!.rollbacks).trim()} rollbacks. Statements by calls:`,
-      ...rows.map((row) => `  ${per(row.calls)}  ${row.query.slice(0, 150)}`),
+      `Database totals per message: ${per(xacts!.commits).trim()} commits, ${per(xacts!.rollbacks).trim()} rollbacks. ` +
+        "Statements by calls (calls and execution µs per message):",
+      ...rows.map((row) => `  ${per(row.calls)} ${per(row.micros)} µs  ${row.query.slice(0, 140)}`),
     ].join("\n");
   } finally {
     await admin.end({ timeout: 5 });

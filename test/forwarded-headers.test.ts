@@ -204,8 +204,30 @@ it("a callback with a forwarded Content-Length delivers", async () => {
   }
 });
 
-/** Publishes `BODY` with node:http, which sends `headers` as given (fetch would consume `Connection`). */
-function rawPublish(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+describe("a header sent more than once", () => {
+  it("is forwarded once, its values joined with \", \" in the order sent, as the Fetch API joins them", async () => {
+    const answer = await rawPublish(`/v2/publish/${receiver.url}/twice`, [
+      // Given as a list, node:http adds no Host header of its own.
+      "Host", new URL(dispatch.baseUrl).host,
+      "Authorization", `Bearer ${TEST_TOKEN}`,
+      "Svc-Forward-X-Twice", "first",
+      "Svc-Forward-X-Twice", "second",
+      "Svc-Forward-X-Once", "only",
+    ]);
+    expect(answer).toMatchObject({ status: 200 });
+    const { state } = await finished(JSON.parse(answer.body).messageId);
+    expect(state).toBe("DELIVERED");
+    const [got] = receiver.requests.filter((r) => r.path === "/twice");
+    expect(got!.headers["x-twice"]).toBe("first, second");
+    expect(got!.headers["x-once"]).toBe("only");
+  });
+});
+
+/**
+ * Publishes `BODY` with node:http, which sends `headers` as given (fetch would consume `Connection`);
+ * as a flat list of names and values, a name may repeat.
+ */
+function rawPublish(path: string, headers: Record<string, string> | string[]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${dispatch.baseUrl}${path}`, { method: "POST", headers }, (res) => {
       const chunks: Buffer[] = [];

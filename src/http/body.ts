@@ -7,6 +7,7 @@ import type { IncomingMessage } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
 import { badRequest, tooLarge, tooLargeText } from "../domain/errors";
 import { checkJsonText, checkText, type JsonPath } from "../domain/storable-text";
+import { requestParts } from "./request";
 
 const BODY = "body" as never;
 
@@ -16,7 +17,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Reads every request's body (at most `maxBytes`, else a 413) before the route runs. */
 export function readBody(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
-    const declared = Number(c.req.header("content-length"));
+    const declared = Number(requestParts(c).headers["content-length"]);
     if (declared > maxBytes) return refuse(c, maxBytes);
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     const body = incoming ? await readStream(incoming, maxBytes) : Buffer.from(await c.req.arrayBuffer());

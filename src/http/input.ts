@@ -16,7 +16,7 @@ import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
 import { checkText, MAX_ID_BYTES } from "../domain/storable-text";
-import { decodeComponent, isOwnParameter } from "./request";
+import { decodeComponent, isOwnParameter, requestParts } from "./request";
 
 /**
  * Bound of a query parameter's name and of its value, in UTF-8 bytes. A
@@ -41,14 +41,16 @@ export const MAX_QUERY_PARAMETER_BYTES = 8192;
  */
 export function checkRequestInput(): MiddlewareHandler {
   return async (c, next) => {
-    const url = new URL(c.req.url);
+    const { pathname, query, headers } = requestParts(c);
     const patterns = handlingRoutes(matchedRoutes(c)).map(patternOf);
-    checkPathParameters(url.pathname.split("/"), patterns);
+    checkPathParameters(pathname.split("/"), patterns);
     const destination = patterns.some((pattern) => pattern.destination);
-    for (const part of url.search.slice(1).split("&")) {
-      if (part !== "" && (!destination || isOwnParameter(part))) checkQueryParameter(part);
+    if (query !== "") {
+      for (const part of query.split("&")) {
+        if (part !== "" && (!destination || isOwnParameter(part))) checkQueryParameter(part);
+      }
     }
-    for (const [name, value] of Object.entries(c.req.header())) checkText(value, `header ${name}`);
+    for (const name in headers) checkText(headers[name]!, `header ${name}`);
     await next();
   };
 }
@@ -76,9 +78,17 @@ export function answeringRoute(routes: RouterRoute[]): RouterRoute | undefined {
 }
 
 
+/** Each route's pattern, split once (the routes live as long as the app). */
+const patterns = new WeakMap<RouterRoute, Pattern>();
+
 function patternOf(route: RouterRoute): Pattern {
-  // Middleware (`use`) is registered for every method (`ALL`); a route of one method ending in `*` takes a destination.
-  return { segments: route.path.split("/"), destination: route.method !== "ALL" && route.path.endsWith("/*") };
+  let pattern = patterns.get(route);
+  if (pattern === undefined) {
+    // Middleware (`use`) is registered for every method (`ALL`); a route of one method ending in `*` takes a destination.
+    pattern = { segments: route.path.split("/"), destination: route.method !== "ALL" && route.path.endsWith("/*") };
+    patterns.set(route, pattern);
+  }
+  return pattern;
 }
 
 function checkPathParameters(segments: string[], patterns: Pattern[]): void {

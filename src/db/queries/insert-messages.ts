@@ -29,11 +29,16 @@ export type MessageInsert = Pick<
   | "id" | "dialect" | "origin" | "sourceMessageId" | "url" | "topicName" | "endpointName" | "queueName" | "api"
   | "method" | "headers" | "contentType" | "body" | "timeoutMs" | "maxRetries" | "retryDelayExpression"
   | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "deduplicationId" | "labels"
-  | "redactFields" | "scheduleId" | "callerIp" | "workflowRunPk" | "workflowCallType" | "flowControlKey" | "flowControlValue"
+  | "redactFields" | "scheduleId" | "callerIp"
 > & {
   /** Unix seconds of the first attempt; wins over `delayMs`. */
   notBefore: number | null;
   delayMs: number;
+  /** The flow-control key and its limits, if any (`flow_control_key`, `flow_control_value`). */
+  flowControl: { key: string; value: string } | null;
+  /** The workflow run the message is bound to, once bound, and the call it makes (`workflow_call_type`). */
+  workflowRunPk?: number;
+  workflow: { callType: string } | null;
 };
 
 /** A column of the insert: `name` in the unnested rows, sent as an array of `type`, stored as `stored` (default: as sent). */
@@ -79,10 +84,10 @@ const COLUMNS: InsertColumn[] = [
   },
   { name: "schedule_id", type: "text", value: (r) => r.scheduleId },
   { name: "caller_ip", type: "text", value: (r) => r.callerIp },
-  { name: "workflow_run_pk", type: "bigint", value: (r) => r.workflowRunPk },
-  { name: "workflow_call_type", type: "text", value: (r) => r.workflowCallType },
-  { name: "flow_control_key", type: "text", value: (r) => r.flowControlKey },
-  { name: "flow_control_value", type: "text", value: (r) => r.flowControlValue },
+  { name: "workflow_run_pk", type: "bigint", value: (r) => r.workflowRunPk ?? null },
+  { name: "workflow_call_type", type: "text", value: (r) => (r.workflowRunPk === undefined ? null : r.workflow!.callType) },
+  { name: "flow_control_key", type: "text", value: (r) => r.flowControl?.key ?? null },
+  { name: "flow_control_value", type: "text", value: (r) => r.flowControl?.value ?? null },
   { name: "not_before_seconds", type: "bigint", value: (r) => r.notBefore, input: true },
   { name: "delay_ms", type: "bigint", value: (r) => r.delayMs, input: true },
 ];

@@ -27,10 +27,14 @@ const HOP_HEADERS: ReadonlySet<string> = new Set([
  * their names and order.
  */
 export function withoutHopHeaders(headers: Record<string, string>): Record<string, string> {
-  const dropped = new Set(HOP_HEADERS);
-  for (const [name, value] of Object.entries(headers)) {
+  let dropped = HOP_HEADERS;
+  for (const name in headers) {
     if (name.toLowerCase() !== "connection") continue;
-    for (const option of value.split(",")) dropped.add(option.trim().toLowerCase());
+    const named = new Set(dropped);
+    for (const option of headers[name]!.split(",")) named.add(option.trim().toLowerCase());
+    dropped = named;
   }
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !dropped.has(name.toLowerCase())));
+  const kept: Record<string, string> = {};
+  for (const name in headers) if (!dropped.has(name.toLowerCase())) kept[name] = headers[name]!;
+  return kept;
 }

@@ -12,21 +12,14 @@ import type { WorkflowBinding } from "../headers/workflow";
 export type { MessageOrigin };
 
 /** A message about to be stored (`insertMessages`). */
-export type NewMessage = Omit<
-  MessageInsert,
-  "dialect" | "origin" | "labels" | "workflowRunPk" | "workflowCallType" | "flowControlKey" | "flowControlValue"
-> & {
+export type NewMessage = Omit<MessageInsert, "dialect" | "origin" | "labels" | "workflow"> & {
   dialect: Dialect;
   origin: MessageOrigin;
   labels: string[];
   /** Key of the deduplication window this message claims, if any. */
   deduplicationKey: string | null;
-  /** Flow control of the message (or of its workflow run, once bound). */
-  flowControl: { key: string; value: string } | null;
-  /** The run the message belongs to, as published; bound to a run when stored. */
+  /** The run the message belongs to, as published; bound to a run when stored (`bindWorkflowMessages` sets `workflowRunPk`). */
   workflow: WorkflowBinding | null;
-  /** Set by `bindWorkflowMessages`: the run's primary key. */
-  workflowRunPk?: number;
 };
 
 /** The publish result of one message (docs/interface.md "Publish result"). */

@@ -7,7 +7,7 @@
  */
 import type { Tx } from "../../db/client";
 import type { ClaimedMessage } from "../../db/queries/claim-messages";
-import { insertClaimedMessageRows, insertMessageRows, type MessageInsert } from "../../db/queries/insert-messages";
+import { insertClaimedMessageRows, insertMessageRows } from "../../db/queries/insert-messages";
 import { configureKeys } from "../flow-control/keys";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { lockQueues, startQueuedMessages } from "../messages/queue-admission";
@@ -98,19 +98,10 @@ async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
 
 /** Stores the batch in one statement (`insert-messages.ts`); returns the rows stored claimed. */
 async function insertRows(tx: Tx, messages: NewMessage[], delayScale: number, claim: InsertClaim | null): Promise<ClaimedMessage[]> {
-  const rows = messages.map(
-    (m): MessageInsert => ({
-      ...m,
-      workflowRunPk: m.workflowRunPk ?? null,
-      workflowCallType: m.workflowRunPk === undefined ? null : m.workflow!.callType,
-      flowControlKey: m.flowControl?.key ?? null,
-      flowControlValue: m.flowControl?.value ?? null,
-    }),
-  );
   if (claim === null || claim.ids.size === 0) {
-    await insertMessageRows(tx, rows, delayScale);
+    await insertMessageRows(tx, messages, delayScale);
     return [];
   }
   const claimed = messages.map((message) => claim.ids.has(message.id));
-  return insertClaimedMessageRows(tx, rows, delayScale, claimed, claim.workerId);
+  return insertClaimedMessageRows(tx, messages, delayScale, claimed, claim.workerId);
 }

@@ -217,17 +217,19 @@ function parseLabels(value: string | undefined, p: string): string[] {
  */
 function forwardedHeaders(headers: Record<string, string>, p: string): Record<string, string> {
   const forwardAll = parseBoolean(headers[p + ("header-forward" satisfies OptionHeader)], `${p}header-forward`);
-  const plain: Record<string, string> = {};
-  const explicit: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.startsWith(`${p}forward-`)) {
-      const target = name.slice(`${p}forward-`.length);
-      if (target !== "" && target !== "content-type") explicit[canonicalHeaderName(target)] = value;
+  const forward = `${p}forward-`;
+  let plain: Record<string, string> | null = null;
+  let explicit: Record<string, string> | null = null;
+  for (const name in headers) {
+    if (name.startsWith(forward)) {
+      const target = name.slice(forward.length);
+      if (target !== "" && target !== "content-type") (explicit ??= {})[canonicalHeaderName(target)] = headers[name]!;
     } else if (forwardAll && !name.startsWith(p) && !NOT_FORWARDED.has(name)) {
-      plain[canonicalHeaderName(name)] = value;
+      (plain ??= {})[canonicalHeaderName(name)] = headers[name]!;
     }
   }
-  return { ...withoutHopHeaders(plain), ...withoutHopHeaders(explicit) };
+  if (plain === null) return explicit === null ? {} : withoutHopHeaders(explicit);
+  return explicit === null ? withoutHopHeaders(plain) : { ...withoutHopHeaders(plain), ...withoutHopHeaders(explicit) };
 }
 
 /**

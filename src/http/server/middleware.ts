@@ -7,6 +7,7 @@ import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
 import { answeringRoute } from "../input";
+import { requestParts } from "../request";
 
 /**
  * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to be
@@ -17,19 +18,43 @@ import { answeringRoute } from "../input";
  * asked at each request, so a token created or revoked since applies.
  */
 export function requireToken(tokens: TokenSet): MiddlewareHandler {
+  const digests = new AcceptedDigests();
   return async (c, next) => {
-    const header = c.req.header("authorization");
+    const header = requestParts(c).headers.authorization;
     const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
     const presented = bearer ?? c.req.query("qstash_token");
     if (presented === undefined) throw new AppError(401, "missing Authorization: Bearer <token>");
-    const digest = tokenDigest(presented);
+    const digest = digests.of(presented);
     const access = accessOf(tokens.current(), digest) ?? (await tokens.lookup?.(digest)) ?? null;
     if (access === null) throw new AppError(401, "invalid token");
+    digests.accepted(presented, digest);
     if (access === "readonly" && !isRead(c.req.method, c.req.path)) {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
     await next();
   };
+}
+
+/**
+ * The digests of the tokens accepted lately, so that a client's every request
+ * does not hash its token again. Only accepted tokens are kept, and at most
+ * `MAX_KEPT`: made-up tokens cannot grow it. A digest is only a function of
+ * its token: a revoked token's digest kept here is still checked against the
+ * current set at each request, and refused.
+ */
+class AcceptedDigests {
+  private static readonly MAX_KEPT = 64;
+  private readonly kept = new Map<string, Buffer>();
+
+  of(token: string): Buffer {
+    return this.kept.get(token) ?? tokenDigest(token);
+  }
+
+  accepted(token: string, digest: Buffer): void {
+    if (this.kept.has(token)) return;
+    if (this.kept.size >= AcceptedDigests.MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(token, digest);
+  }
 }
 
 /**
@@ -42,6 +67,22 @@ export function requireToken(tokens: TokenSet): MiddlewareHandler {
 export function isRead(method: string, path: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
   return !/^\/v2\/keys\/?$/.test(path) && !/^\/v2\/workflows\/runs\/[^/]+\/?$/.test(path);
+}
+
+/**
+ * The request's id: the client's `X-Request-Id` when it is a short word
+ * (letters, digits, `_`, `-`, `=`), else a new UUID; set as `requestId` for
+ * the logs and answered in `X-Request-Id`. As hono's `requestId`, but reading
+ * the header from `requestParts`, so no Fetch `Headers` is built for it.
+ */
+export function requestIds(): MiddlewareHandler {
+  return async (c, next) => {
+    const given = requestParts(c).headers["x-request-id"];
+    const id = given !== undefined && given !== "" && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : crypto.randomUUID();
+    c.set("requestId" as never, id as never);
+    c.header("X-Request-Id", id);
+    await next();
+  };
 }
 
 /**
