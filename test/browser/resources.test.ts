@@ -128,8 +128,8 @@ describe("creating and deleting", () => {
     await clock.moveTo(dispatch, created.nextScheduleTime + 5);
     const request = await poll(() => receiver.requests.find((received) => received.path === "/hourly"), "the schedule's tick");
     expect(request.body.toString()).toBe("digest please");
-    await page.waitForSelector("#made tr[data-message] .badge:has-text('DELIVERED')", { timeout: 15_000 });
-    const messageId = await page.getAttribute("#made tr[data-message]", "data-message");
+    await page.waitForSelector("#made tr[data-message-id] .badge:has-text('DELIVERED')", { timeout: 15_000 });
+    const messageId = await page.getAttribute("#made tr[data-message-id]", "data-message-id");
     await page.waitForSelector(`[data-last-tick]:has-text('${messageId} SUCCESS')`);
     expect((await (await dispatch.api(`/v2/messages/${messageId}`)).json()).scheduleId).toBe("hourly-digest");
     await screenshot(page, "schedule");

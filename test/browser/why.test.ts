@@ -108,7 +108,6 @@ describe("why it is failing", () => {
     const destination = card.locator(`tr[data-failing="${receiver.url}/down"]`);
     expect(await destination.textContent()).toContain(DOWN);
     expect(await destination.textContent()).toContain("HTTP 500");
-    await screenshot(page, "overview-failing-now");
     await destination.locator("a").first().click();
     await page.waitForURL(/\/dashboard\/messages\?url=/);
     expect(await page.locator(`tr[data-message-id="${id}"]`).count()).toBe(1);
@@ -118,7 +117,6 @@ describe("why it is failing", () => {
     expect(await row.textContent()).toContain("HTTP 500");
     expect(await row.locator(".answer").textContent()).toBe(DOWN);
     expect(await row.locator(".answer").getAttribute("title")).toContain(DOWN);
-    await screenshot(page, "messages-failing");
 
     await page.click("nav >> text=DLQ");
     const entry = page.locator(`tr:has-text("${id}") td.last-answer`);

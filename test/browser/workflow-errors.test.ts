@@ -3,7 +3,8 @@
  * error a step threw (its message, and its stack a frame a line) on the run
  * page while the step retries and after the run failed, in the failure
  * function's box too; how long each step took, drawn on the run's time axis;
- * the way back to the list the run was opened from; and "Retry now" for a
+ * the way back to the list the run was opened from; an answer cut off at
+ * the response size limit, marked so; and "Retry now" for a
  * step (or any message) waiting out a 30-minute backoff, which delivers it at
  * once. Backoff runs at its real length here, so only "Retry now" can bring
  * the retry before the test ends.
@@ -25,10 +26,27 @@ const receiver = useReceiver((req) => {
 });
 const browser = useBrowser();
 const REJECTED = "payment provider rejected card 4242";
+/** Responses are kept up to this many bytes (DISPATCH_MAX_MESSAGE_SIZE, its default). */
+const MAX_RESPONSE_BYTES = 1_048_576;
 /** A retry delay of 30 minutes (a Retry-Delay expression is in milliseconds). */
 const THIRTY_MINUTES = "1800000";
 let app: WorkflowApp;
 let rejecting = true;
+
+/** The error the step throws, its stack naming files from the project's root, as the screenshots show it. */
+function rejected(): Error {
+  const error = new Error(REJECTED);
+  error.stack = error.stack?.replaceAll(`file://${process.cwd()}/`, "").replaceAll(`${process.cwd()}/`, "");
+  return error;
+}
+
+/** An error whose answer runs past the response size limit: a stack of more than `MAX_RESPONSE_BYTES` of frames. */
+function oversized(): Error {
+  const error = new Error("export failed");
+  const frame = "    at exportRow (export.ts:1:1)\n";
+  error.stack = `Error: export failed\n${frame.repeat(Math.ceil(MAX_RESPONSE_BYTES / frame.length))}`;
+  return error;
+}
 
 beforeAll(async () => {
   app = await startWorkflowApp(dispatch, {
@@ -36,7 +54,7 @@ beforeAll(async () => {
       route: async (context) => {
         await context.run("load order", () => ({ id: 7, total: 42 }));
         await context.run("charge card", () => {
-          if (rejecting) throw new Error(REJECTED);
+          if (rejecting) throw rejected();
           return "charged";
         });
         await context.run("confirm", () => "confirmed");
@@ -46,10 +64,17 @@ beforeAll(async () => {
       route: async (context) => {
         await context.run("load order", () => ({ id: 8 }));
         await context.run("charge card", () => {
-          throw new Error(REJECTED);
+          throw rejected();
         });
       },
       options: { failureFunction: async () => "refund issued" },
+    },
+    "/oversized": {
+      route: async (context) => {
+        await context.run("export", () => {
+          throw oversized();
+        });
+      },
     },
   });
 });
@@ -69,6 +94,18 @@ const messageInBackoff = (runId: string) =>
       where r.run_id = ${runId} and m.state = 'RETRY' and m.due_at > now()`;
     return row?.id;
   }, "a step waiting out its backoff");
+
+/** A message published to `path` of the receiver, once its first attempt failed and it waits out a 30-minute backoff. */
+async function publishedInBackoff(path: string): Promise<string> {
+  const published = await dispatch.api(`/v2/publish/${receiver.url}${path}`, {
+    method: "POST",
+    headers: { "Svc-Retries": "2", "Svc-Retry-Delay": THIRTY_MINUTES },
+    body: "hello",
+  });
+  const { messageId } = await published.json();
+  await poll(async () => (await storedMessage(dispatch, messageId))?.dueAt != null, "the message to wait out its backoff");
+  return messageId;
+}
 
 async function signedIn(token = TEST_TOKEN) {
   const page = await browser.page();
@@ -149,15 +186,21 @@ describe("a failing workflow step", () => {
   });
 });
 
+describe("a stored answer", () => {
+  it("is marked cut off when it reached the response size limit", async () => {
+    const { workflowRunId } = await app.client.trigger({ url: app.url("/oversized"), retries: 0 });
+    await poll(async () => (await runState(workflowRunId))?.state === "RUN_FAILED", "the run to fail");
+    const page = await signedIn();
+    await page.goto(`${dispatch.baseUrl}/dashboard/workflows/${workflowRunId}`);
+    const failed = "[data-step-state=STEP_FAILED]";
+    await page.waitForSelector(failed);
+    expect(await page.textContent(`${failed} [data-body-note]`)).toContain("Cut off: only the first 1,048,576 bytes of a response are kept");
+  });
+});
+
 describe("retry now", () => {
   it("delivers any message waiting out a 30-minute backoff from its page", async () => {
-    const published = await dispatch.api(`/v2/publish/${receiver.url}/flaky/one`, {
-      method: "POST",
-      headers: { "Svc-Retries": "2", "Svc-Retry-Delay": THIRTY_MINUTES },
-      body: "hello",
-    });
-    const { messageId } = await published.json();
-    await poll(async () => (await storedMessage(dispatch, messageId))?.dueAt != null, "the message to wait out its backoff");
+    const messageId = await publishedInBackoff("/flaky/one");
     const page = await signedIn();
     await page.goto(`${dispatch.baseUrl}/dashboard/messages/${messageId}`);
     await page.click("button:has-text('Retry now')");
@@ -171,13 +214,7 @@ describe("retry now", () => {
   });
 
   it("is not offered to a read-only session, which may not post it either", async () => {
-    const published = await dispatch.api(`/v2/publish/${receiver.url}/flaky/two`, {
-      method: "POST",
-      headers: { "Svc-Retries": "2", "Svc-Retry-Delay": THIRTY_MINUTES },
-      body: "hello",
-    });
-    const { messageId } = await published.json();
-    await poll(async () => (await storedMessage(dispatch, messageId))?.dueAt != null, "the message to wait out its backoff");
+    const messageId = await publishedInBackoff("/flaky/two");
     const page = await signedIn(READONLY);
     await page.goto(`${dispatch.baseUrl}/dashboard/messages/${messageId}`);
     await page.waitForSelector("h2:has-text('Attempts')");

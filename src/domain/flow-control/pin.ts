@@ -1,6 +1,7 @@
 /**
  * What an operator pins on a flow-control key (admin.ts `pinKey`), read from
- * text as a form gives it: `parallelism` and `rate` (whole numbers of at
+ * text as the API's query (`POST /v2/flowControl/{key}/pin`) and the
+ * dashboard's form give it: `parallelism` and `rate` (whole numbers of at
  * least 1), `period` (seconds, or a duration such as `1m`, from 1 s to 7
  * days). An empty or absent field pins nothing.
  */

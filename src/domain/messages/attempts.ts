@@ -30,8 +30,19 @@ export interface LastAnswer {
   /** Null when the attempt got no response (a network error, a timeout). */
   status: number | null;
   error: string | null;
-  /** At most the first 2 KiB of the response body, when one was kept. */
+  /** At most the first `ANSWER_BYTES` of the response body, when one was kept. */
   body: Buffer | null;
+}
+
+/** How much of a response body a `LastAnswer` holds. */
+export const ANSWER_BYTES = 2048;
+
+/** The last attempt's answer of message `id` (`attempts_message_id_idx`, backward); null before the first attempt. */
+export async function lastAnswer(tx: Tx, id: string): Promise<LastAnswer | null> {
+  const [row] = await tx<LastAnswer[]>`
+    select response_status as status, error, substring(response_body from 1 for ${ANSWER_BYTES}) as body
+    from dispatch.attempts where message_id = ${id} order by id desc limit 1`;
+  return row ?? null;
 }
 
 /** The attempts of message `id`, first first. */

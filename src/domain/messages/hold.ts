@@ -12,7 +12,7 @@
 import type { Tx } from "../../db/client";
 import { isPendingState } from "../../db/vocabulary";
 import { keyStates } from "../flow-control/keys";
-import type { LastAnswer } from "./attempts";
+import { type LastAnswer, lastAnswer } from "./attempts";
 import type { StoredMessage } from "./message";
 
 /** What a flow-control key's hold is made of: its limits and what counts against them now. */
@@ -121,12 +121,4 @@ function keyReason(paused: boolean, counts: Omit<KeyHold, "key" | "reason" | "un
 async function claimedAt(tx: Tx, claimId: number): Promise<Date | null> {
   const [claim] = await tx<{ claimedAt: Date }[]>`select claimed_at as "claimedAt" from dispatch.claims where id = ${claimId}`;
   return claim?.claimedAt ?? null;
-}
-
-/** The last attempt's status, error and the start of its body (`attempts_message_id_idx`, backward). */
-async function lastAnswer(tx: Tx, messageId: string): Promise<LastAnswer | null> {
-  const [row] = await tx<LastAnswer[]>`
-    select response_status as status, error, substring(response_body from 1 for 2048) as body
-    from dispatch.attempts where message_id = ${messageId} order by id desc limit 1`;
-  return row ?? null;
 }

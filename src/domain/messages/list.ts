@@ -14,7 +14,7 @@ import type { Tx } from "../../db/client";
 import type { MessageState } from "../../db/vocabulary";
 import { afterPosition } from "../paging";
 import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./filter";
-import type { LastAnswer } from "./attempts";
+import { ANSWER_BYTES, type LastAnswer } from "./attempts";
 
 /** Messages one page scans at most when filters are given. */
 export const SCAN_LIMIT = 20_000;
@@ -94,7 +94,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
       m.retried_as as "retriedAs", r.state as "retryState"
     from info i left join matched m on true
       left join lateral (
-        select response_status, error, substring(response_body from 1 for 2048) as body, id from dispatch.attempts
+        select response_status, error, substring(response_body from 1 for ${ANSWER_BYTES}) as body, id from dispatch.attempts
         where message_id = m.id order by id desc limit 1) a on true
       left join dispatch.messages r on r.id = m.retried_as
     order by m.created_at desc, m.id desc`;

@@ -7,7 +7,7 @@
  * is then read by its attempt id.
  */
 import type { Tx } from "../../db/client";
-import type { LastAnswer } from "../messages/attempts";
+import { ANSWER_BYTES, type LastAnswer } from "../messages/attempts";
 import { inLastHour } from "./activity";
 
 /** At most this many of the hour's error attempts are grouped. */
@@ -41,7 +41,7 @@ export async function failingNow(tx: Tx, count: number): Promise<FailingDestinat
       limit ${count}
     )
     select d.url, d.failures, d.messages, m.topic_name as "topicName", m.queue_name as "queueName", a.recorded_at as "lastAt",
-      a.response_status as status, a.error, substring(a.response_body from 1 for 2048) as body
+      a.response_status as status, a.error, substring(a.response_body from 1 for ${ANSWER_BYTES}) as body
     from destinations d join dispatch.attempts a on a.id = d.last_id join dispatch.messages m on m.id = a.message_id
     order by d.failures desc, d.last_id desc`;
   return rows.map(({ status, error, body, ...row }) => ({ ...row, last: { status, error, body } }));

@@ -68,6 +68,18 @@ export function linkTo(path: string, ...params: Record<string, string | null | u
   return query === "" ? path : `${path}?${query}`;
 }
 
+/** The page of the message `id`. */
+export const messagePath = (id: string) => `/dashboard/messages/${encodeURIComponent(id)}`;
+
+/** The page of the DLQ entry `id`. */
+export const dlqEntryPath = (id: string) => `/dashboard/dlq/${encodeURIComponent(id)}`;
+
+/** The page of the workflow run `id`. */
+export const runPath = (id: string) => `/dashboard/workflows/${encodeURIComponent(id)}`;
+
+/** The page of the schedule `id`. */
+export const schedulePath = (id: string) => `/dashboard/schedules/${encodeURIComponent(id)}`;
+
 /**
  * Where a paged list is: its cursor (`after`) and search. A list's action
  * forms carry them (`fields`), and the action redirects back to the same page.

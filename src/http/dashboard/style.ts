@@ -95,7 +95,8 @@ ol.stack li { white-space: pre-wrap; word-break: break-all; }
 .signin input { width: 100%; margin: .4rem 0 .8rem; }
 .views a { margin-right: .6rem; }
 .views a.here { font-weight: 700; color: var(--fg); }
-.answer { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--bad); font-size: .8rem; }
+.answer { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--muted); font-size: .8rem; }
+.answer.bad { color: var(--bad); }
 .card.why { border-left: 4px solid var(--info); }
 .card.why h2 { margin-top: 0; }
 .card.why p { margin: .3rem 0; }

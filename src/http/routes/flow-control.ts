@@ -1,11 +1,11 @@
 /** Flow control: keys, their state, pause, resume, pin, unpin, rate reset; global parallelism (docs/hosted-api.md §11). */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { parseDuration } from "../../domain/duration";
-import { AppError, badRequest } from "../../domain/errors";
+import { AppError } from "../../domain/errors";
 import { pinKey, resetKeyRate, setKeyPaused, unpinKey } from "../../domain/flow-control/admin";
 import { globalParallelism } from "../../domain/flow-control/global";
 import { type KeyState, keyStates } from "../../domain/flow-control/keys";
+import { parsePin } from "../../domain/flow-control/pin";
 import { parseBoolean } from "../../domain/publish/options";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
@@ -120,18 +120,8 @@ function keyJson(state: KeyState) {
   };
 }
 
-/** `?parallelism=N&rate=N&period=S` (seconds, or a duration such as `1m`), any subset. */
+/** `?parallelism=N&rate=N&period=S` (seconds, or a duration such as `1m`), any subset (domain/flow-control/pin.ts). */
 function pinOf(params: Params) {
-  const positive = (name: string) => {
-    const text = singleParam(params, name) ?? undefined;
-    if (text === undefined || text === "") return undefined;
-    if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw badRequest(`${name} must be a whole number of at least 1, got "${text}"`);
-    return Number(text);
-  };
-  const period = singleParam(params, "period") ?? undefined;
-  const periodMs = period === undefined || period === "" ? undefined : parseDuration(period);
-  if (periodMs === null || (periodMs !== undefined && (periodMs < 1000 || periodMs > 7 * 86_400_000))) {
-    throw badRequest(`period must be from 1 to 604800 seconds, got "${period}"`);
-  }
-  return { parallelism: positive("parallelism"), rate: positive("rate"), periodMs };
+  const [parallelism, rate, period] = (["parallelism", "rate", "period"] as const).map((name) => singleParam(params, name));
+  return parsePin({ parallelism, rate, period });
 }

@@ -4,7 +4,7 @@ import * as v from "valibot";
 import { llmUrl } from "../../config/config";
 import { canonicalHeaders } from "../../domain/headers/names";
 import type { Redactor } from "../../domain/messages/redaction";
-import { messageSettings, parsePublishOptions, type PublishLimits } from "../../domain/publish/options";
+import { messageSettings, type PublishLimits } from "../../domain/publish/options";
 import {
   deleteSchedule,
   getSchedule,
@@ -15,6 +15,7 @@ import {
   scheduleStates,
   setSchedulePaused,
 } from "../../domain/schedules/schedules";
+import { shownSchedule } from "../../domain/schedules/shown";
 import { bodyOf } from "../body";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
@@ -145,17 +146,8 @@ export function scheduleRoutes(deps: AppDeps) {
 
 /** The Schedule object of the API, with what its Redact-Fields hide hidden. */
 function scheduleJson(row: ScheduleRow, states: Record<string, string>, limits: PublishLimits, redactor: Redactor) {
-  const options = parsePublishOptions(row.headers, row.dialect, limits);
-  const shown = redactor.message({
-    dialect: row.dialect,
-    headers: options.forwardHeaders,
-    contentType: options.contentType,
-    body: row.body,
-    callbackHeaders: options.callback?.headers ?? null,
-    failureCallbackHeaders: options.failureCallback?.headers ?? null,
-    redactFields: options.redactFields,
-  });
-  const header = { ...shown.headers, ...(shown.contentType !== null && { "Content-Type": shown.contentType }) };
+  const shown = shownSchedule(row, limits, redactor);
+  const { options } = shown;
   const flow = options.flowControl;
   return {
     scheduleId: row.id,
@@ -163,7 +155,7 @@ function scheduleJson(row: ScheduleRow, states: Record<string, string>, limits: 
     createdAt: row.createdAt.getTime(),
     destination: row.destination,
     method: options.method,
-    header: canonicalHeaders(header),
+    header: canonicalHeaders(shown.headers),
     // No body key for a schedule made without one, as the hosted service answers (the TypeScript client's test reads undefined).
     ...(row.body.length > 0 && bodyFields(shown.body)),
     retries: options.retries,

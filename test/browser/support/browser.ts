@@ -3,7 +3,8 @@
  * downloaded browser) driven by playwright-core, one browser per test file,
  * a fresh context (cookies) per test. Screenshots go to
  * `test/browser/screenshots/`, or to `DISPATCH_SCREENSHOTS` (`npm run
- * screenshots` writes the README's into `docs/screenshots/`).
+ * screenshots` writes those README.md and docs/dashboard.md show into
+ * `docs/screenshots/`).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";

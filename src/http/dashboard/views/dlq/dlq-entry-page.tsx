@@ -3,20 +3,20 @@ import type { DlqEntry } from "../../../../domain/dlq/dlq";
 import type { StoredMessage } from "../../../../domain/messages/message";
 import { Action, Badge, BodyBlock, Facts, HeadersTable, Time } from "../../components";
 import type { Viewer } from "../../env";
-import type { BodyView } from "../../params";
+import { type BodyView, dlqEntryPath, messagePath } from "../../params";
 
 /** `entry`, whose `message` is shown redacted. */
 export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; view: BodyView | null; now: number; viewer: Viewer }) => {
   const { entry, message, view, now, viewer } = props;
-  const path = `/dashboard/dlq/${encodeURIComponent(entry.dlqId)}`;
-  const messagePath = `/dashboard/messages/${encodeURIComponent(message.id)}`;
+  const path = dlqEntryPath(entry.dlqId);
+  const messageLink = messagePath(message.id);
   return (
     <>
       <h1 class="mono">{entry.dlqId}</h1>
       <div class="card">
         <Facts
           items={[
-            ["Message", <a href={messagePath}>{message.id}</a>],
+            ["Message", <a href={messageLink}>{message.id}</a>],
             ["Destination", <span class="mono">{message.url}</span>],
             ["State", <Badge state={message.state} />],
             ["Failed", <Time at={message.completedAt} now={now} />],
@@ -33,7 +33,7 @@ export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; v
       <HeadersTable headers={entry.responseHeaders} />
       <BodyBlock body={entry.responseBody ?? Buffer.alloc(0)} view={view} link={(v) => `${path}?body=${v}`} label="Response body" />
       <p>
-        The request, and every attempt, are on the <a href={messagePath}>message's page</a>.
+        The request, and every attempt, are on the <a href={messageLink}>message's page</a>.
       </p>
     </>
   );

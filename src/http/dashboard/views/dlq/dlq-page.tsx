@@ -10,6 +10,7 @@ import type { PageOf } from "../../../../domain/paging";
 import { ByTimePager, Live, Time } from "../../components";
 import { canAct, type Viewer } from "../../env";
 import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, TextFilters } from "../../filters";
+import { dlqEntryPath } from "../../params";
 import { AnswerLine, StatusText } from "../messages/answer-line";
 import { RecentRetries } from "./recent-retries";
 
@@ -113,7 +114,7 @@ const EntryRow = ({ entry, now, selectable }: { entry: DlqEntry; now: number; se
       </td>
     )}
     <td class="mono">
-      <a href={`/dashboard/dlq/${encodeURIComponent(entry.dlqId)}`}>{entry.dlqId}</a>
+      <a href={dlqEntryPath(entry.dlqId)}>{entry.dlqId}</a>
       <div class="muted">{entry.message.id}</div>
     </td>
     <td class="url">{entry.message.url}</td>

@@ -5,6 +5,7 @@
  */
 import type { DlqRetry, LinkedMessage } from "../../../../domain/dlq/retry-links";
 import { Badge, Time } from "../../components";
+import { dlqEntryPath, messagePath } from "../../params";
 
 /** How many retries the DLQ page shows. */
 export const RECENT_RETRIES = 10;
@@ -28,14 +29,14 @@ export const RecentRetries = ({ retries, now }: { retries: DlqRetry[]; now: numb
           {retries.map((retry) => (
             <tr data-retried={retry.original}>
               <td class="mono">
-                <a href={`/dashboard/messages/${encodeURIComponent(retry.original)}`}>{retry.original}</a>
+                <a href={messagePath(retry.original)}>{retry.original}</a>
               </td>
               <td class="url">{retry.url}</td>
               <td>
                 <Time at={retry.retriedAt} now={now} />
               </td>
               <td class="mono">
-                <a href={`/dashboard/messages/${encodeURIComponent(retry.retry.id)}`}>{retry.retry.id}</a>
+                <a href={messagePath(retry.retry.id)}>{retry.retry.id}</a>
               </td>
               <td>
                 <Outcome retry={retry.retry} />
@@ -58,7 +59,7 @@ const Outcome = ({ retry }: { retry: LinkedMessage }) => {
         {retry.dlqId !== null && (
           <>
             {" "}
-            · in the DLQ as <a href={`/dashboard/dlq/${encodeURIComponent(retry.dlqId)}`}>{retry.dlqId}</a>
+            · in the DLQ as <a href={dlqEntryPath(retry.dlqId)}>{retry.dlqId}</a>
           </>
         )}
       </span>

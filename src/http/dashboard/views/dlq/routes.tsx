@@ -15,7 +15,7 @@ import type { DashboardEnv } from "../../env";
 import { messageListFilter } from "../../filters";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
-import { bodyViewParam, pageParams } from "../../params";
+import { bodyViewParam, messagePath, pageParams } from "../../params";
 import { DlqEntryPage } from "./dlq-entry-page";
 import { DLQ_FILTERS, DlqPage } from "./dlq-page";
 import { RECENT_RETRIES } from "./recent-retries";
@@ -57,7 +57,7 @@ export function dlqRoutes(deps: AppDeps) {
     })
     .post("/dlq/:dlqId/retry", async (c) => {
       const result = await deps.sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), NO_OVERRIDES, settings));
-      return doneRedirect(c, `/dashboard/messages/${encodeURIComponent(result.messageId)}`, "retried", result.messageId);
+      return doneRedirect(c, messagePath(result.messageId), "retried", result.messageId);
     })
     .post("/dlq/:dlqId/delete", async (c) => {
       const dlqId = c.req.param("dlqId");

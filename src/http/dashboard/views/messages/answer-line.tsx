@@ -29,11 +29,11 @@ const printable = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u0
 export const StatusText: FC<{ status: number | null }> = ({ status }) =>
   status === null ? <span class="muted">no response</span> : <span class="mono">HTTP {status}</span>;
 
-/** The first line of an answer, its title holding more; nothing when it said nothing. */
+/** The first line of an answer, its title holding more, in red when the attempt was an error; nothing when it said nothing. */
 export const AnswerLine: FC<{ answer: Pick<LastAnswer, "body" | "error"> }> = ({ answer }) => {
   const text = answerText(answer);
   return text === null ? null : (
-    <div class="answer mono" title={text.more}>
+    <div class={answer.error === null ? "answer mono" : "answer mono bad"} title={text.more}>
       {text.line}
     </div>
   );

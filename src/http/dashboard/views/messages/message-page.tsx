@@ -13,7 +13,7 @@ import { type StoredMessage } from "../../../../domain/messages/message";
 import { isPendingState } from "../../../../db/vocabulary";
 import { Action, Badge, BodyBlock, bestView, type Fact, Facts, HeadersTable, Live, renderBody, Time } from "../../components";
 import type { Viewer } from "../../env";
-import { type BodyView, linkTo } from "../../params";
+import { type BodyView, dlqEntryPath, linkTo, messagePath, runPath, schedulePath } from "../../params";
 import { KeyLink } from "../flow-control/key-link";
 import { NextAttempt, WhyWaiting } from "./why-waiting";
 import { RetryNow } from "./retry-now";
@@ -43,7 +43,7 @@ export const messageTitle = (message: StoredMessage) => `Message ${message.id} t
 /** The message (redacted), its attempts and its request; the body in `view` (null: the one it reads best in). */
 export const MessagePage = (props: MessageView & PageContext) => {
   const { message, attempts, relations, links, hold, view, now, viewer, self, back } = props;
-  const path = `/dashboard/messages/${encodeURIComponent(message.id)}`;
+  const path = messagePath(message.id);
   return (
     <>
       <h1>
@@ -75,7 +75,7 @@ const Summary = (props: { message: StoredMessage; relations: MessageRelations; l
         )}
         <RetryNow viewer={viewer} message={m} now={props.now} />
         {relations.dlqId !== null && (
-          <Action viewer={viewer} action={`/dashboard/dlq/${encodeURIComponent(relations.dlqId)}/retry`} label="Retry from the DLQ" />
+          <Action viewer={viewer} action={`${dlqEntryPath(relations.dlqId)}/retry`} label="Retry from the DLQ" />
         )}
       </div>
     </div>
@@ -103,17 +103,17 @@ const facts = ({ message: m, relations, links, hold, now }: FactsOf): Fact[] => 
   (m.labels?.length ?? 0) > 0 && ["Labels", m.labels!.join(", ")],
   m.callback !== null && ["Callback", <span class="mono">{m.callback}</span>],
   m.failureCallback !== null && ["Failure callback", <span class="mono">{m.failureCallback}</span>],
-  m.scheduleId !== null && ["Schedule", <a href="/dashboard/schedules">{m.scheduleId}</a>],
-  m.sourceMessageId !== null && ["Callback of", <a href={`/dashboard/messages/${encodeURIComponent(m.sourceMessageId)}`}>{m.sourceMessageId}</a>],
+  m.scheduleId !== null && ["Schedule", <a href={schedulePath(m.scheduleId)}>{m.scheduleId}</a>],
+  m.sourceMessageId !== null && ["Callback of", <a href={messagePath(m.sourceMessageId)}>{m.sourceMessageId}</a>],
   links.retriedAs !== null && ["Retried as", <Linked message={links.retriedAs} />],
   links.retryOf !== null && ["Retry of", <Linked message={links.retryOf} />],
-  relations.dlqId !== null && ["DLQ entry", <a href={`/dashboard/dlq/${encodeURIComponent(relations.dlqId)}`}>{relations.dlqId}</a>],
-  relations.workflowRunId !== null && ["Workflow run", <a href={`/dashboard/workflows/${encodeURIComponent(relations.workflowRunId)}`}>{relations.workflowRunId}</a>],
+  relations.dlqId !== null && ["DLQ entry", <a href={dlqEntryPath(relations.dlqId)}>{relations.dlqId}</a>],
+  relations.workflowRunId !== null && ["Workflow run", <a href={runPath(relations.workflowRunId)}>{relations.workflowRunId}</a>],
   relations.callbacks.length > 0 && [
     "Callbacks",
     <span>
       {relations.callbacks.map((cb) => (
-        <a href={`/dashboard/messages/${encodeURIComponent(cb.id)}`}>
+        <a href={messagePath(cb.id)}>
           {cb.id} ({cb.origin}, {cb.state}){" "}
         </a>
       ))}
@@ -124,14 +124,14 @@ const facts = ({ message: m, relations, links, hold, now }: FactsOf): Fact[] => 
 /** A message at the other end of a DLQ retry, with its state (and its DLQ entry, when it failed too). */
 const Linked = ({ message }: { message: LinkedMessage }) => (
   <span data-linked={message.id}>
-    <a class="mono" href={`/dashboard/messages/${encodeURIComponent(message.id)}`}>
+    <a class="mono" href={messagePath(message.id)}>
       {message.id}
     </a>{" "}
     {message.state === null ? <span class="muted">(no longer kept)</span> : <Badge state={message.state} />}
     {message.dlqId !== null && (
       <>
         {" "}
-        in the DLQ as <a href={`/dashboard/dlq/${encodeURIComponent(message.dlqId)}`}>{message.dlqId}</a>
+        in the DLQ as <a href={dlqEntryPath(message.dlqId)}>{message.dlqId}</a>
       </>
     )}
   </span>

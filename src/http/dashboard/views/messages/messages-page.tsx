@@ -8,7 +8,7 @@ import { MESSAGE_STATES } from "../../../../db/vocabulary";
 import { type MessageListPage, type MessageSummary, SCAN_LIMIT } from "../../../../domain/messages/list";
 import { Badge, ByTimePager, Live, Time, utc } from "../../components";
 import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, StateFilter, TextFilters } from "../../filters";
-import { linkTo } from "../../params";
+import { linkTo, messagePath } from "../../params";
 import { AnswerLine, StatusText } from "./answer-line";
 
 const PATH = "/dashboard/messages";
@@ -50,7 +50,7 @@ export const MessagesPage = (props: { page: MessageListPage; values: FilterValue
 };
 
 /** Messages as a table; each links to its page, which links `back` here. */
-const MessageTable = ({ items, now, back }: { items: MessageSummary[]; now: number; back: string }) =>
+export const MessageTable = ({ items, now, back }: { items: MessageSummary[]; now: number; back: string }) =>
   items.length === 0 ? (
     <p class="muted">No messages match.</p>
   ) : (
@@ -77,7 +77,7 @@ const MessageTable = ({ items, now, back }: { items: MessageSummary[]; now: numb
 const MessageRow = ({ m, now, back }: { m: MessageSummary; now: number; back: string }) => (
   <tr data-message-id={m.id}>
     <td class="mono">
-      <a href={linkTo(`/dashboard/messages/${encodeURIComponent(m.id)}`, { back })}>{m.id}</a>
+      <a href={linkTo(messagePath(m.id), { back })}>{m.id}</a>
       {m.retriedAs && <RetriedAs retry={m.retriedAs} />}
     </td>
     <td>
@@ -110,7 +110,7 @@ const MessageRow = ({ m, now, back }: { m: MessageSummary; now: number; back: st
 /** The retry a failed message's DLQ entry became, and how it stands. */
 const RetriedAs = ({ retry }: { retry: NonNullable<MessageSummary["retriedAs"]> }) => (
   <div class="muted" data-retried-as={retry.id}>
-    retried as <a href={`/dashboard/messages/${encodeURIComponent(retry.id)}`}>{retry.id}</a>
+    retried as <a href={messagePath(retry.id)}>{retry.id}</a>
     {retry.state && (
       <>
         {" "}

@@ -13,8 +13,7 @@ import { Action } from "../../components";
 import type { DashboardEnv, Viewer } from "../../env";
 import { safeNext } from "../../guard";
 import { doneRedirect } from "../../notices";
-
-const messagePath = (id: string) => `/dashboard/messages/${encodeURIComponent(id)}`;
+import { messagePath } from "../../params";
 
 /** `POST /dashboard/messages/:id/retry-now`: back to the form's `back` (a dashboard path), else the message's page. */
 export function retryNowRoutes(deps: AppDeps) {

@@ -17,7 +17,7 @@ import type { DashboardEnv } from "../../env";
 import { messageListFilter } from "../../filters";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
-import { bodyViewParam, pageParams } from "../../params";
+import { bodyViewParam, messagePath, pageParams } from "../../params";
 import { backLink, backPath } from "./back";
 import { MessagePage, messageTitle } from "./message-page";
 import { MESSAGE_FILTERS, MessagesPage } from "./messages-page";
@@ -51,7 +51,7 @@ export function messageRoutes(deps: AppDeps) {
         if (!(await findMessage(tx, id))) throw new AppError(404, `message ${id} not found`);
         return cancelMessages(tx, [id]);
       });
-      return doneRedirect(c, `/dashboard/messages/${encodeURIComponent(id)}`, cancelled > 0 ? "cancelled" : "not-cancelled", id);
+      return doneRedirect(c, messagePath(id), cancelled > 0 ? "cancelled" : "not-cancelled", id);
     });
 }
 

@@ -24,7 +24,7 @@ export const FailingNow = ({ destinations, now }: { destinations: FailingDestina
             <th>Destination</th>
             <th>Errors, last hour</th>
             <th>Last answer</th>
-            <th>Last error</th>
+            <th>Last error at</th>
           </tr>
         </thead>
         <tbody>

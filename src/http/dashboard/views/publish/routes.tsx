@@ -16,7 +16,7 @@ import { callerIp } from "../../../request";
 import type { DashboardEnv } from "../../env";
 import { formAction, optionalField, type Refusal, requiredField } from "../../form";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { pageParams } from "../../params";
+import { messagePath, pageParams } from "../../params";
 import { eventRoutes } from "./event-routes";
 import { type Known, PUBLISH_PATH, PublishPage } from "./publish-page";
 import { formBody, formHeaders } from "./request";
@@ -60,7 +60,7 @@ function published(c: Context, response: PublishResponse): Response {
   const ids = results.map((result) => result.messageId);
   const code = Array.isArray(response) ? "published-group" : results[0]!.deduplicated ? "deduplicated" : "published";
   // A URL group emptied meanwhile made no message: the publish page says so.
-  const page = ids.length === 0 ? PUBLISH_PATH : `/dashboard/messages/${encodeURIComponent(ids[0]!)}`;
+  const page = ids.length === 0 ? PUBLISH_PATH : messagePath(ids[0]!);
   return doneRedirect(c, page, code, ids.join(", "));
 }
 

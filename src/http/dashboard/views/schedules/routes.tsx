@@ -14,6 +14,7 @@ import {
   scheduleStates,
   setSchedulePaused,
 } from "../../../../domain/schedules/schedules";
+import { shownSchedule } from "../../../../domain/schedules/shown";
 import type { AppDeps } from "../../../deps";
 import { callerIp } from "../../../request";
 import { singleParam } from "../../../query";
@@ -22,11 +23,11 @@ import type { DashboardEnv } from "../../env";
 import { formAction, type Refusal, requiredField } from "../../form";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
-import { bodyViewParam, linkTo, pageParams, placeOf } from "../../params";
+import { bodyViewParam, linkTo, pageParams, placeOf, schedulePath } from "../../params";
 import { formBody, formHeaders } from "../publish/request";
-import { nextTicks, shownSchedule } from "./schedule-config";
+import { nextTicks } from "./next-ticks";
 import { SchedulePage } from "./schedule-page";
-import { SCHEDULES_PATH, SchedulesPage, schedulePath } from "./schedules-page";
+import { SCHEDULES_PATH, SchedulesPage } from "./schedules-page";
 
 /** The fields of the create form that set a schedule's headers (after `Svc-`). */
 const SCHEDULE_FIELDS = { cron: "cron", scheduleId: "schedule-id", queue: "queue-name", method: "method", retries: "retries", delay: "delay" };

@@ -3,13 +3,14 @@
  * made, the messages it has made (newest first, paged, refreshed in place);
  * pause, resume, delete.
  */
-import { type MessageListPage, type MessageSummary, SCAN_LIMIT } from "../../../../domain/messages/list";
+import { type MessageListPage, SCAN_LIMIT } from "../../../../domain/messages/list";
 import type { ScheduleRow as Schedule } from "../../../../domain/schedules/schedules";
+import type { ShownSchedule } from "../../../../domain/schedules/shown";
 import { Badge, BodyBlock, ByTimePager, type Fact, Facts, HeadersTable, Live, PauseToggle, Time } from "../../components";
 import type { Viewer } from "../../env";
-import { type BodyView, linkTo } from "../../params";
-import type { ShownSchedule } from "./schedule-config";
-import { DeleteSchedule, LastTick, schedulePath } from "./schedules-page";
+import { type BodyView, linkTo, schedulePath } from "../../params";
+import { MessageTable } from "../messages/messages-page";
+import { DeleteSchedule, LastTick } from "./schedules-page";
 
 /** Everything the page shows. */
 export interface SchedulePageProps {
@@ -95,28 +96,14 @@ function configuration(s: Schedule, shown: ShownSchedule, now: number): Fact[] {
 const messagesTo = (destination: string) =>
   linkTo("/dashboard/messages", /^https?:\/\//i.test(destination) ? { url: destination } : { topicName: destination });
 
-/** The messages the schedule made, newest first, a page at a time. */
-const MadeMessages = ({ schedule, messages, cursor, now }: SchedulePageProps) => (
+/** The messages the schedule made, newest first, a page at a time, in the message list's table. */
+const MadeMessages = ({ schedule, messages, cursor, now, self }: SchedulePageProps) => (
   <section class="card" id="made">
     <h2>Messages it made</h2>
     {messages.items.length === 0 ? (
       <p class="muted">{cursor === null && messages.cursor === null ? "None yet." : "None on this page."}</p>
     ) : (
-      <table>
-        <thead>
-          <tr>
-            <th>Message</th>
-            <th>State</th>
-            <th>Created</th>
-            <th>Finished or next attempt</th>
-          </tr>
-        </thead>
-        <tbody>
-          {messages.items.map((message) => (
-            <MadeRow message={message} now={now} />
-          ))}
-        </tbody>
-      </table>
+      <MessageTable items={messages.items} now={now} back={self} />
     )}
     <ByTimePager
       path={schedulePath(schedule.id)}
@@ -126,19 +113,4 @@ const MadeMessages = ({ schedule, messages, cursor, now }: SchedulePageProps) =>
       note={messages.searchedTo === null ? undefined : `This page searched ${SCAN_LIMIT.toLocaleString("en-US")} messages; older ones are on the next page.`}
     />
   </section>
-);
-
-const MadeRow = ({ message: m, now }: { message: MessageSummary; now: number }) => (
-  <tr data-message={m.id}>
-    <td class="mono">
-      <a href={`/dashboard/messages/${encodeURIComponent(m.id)}`}>{m.id}</a>
-    </td>
-    <td>
-      <Badge state={m.state} />
-    </td>
-    <td>
-      <Time at={m.createdAt} now={now} />
-    </td>
-    <td>{m.completedAt === null ? <Time at={m.nextDeliveryAt} now={now} /> : <Time at={m.completedAt} now={now} />}</td>
-  </tr>
 );

@@ -5,13 +5,10 @@ import { Action, Badge, ByNamePager, Live, PauseToggle, Time } from "../../compo
 import { canAct, type Viewer } from "../../env";
 import type { Refusal } from "../../form";
 import { ActionForm, Choice, Field, TextArea } from "../../inputs";
-import { linkTo, placeFields } from "../../params";
+import { linkTo, messagePath, placeFields, schedulePath } from "../../params";
 import { METHOD_OPTIONS } from "../publish/publish-page";
 
 export const SCHEDULES_PATH = "/dashboard/schedules";
-
-/** A schedule's page. */
-export const schedulePath = (id: string) => `${SCHEDULES_PATH}/${encodeURIComponent(id)}`;
 
 /** The states of the messages a schedule's last tick made, by message id, by schedule id. */
 type TickStates = Map<string, Record<string, string>>;
@@ -95,7 +92,7 @@ export const LastTick = ({ schedule: s, made, now }: { schedule: Schedule; made:
     {s.lastError && <div class="error">{s.lastError}</div>}
     {Object.entries(made).map(([id, state]) => (
       <div>
-        <a class="mono" href={`/dashboard/messages/${encodeURIComponent(id)}`}>{id}</a> {state}
+        <a class="mono" href={messagePath(id)}>{id}</a> {state}
       </div>
     ))}
   </>

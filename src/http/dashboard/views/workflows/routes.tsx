@@ -21,7 +21,7 @@ import { filterValues } from "../../filters";
 import { safeNext } from "../../guard";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
-import { linkTo, pageParams, rangeParams } from "../../params";
+import { linkTo, pageParams, rangeParams, runPath } from "../../params";
 import { RunPage, type RunPlace } from "./run-page";
 import { RUN_FIELDS, RUN_FILTERS, RunsPage } from "./runs-page";
 
@@ -38,7 +38,7 @@ export function workflowRoutes(deps: AppDeps) {
     if (run.dlqId === undefined) throw new AppError(404, `workflow run ${run.workflowRunId} is not in the DLQ`);
     const overrides = readRunOverrides({}, "upstash", deps.config);
     const started = await deps.sql.begin((tx) => newRunFromDlqEntry(tx, run.dlqId!, mode, overrides, settings));
-    const path = `/dashboard/workflows/${encodeURIComponent(started.workflowRunId)}`;
+    const path = runPath(started.workflowRunId);
     return doneRedirect(c, path, mode === "resume" ? "run-resumed" : "run-restarted", started.workflowRunId);
   };
   return new Hono<DashboardEnv>()
@@ -92,7 +92,7 @@ function listBack(back: string | null): string {
 
 /** A run's page, the runs list it came from, and its address keeping that way back. */
 function runPlace(runId: string, list: string): RunPlace {
-  const path = `${LIST}/${encodeURIComponent(runId)}`;
+  const path = runPath(runId);
   return { path, list, here: list === LIST ? path : linkTo(path, { back: list }) };
 }
 

@@ -11,6 +11,7 @@ import type { RunLog } from "../../../../domain/workflows/logs/logs";
 import type { RunDetail } from "../../../../domain/workflows/logs/run-detail";
 import { Action, Badge, Facts, Live, Time } from "../../components";
 import type { Viewer } from "../../env";
+import { dlqEntryPath, runPath } from "../../params";
 import { RetryNow } from "../messages/retry-now";
 import { axisOf, spanWords } from "./span";
 import { FailureFunction, NextSteps, Step, type TimelineView, tone } from "./steps";
@@ -44,28 +45,35 @@ export const RunPage: FC<{ detail: RunDetail; now: number; viewer: Viewer; place
         <RunSummary detail={detail} now={now} viewer={viewer} place={place} />
         <h2>Steps</h2>
         <ol class="timeline steps">
-          {run.steps.map((group) =>
-            group.type === "next" ? (
-              <NextSteps steps={group.steps} view={view} />
-            ) : group.type === "parallel" ? (
-              <li class={tone(group.steps)} data-group="parallel">
-                <strong>Parallel group</strong> <span class="muted">({group.steps.length} steps)</span>
-                <div class="parallel">
-                  {group.steps.map((step) => (
-                    <Step step={step} view={view} />
-                  ))}
-                </div>
-              </li>
-            ) : (
-              <li class={tone(group.steps)} data-group="sequential">
-                <Step step={group.steps[0]} view={view} />
-              </li>
-            ),
-          )}
+          {run.steps.map((group) => (
+            <StepGroup group={group} view={view} />
+          ))}
         </ol>
         {run.failureFunction && <FailureFunction run={run} view={view} />}
       </Live>
     </>
+  );
+};
+
+/** One entry of the step timeline: what is under way or failed, a parallel group, or a step. */
+const StepGroup: FC<{ group: RunLog["steps"][number]; view: TimelineView }> = ({ group, view }) => {
+  if (group.type === "next") return <NextSteps steps={group.steps} view={view} />;
+  if (group.type === "sequential") {
+    return (
+      <li class={tone(group.steps)} data-group="sequential">
+        <Step step={group.steps[0]} view={view} />
+      </li>
+    );
+  }
+  return (
+    <li class={tone(group.steps)} data-group="parallel">
+      <strong>Parallel group</strong> <span class="muted">({group.steps.length} steps)</span>
+      <div class="parallel">
+        {group.steps.map((step) => (
+          <Step step={step} view={view} />
+        ))}
+      </div>
+    </li>
   );
 };
 
@@ -84,8 +92,8 @@ const RunSummary: FC<{ detail: RunDetail; now: number; viewer: Viewer; place: Ru
           ["Duration", spanWords({ start: run.workflowRunCreatedAt, end: run.workflowRunCompletedAt ?? null }, now, "running")],
           ["Labels", run.labels?.join(", ") ?? "—"],
           ["Result", run.workflowRunResponse === undefined ? "—" : <span class="mono">{run.workflowRunResponse.slice(0, 2000)}</span>],
-          ["Invoked by", run.invoker ? <a href={`/dashboard/workflows/${encodeURIComponent(run.invoker.workflowRunId)}`}>{run.invoker.workflowRunId}</a> : "—"],
-          ["DLQ entry", run.dlqId ? <a href={`/dashboard/dlq/${encodeURIComponent(run.dlqId)}`}>{run.dlqId}</a> : "—"],
+          ["Invoked by", run.invoker ? <a href={runPath(run.invoker.workflowRunId)}>{run.invoker.workflowRunId}</a> : "—"],
+          ["DLQ entry", run.dlqId ? <a href={dlqEntryPath(run.dlqId)}>{run.dlqId}</a> : "—"],
         ]}
       />
       <div class="actions">

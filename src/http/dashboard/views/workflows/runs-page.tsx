@@ -2,7 +2,7 @@
 import { RUN_STATES, type RunLog } from "../../../../domain/workflows/logs/logs";
 import { Badge, ByTimePager, Live, Time } from "../../components";
 import { FilterButtons, type FilterValues, SinceFilter, StateFilter, TextFilters } from "../../filters";
-import { linkTo } from "../../params";
+import { linkTo, runPath } from "../../params";
 
 const PATH = "/dashboard/workflows";
 
@@ -68,7 +68,7 @@ export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: 
 const RunRow = ({ run, now, back }: { run: RunLog; now: number; back: string }) => (
   <tr data-run-id={run.workflowRunId}>
     <td class="mono">
-      <a href={linkTo(`${PATH}/${encodeURIComponent(run.workflowRunId)}`, back === PATH ? {} : { back })}>{run.workflowRunId}</a>
+      <a href={linkTo(runPath(run.workflowRunId), back === PATH ? {} : { back })}>{run.workflowRunId}</a>
     </td>
     <td>
       <Badge state={run.workflowState} />

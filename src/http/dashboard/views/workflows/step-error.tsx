@@ -25,6 +25,11 @@ export const StoredBody: FC<{ body: string; cutAt?: number }> = ({ body, cutAt }
   const note = bodyNote(body, cutAt);
   return (
     <>
+      {note && (
+        <p class="muted" data-body-note>
+          {note}
+        </p>
+      )}
       <pre>{shown(body)}</pre>
     </>
   );

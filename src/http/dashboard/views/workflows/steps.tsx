@@ -9,6 +9,7 @@ import type { NextStep, RunLog } from "../../../../domain/workflows/logs/logs";
 import type { StepLog } from "../../../../domain/workflows/logs/steps";
 import type { RunTimeline, Span } from "../../../../domain/workflows/logs/timeline";
 import { Badge, Facts, HeadersTable, Time } from "../../components";
+import { messagePath, runPath } from "../../params";
 import { type Axis, SpanLine, spanWords } from "./span";
 import { AnswerError, StepErrors, StoredBody } from "./step-error";
 
@@ -54,7 +55,7 @@ export const Step: FC<{ step: StepLog; view: TimelineView }> = ({ step, view }) 
       {step.callUrl !== undefined && <Call step={step} />}
       {step.invokedWorkflowRunId !== undefined && (
         <div>
-          Invokes <a href={`/dashboard/workflows/${encodeURIComponent(step.invokedWorkflowRunId)}`}>{step.invokedWorkflowRunId}</a>{" "}
+          Invokes <a href={runPath(step.invokedWorkflowRunId)}>{step.invokedWorkflowRunId}</a>{" "}
           <span class="mono">{step.invokedWorkflowUrl}</span>
         </div>
       )}
@@ -91,7 +92,7 @@ export const NextSteps: FC<{ steps: NextStep[]; view: TimelineView }> = ({ steps
         <li class={toneOf} data-group="next">
           <div class="step card" data-step-name={step.stepName ?? ""} data-step-state={step.state}>
             <strong>{step.stepName ?? "next step"}</strong> <Badge state={step.state} />{" "}
-            <a class="mono" href={`/dashboard/messages/${encodeURIComponent(step.messageId)}`}>{step.messageId}</a>
+            <a class="mono" href={messagePath(step.messageId)}>{step.messageId}</a>
             {span && <SpanLine span={span} axis={view.axis} now={view.now} tone={toneOf} />}
             {step.nextDeliveryTime !== undefined && (
               <div data-next-attempt>
@@ -106,7 +107,7 @@ export const NextSteps: FC<{ steps: NextStep[]; view: TimelineView }> = ({ steps
   </>
 );
 
-/** The failure function: what failed (the failed step's error), and its own delivery. */
+/** The failure function: what failed (the failed step's error, its stack folded: the step shows it open), and its own delivery. */
 export const FailureFunction: FC<{ run: RunLog; view: TimelineView }> = ({ run, view }) => {
   const f = run.failureFunction!;
   const span: Span | undefined = view.timeline.deliveries.get(f.messageId);
@@ -117,14 +118,14 @@ export const FailureFunction: FC<{ run: RunLog; view: TimelineView }> = ({ run, 
         items={[
           ["State", <Badge state={f.state} />],
           ["URL", <span class="mono">{f.url}</span>],
-          ["Message", <a href={`/dashboard/messages/${encodeURIComponent(f.messageId)}`}>{f.messageId}</a>],
+          ["Message", <a href={messagePath(f.messageId)}>{f.messageId}</a>],
           span !== undefined && ["Duration", spanWords(span, view.now)],
           ["Its response", f.responseStatus === undefined ? "—" : `HTTP ${f.responseStatus}`],
           f.nextDeliveryTime !== undefined && ["Next attempt", <Time at={f.nextDeliveryTime} now={view.now} />],
         ]}
       />
       <h3>What failed</h3>
-      <AnswerError answer={{ status: f.failStatus, body: f.failResponse }} cutAt={view.cutAt} now={view.now} open />
+      <AnswerError answer={{ status: f.failStatus, body: f.failResponse }} cutAt={view.cutAt} now={view.now} />
       {f.errors.length > 0 && <h3>Its failed attempts</h3>}
       <StepErrors errors={f.errors} cutAt={view.cutAt} now={view.now} />
       {f.responseBody !== undefined && f.responseBody !== "" && (
