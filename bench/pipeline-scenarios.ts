@@ -12,7 +12,7 @@ import { type BenchContext, measure, type ScenarioResult, serviceResult, withSer
 const TABLE = "pipeline.messages";
 
 /** Starts the pipeline on `databaseUrl`; `workers: false` leaves only its publish server. */
-function startPipeline(databaseUrl: string, workers = true) {
+export function startPipeline(databaseUrl: string, workers = true) {
   return startServiceProcess(databaseUrl, ["--import", "tsx", "bench/pipeline.ts", ...(workers ? [] : ["--no-workers"])]);
 }
 

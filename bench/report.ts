@@ -271,7 +271,48 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     measured: faults.length === 0 ? "yes" : faults.join("; "),
     met: faults.length === 0,
   });
-  return [...checks, ...pipelineTargets(run)];
+  return [...checks, ...pipelineTargets(run), ...enginePassTargets(run)];
+}
+
+/**
+ * Issue 28's targets (the publish path at the pipeline's cost, delivery past
+ * it, efficiency under contention), each Dispatch against the pipeline or
+ * against itself in the same run.
+ */
+function enginePassTargets(run: BenchRun): TargetCheck[] {
+  const both = (id: string) => [find(run, id), find(run, `pipeline-${id}`)] as const;
+  const [d2b, p2b] = both("2b-delivered");
+  const [d2a, p2a] = both("2a-e2e");
+  const [dHot, pHot] = both("2b-delivered-contended");
+  const [dApi, pApi] = [find(run, "1-publish-api"), find(run, "pipeline-1-publish-only")];
+  const check = (target: string, d: number | null | undefined, p: number | null | undefined, met: (r: number) => boolean, format: (n: number) => string): TargetCheck => {
+    const r = d != null && p ? d / p : null;
+    return { target, measured: r === null ? "n/a" : `${times(r)} (${format(d!)} vs ${format(p!)})`, met: r !== null && met(r) };
+  };
+  const rate = (n: number) => `${int(n)}/s`;
+  const micros = (n: number) => `${int(n)} µs`;
+  const delivered = (s: ScenarioResult | undefined) => s?.measurement.delivery.inWindowPerSecond;
+  const idle = cpuPerDelivery(d2b);
+  const contended = cpuPerDelivery(dHot);
+  const idleRatio = idle !== null && cpuPerDelivery(p2b) ? idle / cpuPerDelivery(p2b)! : null;
+  const hotRatio = contended !== null && cpuPerDelivery(pHot) ? contended / cpuPerDelivery(pHot)! : null;
+  const rows = d2b?.measurement.costs.rowsWritten ?? null;
+  const p50 = d2a?.measurement.delivery.latency.p50 ?? null;
+  return [
+    check("API-only publish/s ≥ 0.85× the pipeline's", dApi?.measurement.publish.perSecond, pApi?.measurement.publish.perSecond, (r) => r >= 0.85, rate),
+    check("Node CPU per publish, API only, ≤ 1.5× the pipeline's", dApi?.measurement.costs.serviceMicros, pApi?.measurement.costs.serviceMicros, (r) => r <= 1.5, micros),
+    check("delivered/s at saturation (2b) ≥ 1.2× the pipeline's", delivered(d2b), delivered(p2b), (r) => r >= 1.2, rate),
+    { target: "rows written per delivered message (2b) ≤ 3.0", measured: rows === null ? "n/a" : num(rows), met: rows !== null && rows <= 3.0 },
+    { target: `p50 publish → arrival at ${int(run.plan.e2eRate)}/s offered (2a) ≤ 5 ms`, measured: `${ms(p50)} (pipeline ${ms(p2a?.measurement.delivery.latency.p50 ?? null)})`, met: p50 !== null && p50 <= 5 },
+    check("CPU per delivered message, process + Postgres, at saturation (2b) ≤ 1.0× the pipeline's", idle, cpuPerDelivery(p2b), (r) => r <= 1.0, micros),
+    check(`the same at ${int(run.plan.e2eRate)}/s offered (2a) ≤ 1.2× the pipeline's`, cpuPerDelivery(d2a), cpuPerDelivery(p2a), (r) => r <= 1.2, micros),
+    check("under contention (one core busy at a fixed duty cycle): Dispatch's CPU per delivered message ≤ 1.3× its own idle figure", contended, idle, (r) => r <= 1.3, micros),
+    {
+      target: "under contention: Dispatch's CPU ratio to the pipeline no worse than idle",
+      measured: hotRatio === null || idleRatio === null ? "n/a" : `${times(hotRatio)} contended vs ${times(idleRatio)} idle`,
+      met: hotRatio !== null && idleRatio !== null && hotRatio <= idleRatio,
+    },
+  ];
 }
 
 /** Dispatch's and the minimal pipeline's figures of one comparison. */
@@ -316,6 +357,8 @@ function pairs(run: BenchRun): Pair[] {
     cost("commits", (c) => c.commits),
     cost("service write system calls", (c) => c.serviceIo?.writes ?? null),
     cost("service read system calls", (c) => c.serviceIo?.reads ?? null),
+    { figure: "delivered/s, one core busy with other work (2b contended)", dispatch: find(run, "2b-delivered-contended")?.measurement.delivery.inWindowPerSecond ?? null, pipeline: find(run, "pipeline-2b-delivered-contended")?.measurement.delivery.inWindowPerSecond ?? null, format: rate },
+    { figure: "CPU µs, service + Postgres, per delivered message (2b contended)", dispatch: cpuPerDelivery(find(run, "2b-delivered-contended")), pipeline: cpuPerDelivery(find(run, "pipeline-2b-delivered-contended")), format: micros },
     { figure: "HOT share of message-table updates (2b)", dispatch: d2b?.measurement.costs.hotRatio ?? null, pipeline: p2b?.measurement.costs.hotRatio ?? null, format: share },
   ];
 }

@@ -16,6 +16,7 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { seedBacklog } from "./backlog";
 import { measureBaselines } from "./baselines";
+import { CONTENTION_DUTY, deliveredUnderContention } from "./contention";
 import { cpuSnapshot, cpuUseSince } from "./cpu";
 import { crashRecovery } from "./crash-recovery";
 import { type DatabaseServer, startDatabaseServer } from "./database";
@@ -143,6 +144,8 @@ async function main(): Promise<number> {
     report([await scaleOut(ctx)]);
     log("Minimal pipeline (1, 2b, publish alone, 2a):");
     report(await pipelineScenarios(ctx));
+    log(`Scenario 2b under contention (one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work), Dispatch and the minimal pipeline:`);
+    report(await deliveredUnderContention(ctx));
     log("Scenario 3 (fan-out):");
     report([await fanOut(ctx)]);
     log("Scenario 4 (delay precision):");
