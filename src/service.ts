@@ -12,6 +12,7 @@ import { connectionBudget } from "./db/connection/budget";
 import type { EmbeddedDatabase } from "./db/embedded/cluster";
 import { fixedTokenSet, LiveTokenSet, type TokenSet } from "./domain/access-tokens/token-set";
 import type { SigningKeys } from "./domain/delivery/signing";
+import type { LocalDelivery } from "./domain/publish/local-delivery";
 import { ensureSigningKeys } from "./domain/delivery/signing-keys";
 import { Redactor } from "./domain/messages/redaction";
 import { ensureAccessTokens, ensureRedactionKey } from "./domain/settings";
@@ -34,6 +35,8 @@ export interface Service {
   tokens: string[];
   signingKeys: SigningKeys;
   sql: Sql;
+  /** Where publishes hand immediate messages to this process's worker (null unless it runs both roles with it on). */
+  localDelivery: LocalDelivery | null;
   /** Stops accepting requests, finishes or releases in-flight deliveries, closes pools. */
   stop(): Promise<void>;
 }
@@ -101,7 +104,7 @@ async function startParts(
     log,
     now,
     workerHeartbeatId: worker?.heartbeatId ?? null,
-    localDelivery: config.deliverFromPublish ? (worker?.local ?? null) : null,
+    localDelivery: config.deliverFromPublish && role === "all" ? (worker?.local ?? null) : null,
     metrics,
     echo: database.embedded !== null,
   };
@@ -113,6 +116,7 @@ async function startParts(
     tokens,
     signingKeys,
     sql,
+    localDelivery: deps.localDelivery ?? null,
     stop: () => shutdown({ server, worker, acceptedTokens, http, pools, availability }),
   };
 }

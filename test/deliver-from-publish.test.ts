@@ -7,6 +7,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../src/config/config";
+import { insertMessagesClaiming } from "../src/domain/publish/insert";
+import { messageSettings } from "../src/domain/publish/options";
+import { prepareMessages } from "../src/domain/publish/prepare";
 import { cloneDatabase } from "./support/database";
 import { poll } from "./support/poll";
 import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
@@ -152,7 +155,37 @@ describe("delivering from the publishing process", () => {
     expect(await counter(dispatch.baseUrl, CLAIMED_AT_PUBLISH)).toBeGreaterThan(0);
     await poll(async () => (await messageState(dispatch, delayed)) === "DELIVERED", "the delayed message's outcome to be recorded");
   }, 60_000);
+
+  it("after an insert whose answer was lost, lends nothing and releases the claims it never heard of only once no insert is under way", async () => {
+    const dispatch = await start();
+    const local = dispatch.service.localDelivery!;
+    // The worker lends slots once its first claim found the work list drained.
+    await poll(() => local.reserve(1) === 1, "the worker to lend a slot");
+    // That reservation is an insert still under way. A second one commits a claimed message, but its answer is lost.
+    const lost = await storeClaimed(dispatch, local.workerId, "lost");
+    expect(local.reserve(1)).toBe(1);
+    local.abandon(1);
+    expect(local.reserve(1)).toBe(0);
+    // While the first insert is under way, the claim it may have registered is unknown too: nothing is released.
+    for (let round = 0; round < 5; round++) await new Promise((resolve) => setTimeout(resolve, dispatch.config.pollIntervalMs));
+    expect((await storedClaims(dispatch)).some((claim) => claim.messageIds.includes(lost))).toBe(true);
+    expect(await messageState(dispatch, lost)).toBe("CREATED");
+    // It ends; the lost claim is released and its message delivered, once.
+    local.deliver([], 1);
+    await poll(async () => (await messageState(dispatch, lost)) === "DELIVERED", "the lost insert's message to be delivered");
+    expect(receiver.requests.filter((request) => request.path === "/lost")).toHaveLength(1);
+  });
 });
+
+/** Stores one immediate message already claimed by `workerId`, as a publish's insert does; returns its id. */
+async function storeClaimed(dispatch: TestService, workerId: string, path: string): Promise<string> {
+  const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+  const request = { destination: `${receiver.url}/${path}`, headers: {}, body: Buffer.from(path), queueName: null, callerIp: null };
+  const { messages } = await prepareMessages(dispatch.service.sql, request, settings);
+  const stored = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId, ids: new Set([messages[0]!.id]) });
+  expect(stored.claimed).toHaveLength(1);
+  return messages[0]!.id;
+}
 
 /** A child process's base URL, from its banner. */
 function baseUrlOf(process: DispatchProcess): string {

@@ -64,6 +64,8 @@ export class Claimer implements LocalDelivery {
   private drained = false;
   /** Whether a claim failed since the last check: it may have committed unseen. */
   private unsure = false;
+  /** Publishes' inserts under way in slots this worker lent (`reserve`): each may register a claim not yet known. */
+  private localInserts = 0;
   private readonly running = new Set<Promise<void>>();
   private readonly loop: WakeableLoop;
   /** Claims wait for this many free slots while the worker is busy. */
@@ -84,18 +86,25 @@ export class Claimer implements LocalDelivery {
   }
 
   reserve(count: number): number {
-    if (!this.drained || this.loop.stopped) return 0;
+    // While unsure, nothing is lent: the claims this worker does not know of are released once
+    // no insert that may register one is under way (see `claim`).
+    if (!this.drained || this.unsure || this.loop.stopped) return 0;
     const slots = Math.max(0, Math.min(count, this.deps.concurrency - this.inFlight - this.minClaim));
+    if (slots === 0) return 0;
     this.inFlight += slots;
+    this.localInserts++;
     return slots;
   }
 
-  release(count: number, maybeStored: boolean): void {
-    if (maybeStored) this.unsure = true;
-    this.freeSlots(count);
+  abandon(reserved: number): void {
+    this.unsure = true;
+    this.localInserts--;
+    this.freeSlots(reserved);
   }
 
-  deliver(messages: ClaimedMessage[]): void {
+  deliver(messages: ClaimedMessage[], reserved: number): void {
+    this.localInserts--;
+    if (messages.length < reserved) this.freeSlots(reserved - messages.length);
     if (messages.length === 0) return;
     this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
     this.deps.metrics.claimedAtPublish.inc(messages.length);
@@ -131,6 +140,10 @@ export class Claimer implements LocalDelivery {
    */
   private async claim(limit: number): Promise<number> {
     let messages: ClaimedMessage[];
+    // A claim an insert under way registered is not known yet: releasing now would put its
+    // messages back on the list while they are attempted. `reserve` lends nothing while unsure,
+    // so the inserts under way end within a statement; the next round releases.
+    if (this.unsure && this.localInserts > 0) return 0;
     try {
       if (this.unsure) await this.releaseUnknown();
       messages = await claimMessages(this.deps.sql, this.deps.workerId, limit);

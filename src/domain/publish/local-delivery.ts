@@ -13,14 +13,21 @@ import type { ClaimedMessage } from "../../db/queries/claim-messages";
 export interface LocalDelivery {
   /** The worker the claims are registered for (its heartbeat keeps them). */
   readonly workerId: string;
-  /** Takes up to `count` delivery slots; returns how many it got (0 while the work list has due messages). */
+  /**
+   * Takes up to `count` delivery slots for one insert; returns how many it got
+   * (0 while the work list has due messages). Every reservation that got
+   * slots ends in `deliver` or `abandon`.
+   */
   reserve(count: number): number;
   /**
-   * Gives back `count` slots taken by `reserve` and not used. `maybeStored`:
-   * the insert failed in a way that may have committed, so claims this worker
-   * never heard of may exist (it releases them before it claims again).
+   * Attempts the messages the insert stored claimed by this worker, in the
+   * `reserved` slots it took (those the insert did not use are freed).
    */
-  release(count: number, maybeStored: boolean): void;
-  /** Attempts messages stored claimed by this worker, in slots taken by `reserve`. */
-  deliver(messages: ClaimedMessage[]): void;
+  deliver(messages: ClaimedMessage[], reserved: number): void;
+  /**
+   * Frees the `reserved` slots of an insert that failed. It may have committed
+   * with its answer lost, so claims this worker never heard of may exist: it
+   * releases them before it claims again.
+   */
+  abandon(reserved: number): void;
 }

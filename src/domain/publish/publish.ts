@@ -85,13 +85,10 @@ async function storeGroups(
   try {
     stored = await insertMessagesClaiming(tx, messages, settings, claim);
   } catch (error) {
-    if (slots > 0) local!.release(slots, true);
+    if (slots > 0) local!.abandon(slots);
     throw error;
   }
-  if (slots > 0) {
-    if (stored.claimed.length < slots) local!.release(slots - stored.claimed.length, false);
-    local!.deliver(stored.claimed);
-  }
+  if (slots > 0) local!.deliver(stored.claimed, slots);
   let next = 0;
   return groups.map((group) => stored.results.slice(next, (next += group.length)));
 }
