@@ -6,7 +6,8 @@
  * (bench/cpu-profile.ts). `--keep` keeps the profile; `--plain` measures without profiling. `--role api` (the default) publishes with nothing
  * delivering, as scenario 1-api; `--role all` publishes and delivers, as 2b.
  * The minimal pipeline is profiled the same way with `--service pipeline`.
- * Postgres is embedded in a temporary folder unless DATABASE_URL is set.
+ * Postgres is embedded in a temporary folder unless DATABASE_URL is set;
+ * `BENCH_NODE_FLAGS` adds flags to the service's `node` (e.g. `--max-semi-space-size=32`).
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,7 +54,8 @@ async function main(): Promise<void> {
     const program = pipeline
       ? ["--import", "tsx", "bench/pipeline.ts", ...(role === "api" ? ["--no-workers"] : [])]
       : ["bin/dispatch.js", "start", "--role", role];
-    const service = await startServiceProcess(databaseUrl, [...profiling, ...program]);
+    const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+    const service = await startServiceProcess(databaseUrl, [...flags, ...profiling, ...program]);
     const run = "profile";
     const m = await measure(ctx, service, {
       run,
