@@ -13,8 +13,9 @@ import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
 import type { FlowControlResult } from "./flow-control";
 import type { LargeMessages } from "./large-messages";
+import type { PairedRound } from "./paired";
 import type { RetentionRun } from "./retention";
-import type { Plan, ScenarioResult } from "./scenarios";
+import type { Measurement, Plan, ScenarioResult } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
 import type { Percentiles } from "./stats";
 
@@ -34,6 +35,8 @@ export interface BenchRun {
   large: LargeMessages;
   flowControl: FlowControlResult;
   schedules: ScheduleResult;
+  /** 2b for Dispatch and the pipeline in back-to-back pairs (bench/paired.ts). */
+  paired: PairedRound[];
   /** Scenario 10 without its 1/2b results, which are among `scenarios`. */
   retention: Omit<RetentionRun, "results"> & { results?: undefined };
 }
@@ -403,6 +406,36 @@ function comparisonTable(run: BenchRun): string {
   ]));
 }
 
+/** Each paired round's delivered rates and CPU per delivery, with the ratios and their medians. */
+function pairedTable(rounds: PairedRound[]): string {
+  const cpu = (m: Measurement) => m.costs.serviceMicros + (m.costs.postgresMicros ?? 0);
+  const rate = (m: Measurement) => m.delivery.inWindowPerSecond;
+  const rows = rounds.map((r, i) => [
+    `${i + 1} (${r.first} first)`,
+    `${int(rate(r.dispatch))}/s`,
+    `${int(rate(r.pipeline))}/s`,
+    times(ratio(rate(r.dispatch), rate(r.pipeline))),
+    `${int(cpu(r.dispatch))} µs`,
+    `${int(cpu(r.pipeline))} µs`,
+    times(ratio(cpu(r.dispatch), cpu(r.pipeline))),
+  ]);
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
+  rows.push([
+    "median",
+    "",
+    "",
+    times(median(rounds.map((r) => ratio(rate(r.dispatch), rate(r.pipeline))))),
+    "",
+    "",
+    times(median(rounds.map((r) => ratio(cpu(r.dispatch), cpu(r.pipeline))))),
+  ]);
+  return table(["Round", "Dispatch delivered", "Pipeline delivered", "ratio", "Dispatch CPU + Postgres per delivery", "Pipeline's", "ratio"], rows);
+}
+
 /** Crash recovery: every delivery the killed process had in flight resent once, within 10 s, at Dispatch's defaults. */
 function crashTarget(c: CrashRecovery): TargetCheck {
   const faults = [
@@ -555,6 +588,13 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
       `Per-message counters run from before the warm-up until the service stopped.`,
     ``,
     comparisonTable(run),
+    ``,
+    `### 2b in paired rounds`,
+    ``,
+    `Dispatch's and the pipeline's 2b measured back to back, the order swapped each round: this host's speed drifts within ` +
+      `minutes, and a pair taken seconds apart carries less of it than the two 2b scenarios above (bench/paired.ts).`,
+    ``,
+    pairedTable(run.paired),
     ``,
     `## Baselines`,
     ``,

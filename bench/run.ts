@@ -24,6 +24,7 @@ import { killAllDispatch } from "./dispatch";
 import { flowControl } from "./flow-control";
 import { type Helper, startHelper } from "./ipc";
 import { largeMessages } from "./large-messages";
+import { pairedDelivered } from "./paired";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
 import { retentionUnderLoad } from "./retention";
@@ -80,7 +81,9 @@ const BASELINE_MS = {
 };
 
 /** The run is abandoned (children killed, exit 1) past this. */
-const WATCHDOG_MS = { full: 14 * 60_000, quick: 6 * 60_000 };
+const WATCHDOG_MS = { full: 20 * 60_000, quick: 8 * 60_000 };
+/** Rounds of the paired 2b (bench/paired.ts). */
+const PAIRED_ROUNDS = { full: 3, quick: 1 };
 
 const began = Date.now();
 /** Progress lines carry the seconds since the run began. */
@@ -146,6 +149,12 @@ async function main(): Promise<number> {
     report(await pipelineScenarios(ctx));
     log(`Scenario 2b under contention (one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work), Dispatch and the minimal pipeline:`);
     report(await deliveredUnderContention(ctx));
+    log(`Scenario 2b in ${PAIRED_ROUNDS[plan.quick ? "quick" : "full"]} paired rounds (Dispatch and the pipeline back to back):`);
+    const paired = await pairedDelivered(ctx, PAIRED_ROUNDS[plan.quick ? "quick" : "full"]);
+    for (const [i, r] of paired.entries()) {
+      log(`  round ${i + 1}: Dispatch ${r.dispatch.delivery.inWindowPerSecond.toFixed(0)} delivered/s, ` +
+        `pipeline ${r.pipeline.delivery.inWindowPerSecond.toFixed(0)} delivered/s`);
+    }
     log("Scenario 3 (fan-out):");
     report([await fanOut(ctx)]);
     log("Scenario 4 (delay precision):");
@@ -197,6 +206,7 @@ async function main(): Promise<number> {
       crash,
       large,
       flowControl: flow,
+      paired,
       schedules,
       retention: { ...retention, results: undefined },
     };
