@@ -7,9 +7,8 @@
  * efficient exactly when it is overloaded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import type { Pacing } from "./load";
-import { startPipeline } from "./pipeline-scenarios";
-import { type BenchContext, measure, MESSAGES, type ScenarioResult, serviceResult, withDispatch, withService } from "./scenarios";
+import { deliveredRate } from "./delivered-rate";
+import type { BenchContext, ScenarioResult } from "./scenarios";
 
 /** The share of one core the background process takes. */
 export const CONTENTION_DUTY = 0.75;
@@ -17,23 +16,13 @@ const PERIOD_MS = 100;
 
 /** Dispatch's and the pipeline's 2b, each with the spinner running. */
 export async function deliveredUnderContention(ctx: BenchContext): Promise<ScenarioResult[]> {
-  const { plan } = ctx;
-  const closed: Pacing = { kind: "closed", concurrency: plan.concurrency };
   const title = (who: string) => `${who}maximum delivered rate, one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work`;
-  const window = (run: string) => ({
-    run, destination: `${ctx.receiverUrl}/in/${run}/0`, pacing: closed, durationMs: plan.windowMs, endpoints: 1, drainMs: plan.drainMs,
-  });
   const spinner = startSpinner(CONTENTION_DUTY);
   try {
-    const dispatch = await withDispatch(ctx, "contended", async (service, databaseUrl) => {
-      const m = await measure(ctx, service, { ...window("s2b_contended"), databaseUrl, messageTable: MESSAGES });
-      return serviceResult("dispatch", false, "2b-delivered-contended", title(""), service, m);
-    });
-    const pipeline = await withService(ctx, "pipeline_contended", startPipeline, async (service, databaseUrl) => {
-      const m = await measure(ctx, service, { ...window("p2b_contended"), databaseUrl, messageTable: "pipeline.messages" });
-      return serviceResult("pipeline", false, "pipeline-2b-delivered-contended", title("Minimal pipeline: "), service, m);
-    });
-    return [dispatch, pipeline];
+    return [
+      await deliveredRate(ctx, "dispatch", "s2b_contended", "2b-delivered-contended", title("")),
+      await deliveredRate(ctx, "pipeline", "p2b_contended", "pipeline-2b-delivered-contended", title("Minimal pipeline: ")),
+    ];
   } finally {
     spinner.kill("SIGKILL");
   }

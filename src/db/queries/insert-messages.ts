@@ -167,12 +167,16 @@ const INSERT_CLAIMED = `${TIMED},
  * multiplies the wait before each first attempt; `not_before` keeps what was asked.
  */
 export async function insertMessageRows(tx: Tx, rows: MessageInsert[], delayScale: number): Promise<void> {
-  const bodies = byteaBatch(rows.map((row) => row.body));
-  const columns = COLUMNS.map((column) => rows.map(column.value));
   // Prepared as a tagged statement would be (postgres.js's `unsafe` prepares nothing unless
   // asked): an unprepared statement with parameters costs a Describe round trip, and a
   // commit, first. The pool's own `prepare: false` (behind a pooler) still wins.
-  await tx.unsafe(INSERT, [...columns, bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL] as never[], { prepare: true });
+  await tx.unsafe(INSERT, rowParameters(rows, delayScale) as never[], { prepare: true });
+}
+
+/** The parameters both inserts begin with: each column's array, the bodies, their lengths, the delay scale, the channel. */
+function rowParameters(rows: MessageInsert[], delayScale: number): unknown[] {
+  const bodies = byteaBatch(rows.map((row) => row.body));
+  return [...COLUMNS.map((column) => rows.map(column.value)), bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL];
 }
 
 /**
@@ -188,11 +192,9 @@ export async function insertClaimedMessageRows(
   claimed: boolean[],
   workerId: string,
 ): Promise<ClaimedMessage[]> {
-  const bodies = byteaBatch(rows.map((row) => row.body));
-  const columns = COLUMNS.map((column) => rows.map(column.value));
   // As numbers: postgres.js would type an array of booleans as one boolean.
   const flags = claimed.map((flag) => (flag ? 1 : 0));
-  const parameters = [...columns, bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL, flags, workerId];
+  const parameters = [...rowParameters(rows, delayScale), flags, workerId];
   const answered = await tx.unsafe<Omit<ClaimedMessage, "body">[]>(INSERT_CLAIMED, parameters as never[], { prepare: true });
   const bodyOf = new Map(rows.map((row) => [row.id, row.body]));
   return answered.filter((row) => row.id !== null).map((row) => ({ ...row, body: bodyOf.get(row.id)! }) as ClaimedMessage);

@@ -1,0 +1,27 @@
+/**
+ * Scenario 2b's measurement for either service on a fresh database: the
+ * maximum delivered rate at `concurrency` in flight. Shared by the scenarios
+ * that set Dispatch beside the pipeline under other conditions (contention.ts,
+ * paired.ts).
+ */
+import { startPipeline } from "./pipeline-scenarios";
+import { type BenchContext, measure, MESSAGES, type ScenarioResult, type Service, serviceResult, withDispatch, withService } from "./scenarios";
+
+/** Measures `service`'s 2b as run `run`; the result carries `id` and `title`. */
+export function deliveredRate(ctx: BenchContext, service: Service, run: string, id: string, title: string): Promise<ScenarioResult> {
+  const { plan } = ctx;
+  const window = {
+    run,
+    destination: `${ctx.receiverUrl}/in/${run}/0`,
+    pacing: { kind: "closed", concurrency: plan.concurrency } as const,
+    durationMs: plan.windowMs,
+    endpoints: 1,
+    drainMs: plan.drainMs,
+  };
+  if (service === "dispatch") {
+    return withDispatch(ctx, run, async (dispatch, databaseUrl) =>
+      serviceResult("dispatch", false, id, title, dispatch, await measure(ctx, dispatch, { ...window, databaseUrl, messageTable: MESSAGES })));
+  }
+  return withService(ctx, run, startPipeline, async (pipeline, databaseUrl) =>
+    serviceResult("pipeline", false, id, title, pipeline, await measure(ctx, pipeline, { ...window, databaseUrl, messageTable: "pipeline.messages" })));
+}
