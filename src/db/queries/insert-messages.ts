@@ -1,10 +1,17 @@
 /**
- * Stores a batch of messages in one statement: the rows (bodies as one bytea
- * parameter, bytea-batch.ts; headers as JSON text; the row is its CREATED event), and one NOTIFY on the
+ * Stores a batch of messages in one statement: the rows (their fields as one
+ * jsonb parameter, an array of positional arrays; bodies as one bytea
+ * parameter, bytea-batch.ts; the row is its CREATED event), and one NOTIFY on the
  * engine's channel when any of them is due now — a NOTIFY serialises commits,
  * so it is sent once per batch, never per message (README "Architecture: the delivery engine").
  * Queued messages wait off the work list until their queue starts them;
  * times come from the database clock.
+ *
+ * The rows travel as one jsonb document rather than an array per column:
+ * measured on a batch of ten (bench/READING.md, issue 28), postgres.js
+ * serialises 30 arrays element by element, escaping each, and Postgres parses
+ * each array literal, where `JSON.stringify` is native and jsonb is parsed
+ * once; nested values (headers, labels) stay JSON instead of text in text.
  *
  * A process that delivers too can store immediate messages already claimed by
  * its worker (`insertClaimedMessageRows`): those rows skip the work list, the
@@ -12,10 +19,11 @@
  * for `claim-messages.ts`), and they come back so the attempts start at once.
  *
  * The columns are written once, in `COLUMNS`: each names the row field it is
- * made of, the array type it travels as and, where the stored value is made
- * in SQL, how. The statement is built from that table once, when the module
- * loads; a call only gathers the parameters.
+ * made of, its type and, where the stored value is made in SQL, how. The
+ * statement is built from that table once, when the module loads; a call only
+ * gathers the parameters.
  */
+import type postgres from "postgres";
 import { byteaBatch, byteaSliceSql } from "../bytea-batch";
 import type { Tx } from "../client";
 import { type MessageRow, messageColumnList } from "../message-columns";
@@ -41,18 +49,21 @@ export type MessageInsert = Pick<
   workflow: { callType: string } | null;
 };
 
-/** A column of the insert: `name` in the unnested rows, sent as an array of `type`, stored as `stored` (default: as sent). */
+/**
+ * A column of the insert: `name` in the rows as read, sent at its position in
+ * each row's array as JSON and read as `type` (`jsonb` stays a JSON value),
+ * stored as `stored` (default: as read).
+ */
 interface InsertColumn {
   name: string;
-  type: "text" | "int" | "bigint";
+  type: "text" | "int" | "bigint" | "boolean" | "jsonb";
   value: (row: MessageInsert) => unknown;
   stored?: string;
   /** Not a column of the table: used to compute others (`due_at` and the like). */
   input?: true;
 }
 
-const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-const textArray = (column: string) => `array(select jsonb_array_elements_text(${column}::jsonb))`;
+const textArray = (column: string) => `array(select jsonb_array_elements_text(${column}))`;
 
 const COLUMNS: InsertColumn[] = [
   { name: "id", type: "text", value: (r) => r.id },
@@ -65,21 +76,21 @@ const COLUMNS: InsertColumn[] = [
   { name: "queue_name", type: "text", value: (r) => r.queueName },
   { name: "api", type: "text", value: (r) => r.api },
   { name: "method", type: "text", value: (r) => r.method },
-  { name: "headers", type: "text", value: (r) => json(r.headers), stored: "headers::jsonb" },
+  { name: "headers", type: "jsonb", value: (r) => r.headers },
   { name: "content_type", type: "text", value: (r) => r.contentType },
   { name: "timeout_ms", type: "int", value: (r) => r.timeoutMs },
   { name: "max_retries", type: "int", value: (r) => r.maxRetries },
   { name: "retry_delay_expression", type: "text", value: (r) => r.retryDelayExpression },
   { name: "callback", type: "text", value: (r) => r.callback },
-  { name: "callback_headers", type: "text", value: (r) => json(r.callbackHeaders), stored: "callback_headers::jsonb" },
+  { name: "callback_headers", type: "jsonb", value: (r) => r.callbackHeaders },
   { name: "failure_callback", type: "text", value: (r) => r.failureCallback },
-  { name: "failure_callback_headers", type: "text", value: (r) => json(r.failureCallbackHeaders), stored: "failure_callback_headers::jsonb" },
+  { name: "failure_callback_headers", type: "jsonb", value: (r) => r.failureCallbackHeaders },
   { name: "deduplication_id", type: "text", value: (r) => r.deduplicationId },
-  { name: "labels", type: "text", value: (r) => json(r.labels), stored: textArray("labels") },
+  { name: "labels", type: "jsonb", value: (r) => r.labels, stored: textArray("labels") },
   {
     name: "redact_fields",
-    type: "text",
-    value: (r) => json(r.redactFields),
+    type: "jsonb",
+    value: (r) => r.redactFields,
     stored: `case when redact_fields is not null then ${textArray("redact_fields")} end`,
   },
   { name: "schedule_id", type: "text", value: (r) => r.scheduleId },
@@ -90,6 +101,17 @@ const COLUMNS: InsertColumn[] = [
   { name: "flow_control_value", type: "text", value: (r) => r.flowControl?.value ?? null },
   { name: "not_before_seconds", type: "bigint", value: (r) => r.notBefore, input: true },
   { name: "delay_ms", type: "bigint", value: (r) => r.delayMs, input: true },
+];
+
+/**
+ * Each row's array ends with these, which the call supplies: where its body
+ * starts in the batch's bytes and its length (bytea-batch.ts), and whether it
+ * is stored claimed.
+ */
+const TRAILING: Pick<InsertColumn, "name" | "type">[] = [
+  { name: "body_offset", type: "int" },
+  { name: "body_length", type: "int" },
+  { name: "claimed", type: "boolean" },
 ];
 
 /**
@@ -105,21 +127,23 @@ const COMPUTED: Record<string, string> = {
   pending_queue: "queue_name",
 };
 
-/** Parameters after the columns' arrays: the bodies, their lengths, the delay scale, the channel. */
-const parameter = (k: number) => `$${COLUMNS.length + k}`;
-const [BODIES, LENGTHS, DELAY_SCALE, CHANNEL] = [parameter(1), parameter(2), parameter(3), parameter(4)];
-/** The claiming statement's own parameters: which rows are claimed, and by which worker. */
-const [CLAIMED, WORKER] = [parameter(5), parameter(6)];
+/** The parameters: the rows, the bodies, the delay scale, the channel; the claiming statement's worker. */
+const [ROWS, BODIES, DELAY_SCALE, CHANNEL, WORKER] = ["$1", "$2", "$3", "$4", "$5"];
 
 const STORED = COLUMNS.filter((column) => !column.input);
+
+/** Field `i` of the row array `v`, as SQL of its type; a JSON null is SQL's null whatever the type. */
+function field(v: string, i: number, { name, type }: Pick<InsertColumn, "name" | "type">): string {
+  return `${type === "jsonb" ? `nullif(${v}->${i}, 'null')` : `(${v}->>${i})::${type}`} as ${name}`;
+}
 
 /** The rows as sent, with their bodies and first attempt's time. */
 const TIMED = `
   with r as (
-    select * from unnest(${COLUMNS.map((column, i) => `$${i + 1}::${column.type}[]`).join(", ")}, ${LENGTHS}::int[])
-      with ordinality as r(${COLUMNS.map((column) => column.name).join(", ")}, body_length, n)),
+    select ${[...COLUMNS, ...TRAILING].map((column, i) => field("e.v", i, column)).join(", ")}, e.n
+    from jsonb_array_elements(${ROWS}::jsonb) with ordinality as e(v, n)),
   timed as (
-    select r.*, ${byteaSliceSql(BODIES, "r.body_length", "r.n")} as body, t.due, greatest(now() + (t.due - now()) * ${DELAY_SCALE}::float8, now()) as next
+    select r.*, ${byteaSliceSql(BODIES, "r.body_offset", "r.body_length")} as body, t.due, greatest(now() + (t.due - now()) * ${DELAY_SCALE}::float8, now()) as next
     from r, lateral (
       select coalesce(to_timestamp(r.not_before_seconds), now() + r.delay_ms * interval '1 millisecond') as due) t)`;
 
@@ -138,20 +162,19 @@ const INSERT = `${TIMED},
   ${NOTIFY}`;
 
 /**
- * The same insert, the rows marked in `CLAIMED` stored under a new claim of
+ * The same insert, the rows marked `claimed` stored under a new claim of
  * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row).
  * It answers with the claimed rows, all but their bodies, which the caller
  * holds; the NOTIFY's aggregate is the outer side of the join, so it runs
  * whether or not any row was claimed.
  */
 const INSERT_CLAIMED = `${TIMED},
-  claimed_flags as (select claimed = 1 as claimed, ordinality as n from unnest(${CLAIMED}::int[]) with ordinality as f(claimed)),
-  claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from claimed_flags where claimed)),
+  claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from timed where claimed)),
   inserted as (${insertTimed(
     {
       ...COMPUTED,
-      due_at: `case when (select claimed from claimed_flags f where f.n = timed.n) then null else ${COMPUTED.due_at} end`,
-      claim_id: "case when (select claimed from claimed_flags f where f.n = timed.n) then (select id from claim) end",
+      due_at: `case when claimed then null else ${COMPUTED.due_at} end`,
+      claim_id: "case when claimed then (select id from claim) end",
     },
     "*",
   )}),
@@ -170,13 +193,22 @@ export async function insertMessageRows(tx: Tx, rows: MessageInsert[], delayScal
   // Prepared as a tagged statement would be (postgres.js's `unsafe` prepares nothing unless
   // asked): an unprepared statement with parameters costs a Describe round trip, and a
   // commit, first. The pool's own `prepare: false` (behind a pooler) still wins.
-  await tx.unsafe(INSERT, rowParameters(rows, delayScale) as never[], { prepare: true });
+  await tx.unsafe(INSERT, rowParameters(tx, rows, delayScale, null) as never[], { prepare: true });
 }
 
-/** The parameters both inserts begin with: each column's array, the bodies, their lengths, the delay scale, the channel. */
-function rowParameters(rows: MessageInsert[], delayScale: number): unknown[] {
+/**
+ * The parameters both inserts begin with: the rows (each its columns' values,
+ * then its body's place and whether it is claimed), the bodies, the delay
+ * scale, the channel.
+ */
+function rowParameters(tx: Tx, rows: MessageInsert[], delayScale: number, claimed: boolean[] | null): unknown[] {
   const bodies = byteaBatch(rows.map((row) => row.body));
-  return [...COLUMNS.map((column) => rows.map(column.value)), bodies.bytes, bodies.lengths, delayScale, DUE_CHANNEL];
+  const values = rows.map((row, i) => {
+    const value: unknown[] = COLUMNS.map((column) => column.value(row));
+    value.push(bodies.offsets[i], bodies.lengths[i], claimed?.[i] ?? false);
+    return value;
+  });
+  return [tx.json(values as postgres.JSONValue), bodies.bytes, delayScale, DUE_CHANNEL];
 }
 
 /**
@@ -192,10 +224,16 @@ export async function insertClaimedMessageRows(
   claimed: boolean[],
   workerId: string,
 ): Promise<ClaimedMessage[]> {
-  // As numbers: postgres.js would type an array of booleans as one boolean.
-  const flags = claimed.map((flag) => (flag ? 1 : 0));
-  const parameters = [...rowParameters(rows, delayScale), flags, workerId];
-  const answered = await tx.unsafe<Omit<ClaimedMessage, "body">[]>(INSERT_CLAIMED, parameters as never[], { prepare: true });
+  const parameters = [...rowParameters(tx, rows, delayScale, claimed), workerId];
+  const answered = await tx.unsafe<ClaimedMessage[]>(INSERT_CLAIMED, parameters as never[], { prepare: true });
   const bodyOf = new Map(rows.map((row) => [row.id, row.body]));
-  return answered.filter((row) => row.id !== null).map((row) => ({ ...row, body: bodyOf.get(row.id)! }) as ClaimedMessage);
+  const claimedRows: ClaimedMessage[] = [];
+  // The answered rows are the driver's fresh objects: completed in place (a copy of a
+  // 45-field object costs more than the rest of this function).
+  for (const row of answered) {
+    if (row.id === null) continue;
+    row.body = bodyOf.get(row.id)!;
+    claimedRows.push(row);
+  }
+  return claimedRows;
 }

@@ -138,16 +138,16 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
     insert into dispatch.attempts (id, message_id, retried, started_at, duration_ms, result, response_status,
       response_headers, response_body, error, next_attempt_at, failure, note)
     select a.id, a.message_id, a.retried, a.started_at, a.duration_ms, a.result, a.status, a.headers::jsonb,
-      ${byteaSlice(tx, bodies, "a.body_length", "a.n")},
+      ${byteaSlice(tx, bodies, "a.body_offset", "a.body_length")},
       a.error, case when a.retry then (select m.next_delivery_at from dispatch.messages m where m.id = a.message_id) end,
       a.failure, a.note
     from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.messageId)}::text[], ${column((r) => r.retried)}::int[],
       ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[], ${column((r) => r.result)}::text[],
-      ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${bodies.lengths}::int[],
+      ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${bodies.offsets}::int[], ${bodies.lengths}::int[],
       ${column((r) => r.error)}::text[], ${tx.array(column((r) => r.retry), 16)}::bool[], ${column((r) => r.failure)}::text[],
-      ${column((r) => r.note)}::text[]) with ordinality
-      as a(id, message_id, retried, started_at, duration_ms, result, status, headers, body_length, error, retry, failure,
-        note, n)`;
+      ${column((r) => r.note)}::text[])
+      as a(id, message_id, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry,
+        failure, note)`;
 }
 
 /**
