@@ -100,4 +100,29 @@ describe("graceful shutdown", () => {
       await receiver.close();
     }
   });
+
+  it("hands back an attempt the destination has not answered when the stop's grace runs out, recording nothing", async () => {
+    const service = await startTestService();
+    // Answers only after the worker's 5 s grace: the attempt is ended by the stop, not by the destination.
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 8000 }));
+    try {
+      const response = await service.api(`/v2/publish/${receiver.url}/hanging`, { method: "POST", headers: { "Svc-Timeout": "60s" } });
+      const { messageId } = await response.json();
+      await receiver.waitFor(1);
+      await service.stop();
+      const reader = createSql(service.service.databaseUrl, 1);
+      try {
+        const [row] = await reader<{ state: string; due: boolean; attempts: number }[]>`
+          select state, due_at is not null as due,
+            (select count(*)::int from dispatch.attempts where message_id = ${messageId}) as attempts
+          from dispatch.messages where id = ${messageId}`;
+        // Back on the work list for the next worker, with no attempt logged and no retry used.
+        expect(row).toEqual({ state: "CREATED", due: true, attempts: 0 });
+      } finally {
+        await reader.end();
+      }
+    } finally {
+      await receiver.close();
+    }
+  }, 30_000);
 });

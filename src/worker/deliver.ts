@@ -22,7 +22,11 @@ export interface DeliverDeps {
   retryDelayScale: number;
   /** Key sent as a bearer token to `api/llm` unless the publisher forwarded an Authorization. */
   llmApiKey: string | null;
-  /** Aborted when the worker stops: an attempt cut short by it is handed back, not recorded. */
+  /**
+   * Aborted when the worker's stop grace runs out, just before the attempts
+   * in flight are ended (`HttpClient.abortInFlight`): an attempt cut short by
+   * it is handed back, not recorded.
+   */
   shutdown: AbortSignal;
 }
 
@@ -44,7 +48,7 @@ export async function deliverClaimed(deps: DeliverDeps, message: ClaimedMessage,
   const credentials: Record<string, string> =
     message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
   const sent = delivery.message;
-  const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, deps.shutdown, credentials);
+  const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, credentials);
   if (attempt.kind === "error" && deps.shutdown.aborted) return { kind: "interrupted" };
   const outcome = detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
   return { kind: "attempted", record: { message: sent, attempt, outcome } };

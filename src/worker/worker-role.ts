@@ -4,7 +4,6 @@
  * outage cannot stop it for good), and the liveness heartbeat that lets other
  * processes recover this one's claims and jobs.
  */
-import { setMaxListeners } from "node:events";
 import { type Config, llmUrl } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
@@ -70,8 +69,6 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const keys = new SigningKeyCache(sql, deps.listener);
   await keys.start();
   const shutdown = new AbortController();
-  // Every attempt in flight listens on this one signal.
-  setMaxListeners(0, shutdown.signal);
   const deliverDeps: DeliverDeps = {
     sql,
     http: deps.http,
@@ -131,7 +128,10 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     heartbeatId: `${liveness.processId}:claims`,
     local: claimer,
     async stop() {
-      const grace = setTimeout(() => shutdown.abort(), STOP_GRACE_MS);
+      const grace = setTimeout(() => {
+        shutdown.abort();
+        deps.http.abortInFlight(new Error("the worker stopped before the destination answered"));
+      }, STOP_GRACE_MS);
       await scheduler.stop();
       await claimer.stop();
       clearTimeout(grace);

@@ -173,6 +173,45 @@ describe("HttpClient", () => {
     );
   });
 
+  it("reads a body that arrives in many chunks, whole", async () => {
+    const server = await startServer((_req, res) => {
+      let sent = 0;
+      const next = () => (sent++ < 20 ? res.write(Buffer.alloc(4096, 0x61 + (sent % 26)), () => setImmediate(next)) : res.end());
+      next();
+    });
+    const response = await client().send(get(`http://127.0.0.1:${server.port}/chunks`));
+
+    expect(response.truncated).toBe(false);
+    expect(response.body).toEqual(Buffer.concat(Array.from({ length: 20 }, (_, i) => Buffer.alloc(4096, 0x61 + ((i + 1) % 26)))));
+  });
+
+  it("abortInFlight ends the requests in flight with its reason; later requests go through", async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === "/stall-body") {
+        res.writeHead(200);
+        res.write("partial");
+      } else if (req.url === "/ok") {
+        res.end("fine");
+      }
+      // "/stall-headers" is never answered.
+    });
+    const http = client();
+    const base = `http://127.0.0.1:${server.port}`;
+    const stalled = [http.send(get(`${base}/stall-headers`, 60_000)), http.send(get(`${base}/stall-body`, 60_000))];
+    const settled = Promise.allSettled(stalled);
+    while (server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    http.abortInFlight(new Error("stopping"));
+
+    for (const result of await settled) {
+      expect(result.status).toBe("rejected");
+      expect(((result as PromiseRejectedResult).reason as Error).message).toBe("stopping");
+    }
+    const after = await http.send(get(`${base}/ok`));
+    expect(after.status).toBe(200);
+    expect(after.body.toString()).toBe("fine");
+  });
+
   describe("with allowPrivateNetworks=false", () => {
     const guarded = () => client({ allowPrivateNetworks: false });
 

@@ -68,7 +68,6 @@ export async function attemptDelivery(
   message: StoredMessage,
   keys: SigningKeys,
   timeoutMs: number,
-  abort?: AbortSignal,
   credentials?: Record<string, string>,
 ): Promise<Attempt> {
   const startedAt = new Date();
@@ -79,7 +78,6 @@ export async function attemptDelivery(
       headers: outgoingHeaders(message, keys, credentials),
       body: sentBody(message),
       timeoutMs,
-      abort,
     });
     const durationMs = Date.now() - startedAt.getTime();
     // A workflow call hands the response on as data: cut off, it would be corrupt (logged responses may be cut).
