@@ -1,10 +1,12 @@
 /**
- * `npm run bench:profile -- [--role api|all] [--service dispatch|pipeline] [--seconds N] [--concurrency N] [--plain]`:
+ * `npm run bench:profile -- [--role api|all] [--service dispatch|pipeline] [--seconds N] [--concurrency N | --rate N] [--plain]`:
  * one service under closed-loop publishing, measured as the bench measures
  * it (CPU µs per message from /proc, rows, WAL, statements, commits) and
  * profiled with `node --cpu-prof`; prints where the process's busy time went
  * (bench/cpu-profile.ts). `--keep` keeps the profile; `--plain` measures without profiling. `--role api` (the default) publishes with nothing
- * delivering, as scenario 1-api; `--role all` publishes and delivers, as 2b.
+ * delivering, as scenario 1-api; `--role all` publishes and delivers, as 2b;
+ * `--rate N` offers N publishes a second instead (open loop), as 2a at 1,000/s,
+ * and prints publish → arrival percentiles.
  * The minimal pipeline is profiled the same way with `--service pipeline`.
  * Postgres is embedded in a temporary folder unless DATABASE_URL is set;
  * `BENCH_NODE_FLAGS` adds flags to the service's `node` (e.g. `--max-semi-space-size=32`).
@@ -26,6 +28,8 @@ const { values } = parseArgs({
     service: { type: "string", default: "dispatch" },
     seconds: { type: "string", default: "10" },
     concurrency: { type: "string", default: "64" },
+    /** Publishes offered a second (open loop, as scenario 2a) instead of `concurrency` in flight. */
+    rate: { type: "string" },
     /** Keep the .cpuprofile (its path is printed) to open in Chrome's DevTools. */
     keep: { type: "boolean", default: false },
     /** Measure without the profiler, whose sampling adds to the CPU counted per message. */
@@ -36,6 +40,7 @@ const role = values.role === "all" ? "all" : "api";
 const pipeline = values.service === "pipeline";
 const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
+const rate = values.rate === undefined ? null : Number(values.rate);
 
 const plan = { quick: true, warmupMs: 2_000, bodyBytes: 1024, publishDrainMs: 5_000, concurrency } as Plan;
 const log = (line: string) => console.log(line);
@@ -63,7 +68,7 @@ async function main(): Promise<void> {
       messageTable: pipeline ? "pipeline.messages" : MESSAGES,
       publishOnly: role === "api",
       destination: `${ctx.receiverUrl}/in/${run}/0`,
-      pacing: { kind: "closed", concurrency },
+      pacing: rate === null ? { kind: "closed", concurrency } : { kind: "open", rate, maxInFlight: 512 },
       durationMs: seconds * 1000,
       endpoints: 1,
       drainMs: role === "api" ? 0 : 20_000,
@@ -76,6 +81,8 @@ async function main(): Promise<void> {
       `statements ${costs.statements?.toFixed(3) ?? "n/a"}, commits ${costs.commits.toFixed(3)}, ` +
       `system calls: ${costs.serviceIo.reads.toFixed(2)} reads (${costs.serviceIo.readBytes.toFixed(0)} B), ` +
       `${costs.serviceIo.writes.toFixed(2)} writes (${costs.serviceIo.writtenBytes.toFixed(0)} B)`);
+    const { latency } = m.delivery;
+    if (role === "all") log(`publish -> arrival: p50 ${latency.p50?.toFixed(1)} ms, p99 ${latency.p99?.toFixed(1)} ms`);
     if (server.statementStats) log(`\n${await statementsOf(server.adminUrl, databaseUrl, messagesOf(m, role))}`);
     if (values.plain) return;
     const file = readdirSync(profiles).find((name) => name.endsWith(".cpuprofile"));
