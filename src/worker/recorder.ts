@@ -4,6 +4,12 @@
  * (`record-delivered.ts`); everything else — retries, failures, callbacks,
  * queued messages — one transaction per batch (`recordOutcomes`).
  *
+ * A plain delivery waits up to `PLAIN_LINGER_MS` for others to share its
+ * statement (a group commit, as graphile-worker's `completeJobBatchDelay`):
+ * written at once, each outcome of a lightly loaded worker took a statement,
+ * a commit and a round trip of its own. The destination has its request by
+ * then; only the row's state and the claim's release wait.
+ *
  * A claim is dropped only after every attempt made under it is committed:
  * the recorder counts each claim's open attempts and piggybacks the finished
  * claims on its next statement (or drops them on `flushReleased`, which the
@@ -25,10 +31,16 @@ const RETRY_UNRECORDED_MS = 60_000;
 const PLAIN_BATCH = 1000;
 /** Most other outcomes one transaction records (each may publish callbacks, fail a run, start a queue). */
 const OTHER_BATCH = 200;
+/** How long the oldest waiting plain delivery waits for others before its statement is written. */
+const PLAIN_LINGER_MS = 5;
+/** Plain deliveries enough to write at once, without waiting out the linger. */
+const PLAIN_WRITE_AT = 32;
 
 interface Waiting {
   record: AttemptRecord;
   done: () => void;
+  /** When it was queued (epoch ms). */
+  queuedAt: number;
 }
 
 /** Batches outcome writes; at most one batch of each kind is written at a time. */
@@ -39,6 +51,8 @@ export class Recorder {
   private other: Waiting[] = [];
   private writingPlain = false;
   private writingOther = false;
+  /** The timer that writes the waiting plain deliveries once the oldest has lingered long enough. */
+  private lingering: NodeJS.Timeout | null = null;
   private loggedFallback = false;
 
   constructor(
@@ -71,9 +85,14 @@ export class Recorder {
     const result = attempt.kind === "response" ? `status ${attempt.status}` : attempt.error;
     this.log(`attempt of ${message.id}: ${result} in ${attempt.durationMs} ms`, { level: "debug", messageId: message.id });
     return new Promise((done) => {
-      (isPlainDelivery(record) ? this.plain : this.other).push({ record, done });
-      void this.flushPlain();
-      void this.flushOther();
+      const waiting = { record, done, queuedAt: Date.now() };
+      if (isPlainDelivery(record)) {
+        this.plain.push(waiting);
+        this.schedulePlain();
+      } else {
+        this.other.push(waiting);
+        void this.flushOther();
+      }
     });
   }
 
@@ -87,6 +106,25 @@ export class Recorder {
       this.released.push(...claims);
       throw error;
     }
+  }
+
+  /**
+   * Writes the waiting plain deliveries once there are `PLAIN_WRITE_AT` of
+   * them or the oldest has waited `PLAIN_LINGER_MS`; until then a timer waits.
+   */
+  private schedulePlain(): void {
+    if (this.writingPlain || this.plain.length === 0) return;
+    const waited = Date.now() - this.plain[0]!.queuedAt;
+    if (this.plain.length < PLAIN_WRITE_AT && waited < PLAIN_LINGER_MS) {
+      this.lingering ??= setTimeout(() => {
+        this.lingering = null;
+        this.schedulePlain();
+      }, PLAIN_LINGER_MS - waited);
+      return;
+    }
+    if (this.lingering !== null) clearTimeout(this.lingering);
+    this.lingering = null;
+    void this.flushPlain();
   }
 
   private async flushPlain(): Promise<void> {
@@ -111,7 +149,7 @@ export class Recorder {
       for (const waiting of batch) await this.writeAlone(waiting);
     } finally {
       this.writingPlain = false;
-      void this.flushPlain();
+      this.schedulePlain();
     }
   }
 

@@ -1,0 +1,99 @@
+/**
+ * The recorder writes plain deliveries in shared statements: those that
+ * finish together wait briefly for one another (worker/recorder.ts,
+ * `PLAIN_LINGER_MS`), so a lightly loaded worker does not pay a statement, a
+ * commit and a round trip per delivered message. Each is recorded as if alone:
+ * DELIVERED, its attempt logged, its claim dropped.
+ */
+import { Counter } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { DatabaseAvailability } from "../src/db/availability";
+import type { Sql } from "../src/db/client";
+import type { ClaimedMessage } from "../src/db/queries/claim-messages";
+import type { AttemptRecord } from "../src/domain/delivery/outcome";
+import { insertMessagesClaiming } from "../src/domain/publish/insert";
+import { messageSettings } from "../src/domain/publish/options";
+import { prepareMessages } from "../src/domain/publish/prepare";
+import { Recorder } from "../src/worker/recorder";
+import { attemptsOf, countMessages, storedClaims } from "./support/rows";
+import { useDispatch } from "./support/service";
+
+const dispatch = useDispatch();
+
+/** `count` messages stored claimed by a worker nobody runs (the service's sweep would hand them back only after 3 s). */
+async function claimedMessages(count: number): Promise<ClaimedMessage[]> {
+  const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+  const messages = [];
+  for (let i = 0; i < count; i++) {
+    const request = { destination: `http://127.0.0.1:9/recorded/${i}`, headers: {}, body: Buffer.from(`m${i}`), queueName: null, callerIp: null };
+    messages.push(...(await prepareMessages(dispatch.service.sql, request, settings)).messages);
+  }
+  const ids = new Set(messages.map((message) => message.id));
+  const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "recorder-test", ids });
+  return claimed;
+}
+
+const delivered = (message: ClaimedMessage): AttemptRecord => ({
+  message,
+  attempt: { kind: "response", status: 200, headers: {}, body: Buffer.alloc(0), startedAt: new Date(), durationMs: 1 },
+  outcome: { kind: "delivered" },
+});
+
+/** The service's client, noting how many deliveries each statement that records plain deliveries carries. */
+function countingSql(): { sql: Sql; batches: number[] } {
+  const batches: number[] = [];
+  const sql = new Proxy(dispatch.service.sql, {
+    apply(target, self, args: unknown[]) {
+      const strings = args[0] as TemplateStringsArray | undefined;
+      // The statement's first parameter is the ids of the messages it records.
+      if (Array.isArray(strings) && strings.join("").includes("set state = 'DELIVERED', completed_at = now()")) {
+        batches.push((args[1] as string[]).length);
+      }
+      return Reflect.apply(target, self, args);
+    },
+  });
+  return { sql, batches };
+}
+
+function recorderOn(sql: Sql): Recorder {
+  const fallbacks = new Counter({ name: "recorder_test_fallbacks", help: "unused", labelNames: ["batch"], registers: [] });
+  const availability = new DatabaseAvailability(sql, () => {});
+  return new Recorder(sql, availability, messageSettings(dispatch.config), () => {}, fallbacks);
+}
+
+describe("the recorder", () => {
+  it("records plain deliveries that finish together in one statement, each as if alone", async () => {
+    const messages = await claimedMessages(20);
+    const { sql, batches } = countingSql();
+    const recorder = recorderOn(sql);
+    recorder.claimed(messages[0]!.claimId, messages.length);
+
+    await Promise.all(messages.map((message) => recorder.record(delivered(message))));
+    expect(batches).toEqual([20]);
+
+    const ids = messages.map((message) => message.id);
+    expect(await countMessages(dispatch, { ids, states: ["DELIVERED"] })).toBe(20);
+    expect(await attemptsOf(dispatch, ids)).toBe(20);
+    await recorder.flushReleased();
+    expect((await storedClaims(dispatch)).filter((claim) => claim.workerId === "recorder-test")).toEqual([]);
+  });
+
+  it("writes a full batch at once and the rest in the next statement", async () => {
+    const messages = await claimedMessages(40);
+    const { sql, batches } = countingSql();
+    const recorder = recorderOn(sql);
+    recorder.claimed(messages[0]!.claimId, messages.length);
+
+    await Promise.all(messages.map((message) => recorder.record(delivered(message))));
+    expect(batches).toEqual([32, 8]);
+    expect(await countMessages(dispatch, { ids: messages.map((message) => message.id), states: ["DELIVERED"] })).toBe(40);
+  });
+
+  it("records a lone delivery", async () => {
+    const [message] = await claimedMessages(1);
+    const { sql, batches } = countingSql();
+    await recorderOn(sql).record(delivered(message!));
+    expect(batches).toEqual([1]);
+    expect(await countMessages(dispatch, { ids: [message!.id], states: ["DELIVERED"] })).toBe(1);
+  });
+});
