@@ -1,28 +1,21 @@
 /**
- * Scenario 2b under contention: the maximum delivered rate measured while a
- * process outside the benchmark spins one core at a fixed duty cycle (busy
- * for `duty` of every 100 ms), for Dispatch and the minimal pipeline alike.
- * Set beside 2b, it shows whether the cost per message holds when the machine
- * is busy: a process whose CPU per message grows under load gets less
- * efficient exactly when it is overloaded.
+ * Contention: a process outside the benchmark that spins one core at a
+ * fixed duty cycle (busy for `CONTENTION_DUTY` of every 100 ms). The paired
+ * rounds (paired.ts) measure Dispatch's and the pipeline's 2b with it running
+ * as well as without: a process whose CPU per message grows under load gets
+ * less efficient exactly when it is overloaded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { deliveredRate } from "./delivered-rate";
-import type { BenchContext, ScenarioResult } from "./scenarios";
 
 /** The share of one core the background process takes. */
 export const CONTENTION_DUTY = 0.75;
 const PERIOD_MS = 100;
 
-/** Dispatch's and the pipeline's 2b, each with the spinner running. */
-export async function deliveredUnderContention(ctx: BenchContext): Promise<ScenarioResult[]> {
-  const title = (who: string) => `${who}maximum delivered rate, one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work`;
+/** Runs `body` with the spinner busy; it is killed afterwards, and dies with this run if the run dies. */
+export async function underContention<T>(body: () => Promise<T>): Promise<T> {
   const spinner = startSpinner(CONTENTION_DUTY);
   try {
-    return [
-      await deliveredRate(ctx, "dispatch", "s2b_contended", "2b-delivered-contended", title("")),
-      await deliveredRate(ctx, "pipeline", "p2b_contended", "pipeline-2b-delivered-contended", title("Minimal pipeline: ")),
-    ];
+    return await body();
   } finally {
     spinner.kill("SIGKILL");
   }

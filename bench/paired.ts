@@ -1,33 +1,46 @@
 /**
  * Scenario 2b in paired rounds: Dispatch's and the pipeline's maximum
- * delivered rate measured back to back, `rounds` times, the order swapped
- * each round (D P, P D, D P). This host's speed drifts by up to 1.5x within
- * minutes (bench/READING.md), so a ratio of two measurements taken minutes
- * apart carries that drift; a pair taken seconds apart mostly does not. The
- * report gives each round's ratios and their median.
+ * delivered rate measured back to back, idle and then with one core busy with
+ * other work (contention.ts), `rounds` times, the order swapped each round
+ * (D P, P* D*; then P D, D* P*; ...: each service's idle and contended
+ * measurements alternate between the ends and the middle of a round). This
+ * host's speed drifts by up to 1.5x within minutes (bench/READING.md), so a
+ * ratio of two measurements taken minutes apart carries that drift; a pair
+ * taken seconds apart mostly does not. The report gives each round's ratios
+ * and their medians.
  */
+import { underContention } from "./contention";
 import { deliveredRate } from "./delivered-rate";
 import type { BenchContext, Measurement } from "./scenarios";
 
-/** One round: Dispatch's and the pipeline's 2b, measured one right after the other. */
-export interface PairedRound {
-  first: "dispatch" | "pipeline";
+/** Dispatch's and the pipeline's 2b, measured one right after the other. */
+export interface Pair {
   dispatch: Measurement;
   pipeline: Measurement;
 }
 
+/** One round: the idle pair, then the pair under contention. */
+export interface PairedRound extends Pair {
+  first: "dispatch" | "pipeline";
+  contended: Pair;
+}
+
+type Service = "dispatch" | "pipeline";
+
 export async function pairedDelivered(ctx: BenchContext, rounds: number): Promise<PairedRound[]> {
-  const measured = async (service: "dispatch" | "pipeline", round: number) =>
-    (await deliveredRate(ctx, service, `${service === "dispatch" ? "s" : "p"}2b_paired_${round}`, `2b-paired-${round}`, "paired 2b")).measurement;
   const results: PairedRound[] = [];
   for (let round = 0; round < rounds; round++) {
-    if (round % 2 === 0) {
-      const dispatch = await measured("dispatch", round);
-      results.push({ first: "dispatch", dispatch, pipeline: await measured("pipeline", round) });
-    } else {
-      const pipeline = await measured("pipeline", round);
-      results.push({ first: "pipeline", dispatch: await measured("dispatch", round), pipeline });
-    }
+    const first: Service = round % 2 === 0 ? "dispatch" : "pipeline";
+    const second: Service = first === "dispatch" ? "pipeline" : "dispatch";
+    const measured = (service: Service, label: string) =>
+      deliveredRate(ctx, service, `${service === "dispatch" ? "s" : "p"}2b_${label.replaceAll("-", "_")}_${round}`, `2b-${label}-${round + 1}`, `paired 2b, ${label}`)
+        .then((result) => result.measurement);
+    const idle = { [first]: await measured(first, "paired"), [second]: await measured(second, "paired") } as Record<Service, Measurement>;
+    const contended = await underContention(async () => {
+      const later = await measured(second, "paired-contended");
+      return { [second]: later, [first]: await measured(first, "paired-contended") } as Record<Service, Measurement>;
+    });
+    results.push({ first, dispatch: idle.dispatch, pipeline: idle.pipeline, contended: { dispatch: contended.dispatch, pipeline: contended.pipeline } });
   }
   return results;
 }

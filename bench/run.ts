@@ -16,7 +16,7 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { seedBacklog } from "./backlog";
 import { measureBaselines } from "./baselines";
-import { CONTENTION_DUTY, deliveredUnderContention } from "./contention";
+import { CONTENTION_DUTY } from "./contention";
 import { cpuSnapshot, cpuUseSince } from "./cpu";
 import { crashRecovery } from "./crash-recovery";
 import { type DatabaseServer, startDatabaseServer } from "./database";
@@ -24,7 +24,7 @@ import { killAllDispatch } from "./dispatch";
 import { flowControl } from "./flow-control";
 import { type Helper, startHelper } from "./ipc";
 import { largeMessages } from "./large-messages";
-import { pairedDelivered } from "./paired";
+import { type Pair, pairedDelivered } from "./paired";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import { checkTargets, renderReport, writeReport, type BenchRun } from "./report";
 import { retentionUnderLoad } from "./retention";
@@ -147,14 +147,11 @@ async function main(): Promise<number> {
     report([await scaleOut(ctx)]);
     log("Minimal pipeline (1, 2b, publish alone, 2a):");
     report(await pipelineScenarios(ctx));
-    log(`Scenario 2b under contention (one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work), Dispatch and the minimal pipeline:`);
-    report(await deliveredUnderContention(ctx));
-    log(`Scenario 2b in ${PAIRED_ROUNDS[plan.quick ? "quick" : "full"]} paired rounds (Dispatch and the pipeline back to back):`);
+    log(`Scenario 2b in ${PAIRED_ROUNDS[plan.quick ? "quick" : "full"]} paired rounds (Dispatch and the pipeline back to back, ` +
+      `idle and with one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work):`);
     const paired = await pairedDelivered(ctx, PAIRED_ROUNDS[plan.quick ? "quick" : "full"]);
-    for (const [i, r] of paired.entries()) {
-      log(`  round ${i + 1}: Dispatch ${r.dispatch.delivery.inWindowPerSecond.toFixed(0)} delivered/s, ` +
-        `pipeline ${r.pipeline.delivery.inWindowPerSecond.toFixed(0)} delivered/s`);
-    }
+    const rates = (pair: Pair) => `Dispatch ${pair.dispatch.delivery.inWindowPerSecond.toFixed(0)} delivered/s, pipeline ${pair.pipeline.delivery.inWindowPerSecond.toFixed(0)}`;
+    for (const [i, r] of paired.entries()) log(`  round ${i + 1}: ${rates(r)}; contended: ${rates(r.contended)}`);
     log("Scenario 3 (fan-out):");
     report([await fanOut(ctx)]);
     log("Scenario 4 (delay precision):");
