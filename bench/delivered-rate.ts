@@ -1,8 +1,8 @@
 /**
  * Scenario 2b's measurement for either service on a fresh database: the
- * maximum delivered rate at `concurrency` in flight. Shared by the scenarios
- * that set Dispatch beside the pipeline under other conditions (contention.ts,
- * paired.ts).
+ * maximum delivered rate at `concurrency` in flight. The paired rounds
+ * (paired.ts) take it for Dispatch beside the pipeline, idle and under
+ * contention.
  */
 import { startPipeline } from "./pipeline-scenarios";
 import { type BenchContext, measure, MESSAGES, type ScenarioResult, type Service, serviceResult, withDispatch, withService } from "./scenarios";
