@@ -137,8 +137,7 @@ describe("npm start killed outright", () => {
   it("restarts a Postgres left running without its watchdog, saying so in one line", async () => {
     const first = await start();
     const postgres = serverPid()!;
-    const watchdog = watchdogPid();
-    if (watchdog !== null) process.kill(watchdog, "SIGKILL");
+    await killWatchdog();
     await crash(first.child);
     expect(isAlive(postgres)).toBe(true);
     const second = await start();
@@ -148,18 +147,38 @@ describe("npm start killed outright", () => {
   });
 });
 
-/** The watchdog's pid, from the process list (the script it runs is in the project's data folder). */
-function watchdogPid(): number | null {
-  const script = join(project, ".dispatch", "watchdog.sh");
-  for (const entry of readdirOrEmpty("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(script)) return Number(entry);
-    } catch {
-      // Gone meanwhile.
+/**
+ * Kills the watchdog: every process running its script (from the process
+ * list; the script is in the project's data folder), until none is left. The
+ * shell forks a copy of itself for each `$(...)` it runs, with the same
+ * command line, and once process ids wrap around such a copy can be listed
+ * before the watchdog itself: killing only the first one found could leave
+ * the watchdog running.
+ */
+async function killWatchdog(): Promise<void> {
+  await poll(() => {
+    const pids = watchdogPids();
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Gone meanwhile.
+      }
     }
-  }
-  return null;
+    return pids.length === 0;
+  }, "no watchdog process left");
+}
+
+function watchdogPids(): number[] {
+  const script = join(project, ".dispatch", "watchdog.sh");
+  return readdirOrEmpty("/proc").filter((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    try {
+      return readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(script) && isAlive(Number(entry));
+    } catch {
+      return false; // Gone meanwhile.
+    }
+  }).map(Number);
 }
 
 function readdirOrEmpty(path: string): string[] {
