@@ -336,11 +336,12 @@ interface Pair {
 }
 
 /** CPU per delivered message of the service plus Postgres, µs (null without Postgres CPU). */
-const cpuPerDelivery = (s: ScenarioResult | undefined) =>
-  s && s.measurement.costs.postgresMicros !== null ? s.measurement.costs.serviceMicros + s.measurement.costs.postgresMicros : null;
+const cpuPerDelivery = (s: ScenarioResult | undefined) => (s && s.measurement.costs.postgresMicros !== null ? cpuOf(s.measurement) : null);
 
 /** A measurement's CPU per delivered message, service plus Postgres, µs. */
-const cpuOf = (m: Measurement) => m.costs.serviceMicros + (m.costs.postgresMicros ?? 0);
+function cpuOf(m: Measurement): number {
+  return m.costs.serviceMicros + (m.costs.postgresMicros ?? 0);
+}
 const rateOf = (m: Measurement) => m.delivery.inWindowPerSecond;
 
 function median(values: number[]): number {

@@ -61,17 +61,21 @@ function recorderOn(sql: Sql): Recorder {
   return new Recorder(sql, availability, messageSettings(dispatch.config), () => {}, fallbacks);
 }
 
+/** Records `count` claimed messages' deliveries all at once through a new recorder; resolves once all are committed. */
+async function recordTogether(count: number): Promise<{ ids: string[]; batches: number[]; recorder: Recorder }> {
+  const messages = await claimedMessages(count);
+  const { sql, batches } = countingSql();
+  const recorder = recorderOn(sql);
+  recorder.claimed(messages[0]!.claimId, messages.length);
+  await Promise.all(messages.map((message) => recorder.record(delivered(message))));
+  return { ids: messages.map((message) => message.id), batches, recorder };
+}
+
 describe("the recorder", () => {
   it("records plain deliveries that finish together in one statement, each as if alone", async () => {
-    const messages = await claimedMessages(20);
-    const { sql, batches } = countingSql();
-    const recorder = recorderOn(sql);
-    recorder.claimed(messages[0]!.claimId, messages.length);
-
-    await Promise.all(messages.map((message) => recorder.record(delivered(message))));
+    const { ids, batches, recorder } = await recordTogether(20);
     expect(batches).toEqual([20]);
 
-    const ids = messages.map((message) => message.id);
     expect(await countMessages(dispatch, { ids, states: ["DELIVERED"] })).toBe(20);
     expect(await attemptsOf(dispatch, ids)).toBe(20);
     await recorder.flushReleased();
@@ -79,21 +83,14 @@ describe("the recorder", () => {
   });
 
   it("writes a full batch at once and the rest in the next statement", async () => {
-    const messages = await claimedMessages(40);
-    const { sql, batches } = countingSql();
-    const recorder = recorderOn(sql);
-    recorder.claimed(messages[0]!.claimId, messages.length);
-
-    await Promise.all(messages.map((message) => recorder.record(delivered(message))));
+    const { ids, batches } = await recordTogether(40);
     expect(batches).toEqual([32, 8]);
-    expect(await countMessages(dispatch, { ids: messages.map((message) => message.id), states: ["DELIVERED"] })).toBe(40);
+    expect(await countMessages(dispatch, { ids, states: ["DELIVERED"] })).toBe(40);
   });
 
   it("records a lone delivery", async () => {
-    const [message] = await claimedMessages(1);
-    const { sql, batches } = countingSql();
-    await recorderOn(sql).record(delivered(message!));
+    const { ids, batches } = await recordTogether(1);
     expect(batches).toEqual([1]);
-    expect(await countMessages(dispatch, { ids: [message!.id], states: ["DELIVERED"] })).toBe(1);
+    expect(await countMessages(dispatch, { ids, states: ["DELIVERED"] })).toBe(1);
   });
 });
