@@ -96,6 +96,8 @@ const NO_BODY = [
   "POST /v2/workflows/dlq/callback/:dlqId",
   "DELETE /v2/workflows/dlq/callback/:dlqId",
   "DELETE /v2/workflows/dlq/:dlqId",
+  "POST /v2/destinations/:destination{.+}/open",
+  "POST /v2/destinations/:destination{.+}/close",
 ];
 
 /** Path parameter values: NUL, escapes that are not UTF-8 (a broken sequence, a lone byte, a surrogate), oversize. */
@@ -294,9 +296,11 @@ function probesOf(route: string): Probe[] {
   const [method, pattern] = route.split(" ") as [string, string];
   const methods = method === "ALL" ? ["GET", "POST"] : [method];
   const destinationRoute = pattern.endsWith("/*") && method !== "ALL";
-  const parameters = pattern.split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1));
+  // `:name` or `:name{pattern}`: the parameter is `name`.
+  const nameOf = (segment: string) => segment.slice(1).replace(/\{.*\}$/, "");
+  const parameters = pattern.split("/").filter((segment) => segment.startsWith(":")).map(nameOf);
   const valueOf = (segment: string, bad: Record<string, string>) =>
-    segment === "*" ? DESTINATION : segment.startsWith(":") ? (bad[segment.slice(1)] ?? sample(segment.slice(1))) : segment;
+    segment === "*" ? DESTINATION : segment.startsWith(":") ? (bad[nameOf(segment)] ?? sample(nameOf(segment))) : segment;
   const pathWith = (bad: Record<string, string> = {}) => pattern.split("/").map((segment) => valueOf(segment, bad)).join("/");
   const probes: Probe[] = [];
   for (const verb of methods) {
@@ -343,13 +347,13 @@ function parseError(text: string): string | null {
   }
 }
 
-/** Rows of every table of the dispatch schema (but the engine's bookkeeping, which its heartbeat changes) and of graphile-worker's job table. */
+/** Rows of every table of the dispatch schema (but the engine's bookkeeping, which its heartbeat and health reports change) and of graphile-worker's job table. */
 async function rowCounts(): Promise<Record<string, number>> {
   const sql = dispatch.service.sql;
   const tables = await sql<{ name: string }[]>`
     select format('%I.%I', table_schema, table_name) as name from information_schema.tables
     where table_type = 'BASE TABLE'
-      and ((table_schema = 'dispatch' and table_name not in ('claims', 'workers'))
+      and ((table_schema = 'dispatch' and table_name not in ('claims', 'workers', 'destinations'))
         or (table_schema = 'graphile_worker' and table_name in ('jobs', '_private_jobs')))
     order by 1`;
   expect(tables.some((table) => table.name.startsWith("graphile_worker."))).toBe(true);

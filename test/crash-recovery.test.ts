@@ -40,6 +40,8 @@ function startWorker(): Promise<DispatchProcess> {
     DISPATCH_HEARTBEAT_INTERVAL: "1s",
     DISPATCH_WORKER_DEAD_AFTER: "3s",
     DISPATCH_WORKER_CONCURRENCY: "8",
+    // The victim holds six requests to one receiver open: the whole worker is that destination's.
+    DISPATCH_DESTINATION_SHARE: "1",
     DISPATCH_RETRY_DELAY_SCALE: "0.001",
   });
 }

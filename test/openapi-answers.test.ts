@@ -158,6 +158,14 @@ describe("queues, URL groups, schedules, flow control, keys", () => {
     await call("GET /v2/globalParallelism", "/v2/globalParallelism");
   });
 
+  it("destinations, a Dispatch extension: list, read, open and close a circuit by hand", async () => {
+    const origin = encodeURIComponent("https://answers.example");
+    await call("POST /v2/destinations/{destination}/open", `/v2/destinations/${origin}/open`, { method: "POST" });
+    await call("GET /v2/destinations", "/v2/destinations?circuit=OPEN");
+    await call("GET /v2/destinations/{destination}", `/v2/destinations/${origin}`);
+    await call("POST /v2/destinations/{destination}/close", `/v2/destinations/${origin}/close`, { method: "POST" });
+  });
+
   it("operations: health, metrics, the document", async () => {
     await call("GET /health", "/health");
     await call("GET /health/live", "/health/live");

@@ -49,6 +49,7 @@ function pathOf(route: string): string {
   const workflow = path.startsWith("/v2/workflows/");
   const filled = path
     .replace(/\*$/, `${receiver.url}/readonly`)
+    .replace(/:destination\{[^}]*\}/, receiver.url)
     .replace(/:name\b/, path.startsWith("/v2/topics") ? "ro-group" : "ro-queue")
     .replace(/:queue\b/, "ro-queue")
     .replace(/^\/v2\/schedules\/:id\b/, "/v2/schedules/ro-schedule")
@@ -64,12 +65,12 @@ const asReadonly = (route: string) =>
     body: route.startsWith("GET") ? undefined : "{}",
   });
 
-/** Rows of every table of the dispatch schema but the engine's own bookkeeping, which its heartbeat changes. */
+/** Rows of every table of the dispatch schema but the engine's own bookkeeping, which its heartbeat and health reports change. */
 async function rowCounts(): Promise<Record<string, number>> {
   const sql = dispatch.service.sql;
   const tables = await sql<{ name: string }[]>`
     select format('%I.%I', table_schema, table_name) as name from information_schema.tables
-    where table_type = 'BASE TABLE' and table_schema = 'dispatch' and table_name not in ('claims', 'workers') order by 1`;
+    where table_type = 'BASE TABLE' and table_schema = 'dispatch' and table_name not in ('claims', 'workers', 'destinations') order by 1`;
   const counts: Record<string, number> = {};
   for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
   return counts;

@@ -12,6 +12,7 @@ import type { Sql } from "../src/db/client";
 import type { ClaimedMessage } from "../src/db/queries/claim-messages";
 import type { AttemptRecord } from "../src/domain/delivery/outcome";
 import { insertMessagesClaiming } from "../src/domain/publish/insert";
+import { circuitSettings } from "../src/domain/destinations/circuit";
 import { messageSettings } from "../src/domain/publish/options";
 import { prepareMessages } from "../src/domain/publish/prepare";
 import { Recorder } from "../src/worker/recorder";
@@ -58,7 +59,8 @@ function countingSql(): { sql: Sql; batches: number[] } {
 function recorderOn(sql: Sql): Recorder {
   const fallbacks = new Counter({ name: "recorder_test_fallbacks", help: "unused", labelNames: ["batch"], registers: [] });
   const availability = new DatabaseAvailability(sql, () => {});
-  return new Recorder(sql, availability, messageSettings(dispatch.config), () => {}, fallbacks);
+  const settings = messageSettings(dispatch.config);
+  return new Recorder(sql, availability, { ...settings, circuits: circuitSettings(dispatch.config, settings) }, () => {}, fallbacks);
 }
 
 /** Records `count` claimed messages' deliveries all at once through a new recorder; resolves once all are committed. */

@@ -68,6 +68,21 @@ export interface Config {
   /** Multiplies the wait before a first attempt (Delay, Not-Before, Callback-Delay, workflow sleeps); for tests. */
   delayScale: number;
   workerConcurrency: number;
+  /** Share of a worker's slots one destination may hold while it is slow or unproven (worker/destination-slots.ts). */
+  destinationShare: number;
+  /** A circuit opens after this many failed attempts in the last minute (domain/destinations/circuit.ts)... */
+  circuitFailures: number;
+  /** ...that are at least this share of the attempts. */
+  circuitFailureRate: number;
+  /** The first wait of an open circuit before its probe; it doubles with each failed probe, up to the maximum. */
+  circuitCoolDownMs: number;
+  circuitMaxCoolDownMs: number;
+  /** A circuit open this long gives up: its messages are attempted again and run out their own retries. */
+  circuitGiveUpAfterMs: number;
+  /** Where operator events (circuits, the DLQ's threshold) are sent; none when null. */
+  operatorEventsUrl: string | null;
+  /** The DLQ size past which an operator event is sent (once, until it is back under). */
+  operatorDlqThreshold: number;
   /** How often an idle worker looks for due jobs (bounds how late a delayed message can fire). */
   pollIntervalMs: number;
   /** How long a worker process may miss heartbeats before its jobs are released. */
@@ -167,6 +182,23 @@ const EnvSchema = v.object({
   DISPATCH_RETRY_DELAY_SCALE: decimal(1),
   DISPATCH_DELAY_SCALE: decimal(1),
   DISPATCH_WORKER_CONCURRENCY: integer(256, 1, 10_000),
+  DISPATCH_DESTINATION_SHARE: v.pipe(
+    decimal(0.25),
+    v.check((share) => share > 0 && share <= 1, "must be above 0 and at most 1 (the share of a worker's slots)"),
+  ),
+  DISPATCH_CIRCUIT_FAILURES: integer(10, 1, 1_000_000),
+  DISPATCH_CIRCUIT_FAILURE_RATE: v.pipe(
+    decimal(0.5),
+    v.check((rate) => rate > 0 && rate <= 1, "must be above 0 and at most 1 (the share of attempts that failed)"),
+  ),
+  DISPATCH_CIRCUIT_COOL_DOWN: duration("30s"),
+  DISPATCH_CIRCUIT_MAX_COOL_DOWN: duration("10m"),
+  DISPATCH_CIRCUIT_GIVE_UP_AFTER: duration("1h"),
+  DISPATCH_OPERATOR_EVENTS_URL: v.pipe(
+    optionalText,
+    v.check((url) => url === null || /^https?:\/\/[^/]/.test(url), "must be an http(s) URL"),
+  ),
+  DISPATCH_OPERATOR_DLQ_THRESHOLD: integer(1000, 1, 1_000_000_000),
   DISPATCH_POLL_INTERVAL_MS: integer(50, 10, 60_000),
   DISPATCH_WORKER_DEAD_AFTER: duration("6s"),
   DISPATCH_HEARTBEAT_INTERVAL: duration("1s"),
@@ -225,6 +257,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retryDelayScale: e.DISPATCH_RETRY_DELAY_SCALE,
     delayScale: e.DISPATCH_DELAY_SCALE,
     workerConcurrency: e.DISPATCH_WORKER_CONCURRENCY,
+    destinationShare: e.DISPATCH_DESTINATION_SHARE,
+    circuitFailures: e.DISPATCH_CIRCUIT_FAILURES,
+    circuitFailureRate: e.DISPATCH_CIRCUIT_FAILURE_RATE,
+    circuitCoolDownMs: e.DISPATCH_CIRCUIT_COOL_DOWN,
+    circuitMaxCoolDownMs: e.DISPATCH_CIRCUIT_MAX_COOL_DOWN,
+    circuitGiveUpAfterMs: e.DISPATCH_CIRCUIT_GIVE_UP_AFTER,
+    operatorEventsUrl: e.DISPATCH_OPERATOR_EVENTS_URL,
+    operatorDlqThreshold: e.DISPATCH_OPERATOR_DLQ_THRESHOLD,
     pollIntervalMs: e.DISPATCH_POLL_INTERVAL_MS,
     workerDeadAfterMs: e.DISPATCH_WORKER_DEAD_AFTER,
     heartbeatIntervalMs: e.DISPATCH_HEARTBEAT_INTERVAL,
@@ -244,6 +284,9 @@ function checkConsistency(config: Config): Config {
   }
   if (config.databaseDirectUrl !== null && config.databaseUrl === null) {
     problems.push("DATABASE_DIRECT_URL is set without DATABASE_URL (the embedded database needs neither)");
+  }
+  if (config.circuitCoolDownMs > config.circuitMaxCoolDownMs) {
+    problems.push("DISPATCH_CIRCUIT_COOL_DOWN exceeds DISPATCH_CIRCUIT_MAX_COOL_DOWN");
   }
   if (config.readonlyTokens.some((token) => config.tokens.includes(token))) {
     problems.push("a token is in both DISPATCH_TOKEN and DISPATCH_READONLY_TOKEN");

@@ -26,6 +26,8 @@ import {
 
 import {
   ATTEMPT_RESULTS,
+  CIRCUIT_STATES,
+  type CircuitState,
   type AttemptResult,
   DIALECTS,
   type Dialect,
@@ -114,6 +116,19 @@ export const messages = dispatch.table(
      * off the work list until a finished attempt or a freed rate slot lets it go.
      */
     flowParked: boolean("flow_parked").notNull().default(false),
+    /**
+     * The origin (scheme://host[:port]) the message is delivered to: the unit of
+     * fair delivery slots and of circuit breakers (`dispatch.destinations`).
+     * Null only on rows finished before it was recorded.
+     */
+    destination: text("destination"),
+    /**
+     * Due, but held back by its destination (its circuit is open, or it holds
+     * its share of the worker's slots): off the work list and unclaimed, in the
+     * destination's own line (`next_delivery_at` order) until a worker with room
+     * for the destination takes it (`claim-messages.ts`).
+     */
+    destinationParked: boolean("destination_parked").notNull().default(false),
     callerIp: text("caller_ip"),
     notBefore: timestamptz("not_before").notNull(),
     nextDeliveryAt: timestamptz("next_delivery_at").notNull(),
@@ -172,6 +187,11 @@ export const messages = dispatch.table(
     ),
     index("messages_flow_active_idx").on(t.flowControlKey).where(sql`${t.flowActive}`),
     index("messages_flow_parked_idx").on(t.flowControlKey, t.seq).where(sql`${t.flowParked}`),
+    check(
+      "messages_destination_parked_check",
+      sql`not ${t.destinationParked} or (${t.destination} is not null and ${t.dueAt} is null and ${t.claimId} is null and not ${t.flowParked} and ${oneOf(t.state, PENDING_STATES)})`,
+    ),
+    index("messages_destination_parked_idx").on(t.destination, t.nextDeliveryAt).where(sql`${t.destinationParked}`),
     index("messages_flow_control_key_idx").on(t.flowControlKey).where(sql`${t.flowControlKey} is not null`),
     uniqueIndex("messages_canceled_seq_idx").on(t.canceledSeq).where(sql`${t.canceledSeq} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
@@ -399,6 +419,64 @@ export const flowControlKeys = dispatch.table(
   },
   (t) => [
     check("flow_control_keys_limits_check", sql`coalesce(${t.parallelism}, 1) >= 1 and coalesce(${t.rate}, 1) >= 1 and ${t.periodMs} >= 1000`),
+  ],
+);
+
+/**
+ * Destinations (an origin: scheme://host[:port]) and their health, shared by
+ * every replica: a circuit breaker (domain/destinations/circuit.ts) and what
+ * the last minute of attempts looked like. A row appears with a destination's
+ * first attempt; each worker adds what it saw about once a second
+ * (`record-destination-health.ts`), as two half-windows (current and
+ * previous) that the breaker reads together.
+ */
+export const destinations = dispatch.table(
+  "destinations",
+  {
+    destination: text("destination").primaryKey(),
+    circuit: text("circuit").$type<CircuitState>().notNull().default("CLOSED"),
+    /** Opened by hand: no probe and no give-up until it is closed by hand. */
+    openedByHand: boolean("opened_by_hand").notNull().default(false),
+    openedAt: timestamptz("opened_at"),
+    /** What opened it, in words ("12 timeouts and 3 × 503 in the last minute"). */
+    openReason: text("open_reason"),
+    /** The cool-down before the next probe; doubles with each failed probe. */
+    coolDownMs: integer("cool_down_ms"),
+    /** When an OPEN circuit's next probe may start. */
+    probeAt: timestamptz("probe_at"),
+    /** The message a PROBING circuit is trying, and when the probe counts as lost. */
+    probeMessageId: text("probe_message_id"),
+    probeDeadline: timestamptz("probe_deadline"),
+    /** A 429's Retry-After holds the whole destination until then. */
+    heldUntil: timestamptz("held_until"),
+    windowStartedAt: timestamptz("window_started_at").notNull().default(sql`now()`),
+    attempts: integer("attempts").notNull().default(0),
+    failures: integer("failures").notNull().default(0),
+    /** Failures by kind (`timeout`, `refused`, `status 503`, ...): counts. */
+    failureKinds: jsonb("failure_kinds").$type<Record<string, number>>().notNull().default(sql`'{}'`),
+    /** Distinct messages whose attempts failed (at most a few are kept: the breaker counts to its threshold). */
+    failingMessages: text("failing_messages").array().notNull().default(sql`'{}'`),
+    latencyMsTotal: bigint("latency_ms_total", { mode: "number" }).notNull().default(0),
+    previousAttempts: integer("previous_attempts").notNull().default(0),
+    previousFailures: integer("previous_failures").notNull().default(0),
+    previousFailureKinds: jsonb("previous_failure_kinds").$type<Record<string, number>>().notNull().default(sql`'{}'`),
+    previousFailingMessages: text("previous_failing_messages").array().notNull().default(sql`'{}'`),
+    previousLatencyMsTotal: bigint("previous_latency_ms_total", { mode: "number" }).notNull().default(0),
+    lastError: text("last_error"),
+    lastStatus: integer("last_status"),
+    lastErrorAt: timestamptz("last_error_at"),
+    lastSuccessAt: timestamptz("last_success_at"),
+    lastAttemptAt: timestamptz("last_attempt_at"),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+  },
+  (t) => [
+    check("destinations_circuit_check", oneOf(t.circuit, CIRCUIT_STATES)),
+    check("destinations_opened_check", sql`(${t.circuit} = 'CLOSED') = (${t.openedAt} is null)`),
+    check("destinations_probe_check", sql`(${t.circuit} = 'PROBING') = (${t.probeMessageId} is not null)`),
+    // The claim reads the destinations that hold their messages back through this index: a handful of rows.
+    index("destinations_holding_idx").on(t.destination).where(sql`${t.circuit} <> 'CLOSED' or ${t.heldUntil} is not null`),
+    index("destinations_last_attempt_at_idx").on(t.lastAttemptAt),
   ],
 );
 

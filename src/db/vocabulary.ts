@@ -24,7 +24,12 @@ export const isPendingState = (state: string) => (PENDING_STATES as readonly str
 
 /** `column in ('CREATED', 'RETRY')`: the message is pending. */
 export function isPending(tx: Tx, column = "state") {
-  return tx.unsafe(`${column} in (${sqlList(PENDING_STATES)})`);
+  return tx.unsafe(pendingSql(column));
+}
+
+/** The same condition as SQL text, for statements written as text. */
+export function pendingSql(column = "state"): string {
+  return `${column} in (${sqlList(PENDING_STATES)})`;
 }
 
 /** Events of the log (`dispatch.message_events`; the view derives them from messages and attempts). */
@@ -37,8 +42,8 @@ export type EventState = (typeof EVENT_STATES)[number];
 export const ATTEMPT_RESULTS = ["DELIVERED", "ERROR"] as const;
 export type AttemptResult = (typeof ATTEMPT_RESULTS)[number];
 
-/** Why a message exists (`messages.origin`), set once when it is stored. */
-export const MESSAGE_ORIGINS = ["publish", "callback", "failure_callback", "workflow"] as const;
+/** Why a message exists (`messages.origin`), set once when it is stored; `operator_event`: an event for the operator (domain/operator-events/). */
+export const MESSAGE_ORIGINS = ["publish", "callback", "failure_callback", "workflow", "operator_event"] as const;
 export type MessageOrigin = (typeof MESSAGE_ORIGINS)[number];
 
 /** Header dialect a message was published in: native `Svc-` or the hosted service's `Upstash-`. */
@@ -65,6 +70,16 @@ export type RunState = (typeof RUN_STATES)[number];
  */
 export const FAILURE_FUNCTION_STATES = ["CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL"] as const;
 export type FailureFunctionState = (typeof FAILURE_FUNCTION_STATES)[number];
+
+/**
+ * States of a destination's circuit (`dispatch.destinations.circuit`, domain/destinations/circuit.ts).
+ * - CLOSED: attempts flow; failures are counted.
+ * - OPEN: it failed too often (or was opened by hand): its due messages wait, spending no retries, until a probe.
+ * - PROBING: one attempt is under way; its outcome closes the circuit or opens it again for longer.
+ * - GAVE_UP: open past the bound: its messages are attempted again and run out their own retries.
+ */
+export const CIRCUIT_STATES = ["CLOSED", "OPEN", "PROBING", "GAVE_UP"] as const;
+export type CircuitState = (typeof CIRCUIT_STATES)[number];
 
 /** `'A','B'`: a list for an SQL `in (...)` or CHECK constraint. */
 export function sqlList(words: readonly string[]): string {

@@ -18,6 +18,7 @@ interface DatabaseState {
   runs: { state: string; n: number }[];
   connections: { state: string; n: number }[];
   heartbeatAge: number | null;
+  circuits: { state: string; n: number }[];
 }
 
 export class Metrics {
@@ -56,12 +57,27 @@ export class Metrics {
     [],
   );
 
+  /** Circuits that changed state, by the state they went to (counted by the process that changed them). */
+  readonly circuitChanges = this.counter(
+    "dispatch_destination_circuit_changes_total",
+    "Destination circuits that changed state, by the state they went to (OPEN, PROBING, CLOSED, GAVE_UP)",
+    ["to"],
+  );
+
+  /** This process's worker's requests in flight, by their destination's circuit state (set by the worker role). */
+  private slotsByCircuit: () => Iterable<[string, number]> = () => [];
+
+  /** Where `dispatch_destination_slots` reads this process's requests in flight by circuit state. */
+  countSlotsWith(source: () => Iterable<[string, number]>): void {
+    this.slotsByCircuit = source;
+  }
+
   constructor(sql: Sql, heartbeatId: () => string | null) {
     collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
     let state: Promise<DatabaseState> | null = null;
     // One query per scrape, shared by every gauge below.
     const read = () => (state ??= readState(sql, heartbeatId()).finally(() => setTimeout(() => (state = null), 100)));
-    this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control) and not yet claimed", [], async (g) => g.set((await read()).waiting));
+    this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", [], async (g) => g.set((await read()).waiting));
     this.gauge("dispatch_messages_in_flight", "Messages claimed by workers and not yet recorded", [], async (g) => g.set((await read()).inFlight));
     this.gauge("dispatch_dlq_size", "Entries in the dead letter queue", [], async (g) => g.set((await read()).dlq));
     this.gauge("dispatch_queue_lag", "Unfinished messages per queue", ["queue"], async (g) => {
@@ -76,6 +92,26 @@ export class Metrics {
       g.reset();
       for (const connection of (await read()).connections) g.set({ state: connection.state }, connection.n);
     });
+    this.gauge(
+      "dispatch_destination_circuits",
+      "Destinations whose circuit is not closed, by state (OPEN, PROBING, GAVE_UP; HELD: closed but held by a 429), across every process",
+      ["state"],
+      async (g) => {
+        g.reset();
+        for (const state of ["OPEN", "PROBING", "GAVE_UP", "HELD"]) g.set({ state }, 0);
+        for (const circuit of (await read()).circuits) g.set({ state: circuit.state }, circuit.n);
+      },
+    );
+    this.gauge(
+      "dispatch_destination_slots",
+      "This process's delivery requests in flight, by their destination's circuit state",
+      ["circuit"],
+      async (g) => {
+        g.reset();
+        for (const state of ["CLOSED", "OPEN", "PROBING", "GAVE_UP"]) g.set({ circuit: state }, 0);
+        for (const [circuit, n] of this.slotsByCircuit()) g.inc({ circuit }, n);
+      },
+    );
     this.gauge("dispatch_worker_heartbeat_age_seconds", "Seconds since this process's worker last beat its heartbeat", [], async (g) => {
       const age = (await read()).heartbeatAge;
       if (age === null) g.reset();
@@ -95,7 +131,7 @@ export class Metrics {
 async function readState(sql: Sql, heartbeatId: string | null): Promise<DatabaseState> {
   const [row] = await sql<DatabaseState[]>`
     select
-      (select count(*)::int from dispatch.messages where due_at <= now() or flow_parked) as waiting,
+      (select count(*)::int from dispatch.messages where due_at <= now() or flow_parked or destination_parked) as waiting,
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
       (select count(*)::int from dispatch.dlq) as dlq,
       (select coalesce(json_agg(json_build_object('name', q.name, 'lag',
@@ -105,6 +141,10 @@ async function readState(sql: Sql, heartbeatId: string | null): Promise<Database
       (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')
         from (select state, count(*)::int as n from pg_stat_activity
           where datname = current_database() and application_name = 'dispatch' group by state) a) as connections,
-      (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge"`;
+      (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
+      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
+        from (select case when circuit = 'CLOSED' then 'HELD' else circuit end as state, count(*)::int as n
+          from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
+            and (circuit <> 'CLOSED' or held_until > now()) group by 1) c) as circuits`;
   return row!;
 }

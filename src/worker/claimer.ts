@@ -11,28 +11,43 @@
  * (delayed messages and retries made by other processes). When full, it
  * waits for a handful of free slots so that claims stay batches.
  *
+ * Its slots are shared among destinations (`destination-slots.ts`): each
+ * claim asks for no more of a destination than the worker has room for, and
+ * parks what it passes over of destinations that have none (claim-messages.ts);
+ * a claim that parked goes again at once, reading further, so a blocked
+ * backlog is set aside in a few rounds and costs nothing afterwards. Every
+ * attempt is counted for its destination's health (`destination-health.ts`),
+ * and a circuit's probe is taken here when one is due.
+ *
  * It is also this process's `LocalDelivery`: publishes store immediate
  * messages already claimed by it (domain/publish/local-delivery.ts), in slots
  * it lends only while the work list had nothing more for it at its last claim
  * and no NOTIFY came since, and never the last `minClaim` ones, so the work
- * list is never starved by local publishes.
+ * list is never starved by local publishes. Such a message whose destination
+ * is held or full joins the destination's line instead of being attempted.
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
 import { type ClaimedMessage, claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/work-list";
+import { parkClaimed } from "../db/queries/destination-lines";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
+import { destinationOf } from "../db/destination";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { Delivery } from "./deliver";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
+import type { DestinationHealth } from "./destination-health";
+import type { DestinationSlots, SlotTicket } from "./destination-slots";
 import type { Recorder } from "./recorder";
 import { WakeableLoop } from "./wakeable-loop";
 
 /** How long keyed messages whose admission failed wait before they are claimed again. */
 const ADMISSION_RETRY_MS = 1000;
+/** Most due messages one claim reads beyond its limit to park those of blocked destinations. */
+const MAX_PASS = 2048;
 
 /** When an admitted rate-limited request must start by (epoch ms), and the start its window counted. */
 interface Start {
@@ -47,8 +62,14 @@ export interface ClaimerDeps {
   listener: Listener;
   availability: DatabaseAvailability;
   recorder: Recorder;
-  /** Makes one attempt, if it can start by `startBy` (epoch ms). */
-  attempt: (message: ClaimedMessage, startBy?: number) => Promise<Delivery>;
+  /** Makes one attempt, if it can start by `startBy` (epoch ms); a probe of its destination's open circuit if `probe`. */
+  attempt: (message: ClaimedMessage, options: { startBy?: number; probe?: boolean }) => Promise<Delivery>;
+  /** How the slots are shared among destinations. */
+  slots: DestinationSlots;
+  /** The destinations' circuits and this worker's counts of their attempts. */
+  health: DestinationHealth;
+  /** Hears each message this worker failed for good (the DLQ's watch). */
+  failedForGood: () => void;
   /** Registered lock holder under which claims are taken (its heartbeat keeps them). */
   workerId: string;
   concurrency: number;
@@ -70,6 +91,8 @@ export class Claimer implements LocalDelivery {
   private readonly loop: WakeableLoop;
   /** Claims wait for this many free slots while the worker is busy. */
   private readonly minClaim: number;
+  /** How far past its limit the next claim reads: set after a claim parked messages, to set a blocked backlog aside fast. */
+  private pass = 0;
 
   constructor(private readonly deps: ClaimerDeps) {
     this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
@@ -109,8 +132,14 @@ export class Claimer implements LocalDelivery {
     this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
     this.deps.metrics.claimedAtPublish.inc(messages.length);
     // Stored while the worker stopped: back to the work list, for whichever process runs on.
-    const work = this.loop.stopped ? (message: ClaimedMessage) => this.handBackFromSlot(message) : (message: ClaimedMessage) => this.attemptInSlot(message);
-    for (const message of messages) this.track(work(message));
+    if (this.loop.stopped) return void messages.forEach((message) => this.track(this.handBackFromSlot(message)));
+    const waiting: ClaimedMessage[] = [];
+    for (const message of messages) {
+      const destination = destinationKey(message);
+      if (this.deps.health.holds(destination) || this.deps.slots.room(destination) === 0) waiting.push(message);
+      else this.track(this.attemptInSlot(message));
+    }
+    if (waiting.length > 0) this.track(this.parkInLine(waiting, true));
   }
 
   /** Stops claiming and waits for the attempts in flight (the caller aborts them if it must). */
@@ -125,11 +154,16 @@ export class Claimer implements LocalDelivery {
     this.loop.wake();
   }
 
-  /** Claims what fits; a full claim goes again at once, anything less waits for a wake or the poll. */
+  /**
+   * Takes a due probe, then claims what fits; a full claim, or one that parked
+   * messages, goes again at once, anything less waits for a wake or the poll.
+   */
   private async round(): Promise<number | null> {
+    if (this.deps.concurrency - this.inFlight >= 1 && this.deps.health.probeDue()) await this.probe();
     const free = this.deps.concurrency - this.inFlight;
-    const claimed = free >= this.minClaim ? await this.claim(free) : 0;
-    return claimed === free && claimed > 0 ? null : this.deps.pollIntervalMs;
+    if (free < this.minClaim) return this.deps.pollIntervalMs;
+    const { claimed, parked } = await this.claim(free);
+    return (claimed === free && claimed > 0) || parked > 0 ? null : this.deps.pollIntervalMs;
   }
 
   /**
@@ -138,29 +172,56 @@ export class Claimer implements LocalDelivery {
    * the connection): before claiming again, the claims this worker does not
    * know of are released.
    */
-  private async claim(limit: number): Promise<number> {
+  private async claim(limit: number): Promise<{ claimed: number; parked: number }> {
     let messages: ClaimedMessage[];
+    let parked: number;
     // A claim an insert under way registered is not known yet: releasing now would put its
     // messages back on the list while they are attempted. `reserve` lends nothing while unsure,
     // so the inserts under way end within a statement; the next round releases.
-    if (this.unsure && this.localInserts > 0) return 0;
+    if (this.unsure && this.localInserts > 0) return { claimed: 0, parked: 0 };
     try {
       if (this.unsure) await this.releaseUnknown();
-      messages = await claimMessages(this.deps.sql, this.deps.workerId, limit);
+      ({ messages, parked } = await claimMessages(this.deps.sql, this.deps.workerId, this.deps.slots.claimRoom(limit, this.pass)));
     } catch (error) {
       this.unsure = true;
       this.drained = false;
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: claim failed: ${(error as Error).message}`);
       await this.deps.availability.whenUp();
-      return 0;
+      return { claimed: 0, parked: 0 };
     }
-    this.drained = messages.length < limit;
+    this.pass = parked > 0 ? Math.min(MAX_PASS, Math.max(limit, parked * 2)) : 0;
+    this.drained = messages.length < limit && parked === 0;
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
-    const keyed = messages.filter((message) => message.flowControlKey !== null);
-    const free = keyed.length === 0 ? messages : messages.filter((message) => message.flowControlKey === null);
-    for (const message of free) this.track(this.startAttempt(message));
+    // The claim asked for no more than each destination's room, but this process's publishes may have
+    // taken some of it meanwhile: a message whose destination is full now joins its line instead.
+    const keyed: ClaimedMessage[] = [];
+    const waiting: ClaimedMessage[] = [];
+    const admitting = new Map<string, number>();
+    for (const message of messages) {
+      const destination = destinationKey(message);
+      const counted = admitting.get(destination) ?? 0;
+      if (this.deps.slots.room(destination) <= counted) waiting.push(message);
+      else if (message.flowControlKey === null) this.track(this.startAttempt(message));
+      else (keyed.push(message), admitting.set(destination, counted + 1));
+    }
+    if (waiting.length > 0) this.track(this.parkInLine(waiting, false));
     if (keyed.length > 0) for (const [message, start] of await this.admit(keyed)) this.track(this.startAttempt(message, start));
-    return messages.length;
+    return { claimed: messages.length, parked };
+  }
+
+  /** Takes a due probe of an open circuit and attempts it (a probe that cannot be taken waits for the next round). */
+  private async probe(): Promise<void> {
+    let probe: ClaimedMessage | null;
+    try {
+      probe = await this.deps.health.takeProbe(this.deps.workerId);
+    } catch (error) {
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: taking a probe failed: ${(error as Error).message}`);
+      return;
+    }
+    if (probe === null) return;
+    this.deps.recorder.claimed(probe.claimId, 1);
+    this.inFlight++;
+    this.track(this.attemptInSlot(probe, undefined, true));
   }
 
   /**
@@ -199,13 +260,18 @@ export class Claimer implements LocalDelivery {
   }
 
   /** Attempts a message in a slot already counted in `inFlight`, and frees the slot. */
-  private async attemptInSlot(message: ClaimedMessage, start?: Start): Promise<void> {
+  private async attemptInSlot(message: ClaimedMessage, start?: Start, probe = false): Promise<void> {
+    let ticket: SlotTicket | null = this.deps.slots.started(destinationKey(message));
     try {
-      const delivery = await this.deps.attempt(message, start?.by);
+      const delivery = await this.deps.attempt(message, { startBy: start?.by, probe });
+      this.deps.slots.finished(ticket, delivery.kind === "attempted");
+      ticket = null;
       if (delivery.kind === "interrupted") await this.handBack(message);
       else if (delivery.kind === "late") await this.withdraw(message, start!.admittedAt);
       else {
         const { record } = delivery;
+        const holdMs = this.deps.health.observe(message, record.attempt);
+        if (holdMs > 0) this.deps.slots.hold(destinationKey(message), holdMs);
         await this.deps.recorder.record(record);
         this.count(record);
         if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
@@ -215,7 +281,21 @@ export class Claimer implements LocalDelivery {
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
       await this.handBack(message);
     } finally {
+      if (ticket !== null) this.deps.slots.finished(ticket, false);
       this.freeSlots(1);
+    }
+  }
+
+  /** Claimed messages whose destination is held or full join its line (and free their slots, if they `tookSlots`). */
+  private async parkInLine(messages: ClaimedMessage[], tookSlots: boolean): Promise<void> {
+    try {
+      await this.deps.availability.retrying(() => parkClaimed(this.deps.sql, messages));
+      for (const message of messages) this.deps.recorder.skipped(message.claimId);
+    } catch (error) {
+      // The claims stay registered: once this process stops beating, a sweep puts the messages back.
+      this.deps.log(`worker: parking ${messages.length} messages failed: ${(error as Error).message}`);
+    } finally {
+      if (tookSlots) this.freeSlots(messages.length);
     }
   }
 
@@ -262,7 +342,8 @@ export class Claimer implements LocalDelivery {
   }
 
   private count({ attempt, outcome }: AttemptRecord): void {
-    this.deps.metrics.outcomes.inc({ outcome: outcome.kind === "retry" ? "retried" : outcome.kind });
+    this.deps.metrics.outcomes.inc({ outcome: OUTCOME_LABEL[outcome.kind] });
+    if (outcome.kind === "failed") this.deps.failedForGood();
     this.deps.metrics.attemptSeconds.observe(attempt.durationMs / 1000);
   }
 
@@ -270,4 +351,12 @@ export class Claimer implements LocalDelivery {
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
   }
+}
+
+/** The metric label of each outcome. */
+const OUTCOME_LABEL = { delivered: "delivered", retry: "retried", failed: "failed", held: "held" } as const;
+
+/** The destination a message counts against (rows finished before destinations were recorded have none stored). */
+function destinationKey(message: ClaimedMessage): string {
+  return message.destination ?? destinationOf(message.url);
 }

@@ -4,7 +4,8 @@
  * decision it leads to. Recording is the caller's job.
  */
 import type { Sql } from "../db/client";
-import { attemptDelivery, decide } from "../domain/delivery/attempt";
+import { attemptDelivery, decide, type Outcome } from "../domain/delivery/attempt";
+import { failureKind } from "../domain/destinations/failure";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { SigningKeys } from "../domain/delivery/signing";
 import type { ClaimedMessage } from "../db/queries/claim-messages";
@@ -28,6 +29,8 @@ export interface DeliverDeps {
    * it is handed back, not recorded.
    */
   shutdown: AbortSignal;
+  /** Why a destination is unreachable when its circuit gave up (the words its failed messages carry), or null. */
+  unreachable: (destination: string | null) => string | null;
 }
 
 /** How an attempt of a claimed message went. */
@@ -39,8 +42,16 @@ export type Delivery =
   /** Cut short by the worker's shutdown: not the destination's fault, to be handed back. */
   | { kind: "interrupted" };
 
-/** Attempts `message` once, if it can start by `startBy` (epoch ms). */
-export async function deliverClaimed(deps: DeliverDeps, message: ClaimedMessage, startBy?: number): Promise<Delivery> {
+/**
+ * Attempts `message` once, if it can start by `startBy` (epoch ms). As the
+ * `probe` of its destination's open circuit, a failure that counts against
+ * the destination holds the message (back to its line, no retry spent).
+ */
+export async function deliverClaimed(
+  deps: DeliverDeps,
+  message: ClaimedMessage,
+  { startBy, probe = false }: { startBy?: number; probe?: boolean },
+): Promise<Delivery> {
   const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
   const keys = await deps.retrying(() => deps.signingKeys());
   if (startBy !== undefined && Date.now() > startBy) return { kind: "late" };
@@ -50,6 +61,17 @@ export async function deliverClaimed(deps: DeliverDeps, message: ClaimedMessage,
   const sent = delivery.message;
   const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, credentials);
   if (attempt.kind === "error" && deps.shutdown.aborted) return { kind: "interrupted" };
-  const outcome = detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
-  return { kind: "attempted", record: { message: sent, attempt, outcome } };
+  const failure = failureKind(attempt);
+  const outcome: Outcome =
+    probe && failure !== null
+      ? { kind: "held", error: attempt.kind === "error" ? attempt.error : `destination responded with status ${attempt.status}` }
+      : unreachableOnFailure(deps, sent, detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale)));
+  return { kind: "attempted", record: { message: sent, attempt, outcome, probe } };
+}
+
+/** A message that fails for good at a destination whose circuit gave up says the destination was unreachable. */
+function unreachableOnFailure(deps: DeliverDeps, message: ClaimedMessage, outcome: Outcome): Outcome {
+  if (outcome.kind !== "failed") return outcome;
+  const unreachable = deps.unreachable(message.destination);
+  return unreachable === null ? outcome : { kind: "failed", error: `${unreachable}; last attempt: ${outcome.error}` };
 }

@@ -20,9 +20,9 @@ import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import { recordDelivered } from "../db/queries/record-delivered";
 import { releaseClaimedMessages } from "../db/queries/sweep-claims";
-import { type AttemptRecord, isPlainDelivery, recordOutcomes } from "../domain/delivery/outcome";
-import type { MessageSettings } from "../domain/publish/options";
+import { type AttemptRecord, isPlainDelivery, type OutcomeSettings, recordOutcomes } from "../domain/delivery/outcome";
 import type { Counter } from "prom-client";
+import type { CircuitChange } from "../db/queries/destination-health";
 import type { Log } from "../observability/log";
 
 /** How long a message whose outcome could not be written waits before its next attempt. */
@@ -58,10 +58,12 @@ export class Recorder {
   constructor(
     private readonly sql: Sql,
     private readonly availability: DatabaseAvailability,
-    private readonly settings: MessageSettings,
+    private readonly settings: OutcomeSettings,
     private readonly log: Log,
     /** Counts the batches that fell back to one-by-one writes. */
     private readonly fallbacks: Counter<"batch">,
+    /** Hears the circuits that recorded probes closed or opened again. */
+    private readonly circuitsChanged: (changes: CircuitChange[]) => void = () => {},
   ) {}
 
   /** Counts the attempts a claim holds (call when the claim is taken). */
@@ -183,8 +185,9 @@ export class Recorder {
     this.log(`a batch of ${size} ${batch} outcomes failed (${(error as Error).message}); writing them one by one (dispatch_outcome_batch_fallbacks_total counts each)`);
   }
 
-  private writeOther(records: AttemptRecord[]): Promise<void> {
-    return this.availability.retrying(() => this.sql.begin((tx) => recordOutcomes(tx, records, this.settings)));
+  private async writeOther(records: AttemptRecord[]): Promise<void> {
+    const changes = await this.availability.retrying(() => this.sql.begin((tx) => recordOutcomes(tx, records, this.settings)));
+    if (changes.length > 0) this.circuitsChanged(changes);
   }
 
   /**

@@ -12,11 +12,15 @@ import { nodePostgresConfig } from "../db/connection/drivers";
 import type { Endpoint } from "../db/connection/transport";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
 import { messageSettings } from "../domain/publish/options";
+import { circuitSettings } from "../domain/destinations/circuit";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import type { HttpClient } from "../outbound/http-client";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { Claimer } from "./claimer";
+import { DestinationHealth } from "./destination-health";
+import { DestinationSlots } from "./destination-slots";
+import { DlqWatch } from "./dlq-watch";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
 import { Liveness } from "./liveness";
 import { Recorder } from "./recorder";
@@ -61,8 +65,31 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const { config, sql, availability } = deps;
   // An outage is logged once by `availability`; anything else is logged as it comes.
   const onError = (error: unknown) => void (availability.failed(error) || deps.log(`worker: ${(error as Error).message}`));
-  const outcomeSettings = messageSettings(config);
-  const recorder = new Recorder(sql, availability, outcomeSettings, deps.log, deps.metrics.outcomeBatchFallbacks);
+  const publishSettings = messageSettings(config);
+  const circuits = circuitSettings(config, publishSettings);
+  const outcomeSettings = { ...publishSettings, circuits };
+  const slots = new DestinationSlots(config.workerConcurrency, config.destinationShare);
+  const health = new DestinationHealth({
+    sql,
+    availability,
+    settings: circuits,
+    intervalMs: config.heartbeatIntervalMs,
+    probeTimeouts: { defaultMs: config.defaultTimeoutMs, graceMs: config.workerDeadAfterMs },
+    metrics: deps.metrics,
+    log: deps.log,
+  });
+  deps.metrics.countSlotsWith(() => slotsByCircuit(slots, health));
+  const dlqWatch = new DlqWatch({
+    sql,
+    availability,
+    threshold: config.operatorDlqThreshold,
+    events: circuits.events,
+    intervalMs: config.heartbeatIntervalMs,
+    log: deps.log,
+  });
+  const recorder = new Recorder(sql, availability, outcomeSettings, deps.log, deps.metrics.outcomeBatchFallbacks, (changes) => {
+    for (const change of changes) health.changed(change.destination, change.to, change.reason);
+  });
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
     recorder.flushReleased(),
   );
@@ -78,13 +105,17 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     retryDelayScale: config.retryDelayScale,
     llmApiKey: config.llmApiKey,
     shutdown: shutdown.signal,
+    unreachable: (destination) => health.unreachable(destination),
   };
   const claimer = new Claimer({
     sql,
     listener: deps.listener,
     availability,
     recorder,
-    attempt: (message, startBy) => deliverClaimed(deliverDeps, message, startBy),
+    attempt: (message, options) => deliverClaimed(deliverDeps, message, options),
+    slots,
+    health,
+    failedForGood: () => dlqWatch.failed(),
     workerId: `${liveness.processId}:claims`,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.pollIntervalMs,
@@ -122,6 +153,8 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     log: deps.log,
   });
   liveness.start();
+  await health.start();
+  dlqWatch.start();
   await claimer.start();
   await scheduler.start();
   return {
@@ -135,10 +168,17 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
       await scheduler.stop();
       await claimer.stop();
       clearTimeout(grace);
+      await health.stop();
+      await dlqWatch.stop();
       await recorder.flushReleased().catch(onError);
       await keys.stop();
       await timedJobs.stop();
       await liveness.stop();
     },
   };
+}
+
+/** This worker's requests in flight, by their destination's circuit state. */
+function* slotsByCircuit(slots: DestinationSlots, health: DestinationHealth): Iterable<[string, number]> {
+  for (const [destination, n] of slots.busy()) yield [health.circuitOf(destination), n];
 }

@@ -39,10 +39,11 @@ it("sends within the deadline, and not at all past it", async () => {
     retryDelayScale: 1,
     llmApiKey: null,
     shutdown: new AbortController().signal,
+    unreachable: () => null,
   };
-  expect(await deliverClaimed(deps, claimed, Date.now() - 1)).toEqual({ kind: "late" });
+  expect(await deliverClaimed(deps, claimed, { startBy: Date.now() - 1 })).toEqual({ kind: "late" });
   expect(receiver.requests).toHaveLength(0);
-  const delivery = await deliverClaimed(deps, claimed, Date.now() + 60_000);
+  const delivery = await deliverClaimed(deps, claimed, { startBy: Date.now() + 60_000 });
   expect(delivery.kind === "attempted" && delivery.record.outcome.kind).toBe("delivered");
   expect(receiver.requests).toHaveLength(1);
 });

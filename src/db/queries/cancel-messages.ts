@@ -11,7 +11,7 @@ import { isPending } from "../vocabulary";
 export function cancelMessageRows(tx: Tx, ids: string[]): Promise<{ id: string; queueName: string | null }[]> {
   return tx<{ id: string; queueName: string | null }[]>`
     update dispatch.messages
-    set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false,
+    set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false, destination_parked = false,
       canceled_seq = nextval('dispatch.messages_seq_seq')
     where id = any(${ids}::text[]) and ${isPending(tx)}
     returning id, queue_name as "queueName"`;

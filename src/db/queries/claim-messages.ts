@@ -1,35 +1,113 @@
 /**
- * The claim: a worker takes up to `limit` due messages in one statement.
- * Rows come off the work list (`due_at` cleared) under a new claim, and the
- * claim is registered for the worker, whose heartbeat keeps it alive
+ * The claim: a worker takes up to `limit` due messages in one statement,
+ * no more of each destination than the worker has room for. Rows come off
+ * the work list (`due_at` cleared) under a new claim, and the claim is
+ * registered for the worker, whose heartbeat keeps it alive
  * (`sweep-claims.ts` frees the claims of a dead worker). SKIP LOCKED lets any
  * number of workers claim at once; messages of paused queues are passed over
  * and keep their slot until the queue resumes.
+ *
+ * A destination that may take nothing now — its circuit is open or held
+ * (`dispatch.destinations`), or this worker already holds its share of slots
+ * for it — has the due messages the claim passes over parked in its own line
+ * (`destination_parked`, off the work list), so the next claim does not read
+ * them again: a blocked destination's backlog costs each of its messages one
+ * more row write, not a scan per claim. Lines are served first, oldest first,
+ * by any worker with room for their destination; while a destination has a
+ * line, its newly due messages join the line behind it.
  */
 import type { Tx } from "../client";
-import { type MessageRow, messageColumns } from "../message-columns";
+import { type MessageRow, messageColumnList } from "../message-columns";
+import { DESTINATION_HELD } from "./destination-health";
 
 /** A message held under a claim: its `claimId` is set. */
 export type ClaimedMessage = MessageRow & { claimId: number };
 
-/** Claims up to `limit` due messages for `workerId`. */
-export function claimMessages(tx: Tx, workerId: string, limit: number): Promise<ClaimedMessage[]> {
-  return tx<ClaimedMessage[]>`
-    with picked as (
+/** How much of each destination one claim may take. */
+export interface ClaimRoom {
+  /** Messages the claim may take in all. */
+  limit: number;
+  /** How many messages of a destination not in `byDestination` it may take. */
+  share: number;
+  /** Destinations with a room of their own (those the worker has in flight); 0 parks their due messages. */
+  byDestination: Record<string, number>;
+  /** Due messages to read beyond `limit`, to park those of destinations that may take none. */
+  pass: number;
+}
+
+/** What a claim took, and how many due messages it parked in their destination's line. */
+export interface Claim {
+  messages: ClaimedMessage[];
+  parked: number;
+}
+
+const NOT_PAUSED = `(m.queue_name is null
+  or not exists (select 1 from dispatch.queues q where q.name = m.queue_name and q.paused))`;
+
+/** $1 worker, $2 limit, $3 share, $4 room by destination (jsonb), $5 pass. */
+const CLAIM = `
+  with recursive
+  room as (select key as destination, value::int as n from jsonb_each_text($4::jsonb)),
+  held as (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
+  lines as (
+    (select m.destination from dispatch.messages m where m.destination_parked order by m.destination limit 1)
+    union all
+    select (select m.destination from dispatch.messages m
+            where m.destination_parked and m.destination > l.destination order by m.destination limit 1)
+    from lines l where l.destination is not null),
+  from_lines as (
+    select x.id from lines l cross join lateral (
       select m.id from dispatch.messages m
-      where m.due_at <= now()
-        and (m.queue_name is null
-          or not exists (select 1 from dispatch.queues q where q.name = m.queue_name and q.paused))
-      order by m.due_at
-      limit ${limit}
-      for update of m skip locked),
-    claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
-    claimed as (
-      update dispatch.messages m set due_at = null, claim_id = claim.id
-      from picked, claim where m.id = picked.id
-      returning ${messageColumns(tx, "m")}),
-    registered as (
-      insert into dispatch.claims (id, worker_id, message_ids) overriding system value
-      select claim.id, ${workerId}, array(select id from claimed) from claim)
-    select * from claimed`;
+      where m.destination = l.destination and m.destination_parked and ${NOT_PAUSED}
+      order by m.next_delivery_at
+      limit coalesce((select r.n from room r where r.destination = l.destination), $3::int)
+      for update of m skip locked) x
+    where l.destination is not null and l.destination not in (select destination from held)
+    limit $2::int),
+  scan as (
+    select m.id, m.destination, m.due_at from dispatch.messages m
+    where m.due_at <= now() and ${NOT_PAUSED}
+    order by m.due_at
+    limit $2::int + $5::int
+    for update of m skip locked),
+  ranked as (
+    select s.id, s.due_at, row_number() over (partition by s.destination order by s.due_at) as n,
+      case when s.destination in (select destination from held)
+          or s.destination in (select destination from lines where destination is not null) then 0
+        else coalesce((select r.n from room r where r.destination = s.destination), $3::int) end as room
+    from scan s),
+  picked as (
+    select id from from_lines
+    union all
+    (select id from ranked where n <= room order by due_at limit $2::int - (select count(*) from from_lines))),
+  claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
+  claimed as (
+    update dispatch.messages m set due_at = null, destination_parked = false, claim_id = claim.id
+    from picked, claim where m.id = picked.id
+    returning ${messageColumnList("m")}),
+  parked as (
+    update dispatch.messages m set due_at = null, claim_id = null, destination_parked = true
+    from ranked r where m.id = r.id and r.room = 0 and m.destination is not null
+    returning m.id),
+  registered as (
+    insert into dispatch.claims (id, worker_id, message_ids) overriding system value
+    select claim.id, $1, array(select id from claimed) from claim)
+  select c.*, p.count as "parkedCount"
+  from (select count(*)::int as count from parked) p left join claimed c on true`;
+
+/** Claims due messages for `workerId` within `room`. */
+export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): Promise<Claim> {
+  const rows = await tx.unsafe<(ClaimedMessage & { parkedCount: number })[]>(
+    CLAIM,
+    [workerId, room.limit, room.share, tx.json(room.byDestination), room.pass] as never[],
+    { prepare: true },
+  );
+  const parked = rows[0]?.parkedCount ?? 0;
+  const messages: ClaimedMessage[] = [];
+  for (const row of rows) {
+    if (row.id === null) continue;
+    delete (row as Partial<typeof row>).parkedCount;
+    messages.push(row);
+  }
+  return { messages, parked };
 }

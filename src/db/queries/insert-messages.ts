@@ -26,6 +26,7 @@
 import type postgres from "postgres";
 import { byteaBatch, byteaSliceSql } from "../bytea-batch";
 import type { Tx } from "../client";
+import { destinationOf } from "../destination";
 import type { MessageRow } from "../message-columns";
 import type { ClaimedMessage } from "./claim-messages";
 import { DUE_CHANNEL } from "./work-list";
@@ -71,6 +72,7 @@ const COLUMNS: InsertColumn[] = [
   { name: "origin", type: "text", value: (r) => r.origin },
   { name: "source_message_id", type: "text", value: (r) => r.sourceMessageId },
   { name: "url", type: "text", value: (r) => r.url },
+  { name: "destination", type: "text", value: (r) => destinationOf(r.url) },
   { name: "topic_name", type: "text", value: (r) => r.topicName },
   { name: "endpoint_name", type: "text", value: (r) => r.endpointName },
   { name: "queue_name", type: "text", value: (r) => r.queueName },
@@ -233,6 +235,8 @@ function claimedRow(row: MessageInsert, made: MadeColumns): ClaimedMessage {
     flowControlValue: row.flowControl?.value ?? null,
     flowActive: false,
     flowParked: false,
+    destination: destinationOf(row.url),
+    destinationParked: false,
     callerIp: row.callerIp,
     notBefore: made.notBefore,
     nextDeliveryAt: made.nextDeliveryAt,

@@ -14,6 +14,11 @@
  * | published claimed by its own process's worker: never on the list | insert-messages.ts (`insertClaimedMessageRows`) | a new row, the claim registered in the same statement |
  * | a queue starts it: on the list | start-queued-messages.ts | still waiting in that queue |
  * | claimed: off the list, under a claim | claim-messages.ts | due, SKIP LOCKED |
+ * | passed over by a claim, its destination blocked: into the destination's line, unclaimed | claim-messages.ts | due, SKIP LOCKED |
+ * | claimed from its destination's line | claim-messages.ts | in the line, SKIP LOCKED |
+ * | claimed as its destination's probe | destination-lines.ts (`claimProbe`) | first in the line, the circuit OPEN and due a probe |
+ * | stored claimed, its destination held or full: into the line | destination-lines.ts (`parkClaimed`) | pending under the claim |
+ * | a failed probe: back into the line, no retry spent | destination-lines.ts (`returnProbeToLine`) | pending under the claim |
  * | delivered | record-delivered.ts | pending under the claim |
  * | retried: back on the list at the retry's time | record-retry.ts | pending under the claim |
  * | failed | record-failed.ts | pending under the claim |

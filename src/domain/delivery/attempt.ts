@@ -16,13 +16,22 @@ import { signRequest, type SigningKeys } from "./signing";
 /** What one attempt produced: a response (any status) or an error before one. */
 export type Attempt =
   | { kind: "response"; status: number; headers: Record<string, string[]>; body: Buffer; startedAt: Date; durationMs: number }
-  | { kind: "error"; error: string; startedAt: Date; durationMs: number };
+  | {
+      kind: "error";
+      error: string;
+      /** The network error's code (`ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, ...), when it had one. */
+      code: string | null;
+      startedAt: Date;
+      durationMs: number;
+    };
 
 /** What happens to the message after an attempt. */
 export type Outcome =
   | { kind: "delivered" }
   | { kind: "retry"; delayMs: number; error: string }
-  | { kind: "failed"; error: string };
+  | { kind: "failed"; error: string }
+  /** A failed probe of an open circuit: the message goes back to its destination's line, spending no retry. */
+  | { kind: "held"; error: string };
 
 /**
  * The headers Dispatch sends to the destination, in the message's dialect.
@@ -82,13 +91,22 @@ export async function attemptDelivery(
     const durationMs = Date.now() - startedAt.getTime();
     // A workflow call hands the response on as data: cut off, it would be corrupt (logged responses may be cut).
     if (response.truncated && message.workflowCallType === "toCallback") {
-      return { kind: "error", error: tooLargeText("the response body", client.maxResponseBytes), startedAt, durationMs };
+      return { kind: "error", error: tooLargeText("the response body", client.maxResponseBytes), code: null, startedAt, durationMs };
     }
     const { status, headers, body } = response;
     return { kind: "response", status, headers, body, startedAt, durationMs };
   } catch (error) {
-    return { kind: "error", error: (error as Error).message, startedAt, durationMs: Date.now() - startedAt.getTime() };
+    const durationMs = Date.now() - startedAt.getTime();
+    return { kind: "error", error: (error as Error).message, code: errorCode(error), startedAt, durationMs };
   }
+}
+
+/** The code of a network error, or of the error it wraps (a timeout wraps undici's). */
+function errorCode(error: unknown): string | null {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === "string") return e.code;
+  }
+  return null;
 }
 
 /** Decides delivered / retry / failed from an attempt (docs/hosted-api.md §3.2). */

@@ -9,6 +9,9 @@ import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { recordDeliveredMessage } from "../../db/queries/record-delivered";
 import { recordFailed } from "../../db/queries/record-failed";
 import { recordRetry } from "../../db/queries/record-retry";
+import { returnProbeToLine } from "../../db/queries/destination-lines";
+import type { CircuitChange } from "../../db/queries/destination-health";
+import { type CircuitSettings, settleProbe } from "../destinations/circuit";
 import { isPendingState, type MessageState } from "../../db/vocabulary";
 import { releaseDeliveries } from "../flow-control/admission";
 import { newDlqId } from "../ids";
@@ -26,6 +29,8 @@ export interface AttemptRecord {
   message: ClaimedMessage;
   attempt: Attempt;
   outcome: Outcome;
+  /** Whether it was the probe of its destination's open circuit (its outcome settles the circuit). */
+  probe?: boolean;
 }
 
 /**
@@ -33,14 +38,20 @@ export interface AttemptRecord {
  * delivered, not queued, no callback and not a failure function. Everything
  * else is recorded by `recordOutcomes`.
  */
-export function isPlainDelivery({ message, outcome }: AttemptRecord): boolean {
+export function isPlainDelivery({ message, outcome, probe }: AttemptRecord): boolean {
   return (
     outcome.kind === "delivered" &&
+    !probe &&
     message.queueName === null &&
     message.flowControlKey === null &&
     message.workflowCallType !== "failureCall" &&
     !callbackDue(message, true)
   );
+}
+
+/** What recording outcomes needs: how the messages it publishes are stored, and how a probe settles its circuit. */
+export interface OutcomeSettings extends MessageSettings {
+  circuits: CircuitSettings;
 }
 
 /** What an attempt's row in the attempt log says beyond the attempt itself. */
@@ -58,8 +69,9 @@ interface AttemptNotes {
  * worker batches them). The message rows are locked and re-read: one that a
  * cancel (or a redelivery after a sweep) changed meanwhile keeps only its
  * attempt's row in the log — the in-flight attempt may land, nothing new starts.
+ * Returns the circuits its probes closed or opened again.
  */
-export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: MessageSettings): Promise<void> {
+export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<CircuitChange[]> {
   // Locked in one order, the ids' (as every transaction that locks several messages does): two workers
   // recording overlapping batches wait for each other instead of deadlocking.
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
@@ -70,10 +82,16 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   const positions = await reserveLogPositions(tx, records.length);
   const notes = records.map((): AttemptNotes => ({ retry: false, failure: null, notes: [] }));
   const claimed = new Set<string>();
+  const changes: CircuitChange[] = [];
   for (const [i, record] of records.entries()) {
     // An optimisation: each transition guards itself in SQL too (db/queries/work-list.ts).
     const row = current.get(record.message.id);
     const fresh = row && isPendingState(row.state) && row.claimId === record.message.claimId;
+    if (record.probe) {
+      const { outcome } = record;
+      const change = await settleProbe(tx, record.message, outcome.kind === "held" ? outcome.error : null, settings.circuits);
+      if (change !== null) changes.push(change);
+    }
     if (!fresh || claimed.has(record.message.id)) continue;
     claimed.add(record.message.id);
     await finish(tx, record, settings, notes[i]!);
@@ -81,10 +99,15 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   await insertAttempts(tx, records, positions, notes);
   // Every attempt, recorded or overtaken by a cancel, frees its flow-control slot.
   await releaseDeliveries(tx, records.map((record) => record.message));
+  return changes;
 }
 
 async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, notes: AttemptNotes): Promise<void> {
   const { message, attempt, outcome } = record;
+  if (outcome.kind === "held") {
+    if (await returnProbeToLine(tx, message.id, message.claimId)) notes.notes.push(HELD_NOTE);
+    return;
+  }
   const final = outcome.kind !== "retry";
   const extra = await runHooks().callbackFields(tx, message, final);
   if (outcome.kind === "delivered") {
@@ -103,6 +126,9 @@ async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, 
     await sendCallback(tx, "callback", message, body, settings, notes);
   }
 }
+
+/** What the log says of a failed probe. */
+const HELD_NOTE = "the probe of its destination's open circuit failed: back in the destination's line, no retry spent";
 
 /** Takes `count` positions in the log (the messages' `seq` sequence), in order. */
 async function reserveLogPositions(tx: Tx, count: number): Promise<number[]> {

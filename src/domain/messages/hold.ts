@@ -3,11 +3,13 @@
  * engine's own columns (db/queries/work-list.ts lists who sets them): in
  * flight under a claim; waiting in a paused queue, or behind its queue's
  * parallelism (queue-admission.ts); held by its flow-control key, paused or at
- * its parallelism or rate (flow-control/admission.ts); waiting out a retry's
- * backoff or a delay; or due and waiting for a worker. The checks follow the
- * order the engine applies them: a claim first, then the queue (the claim
- * passes over a paused queue's messages), then the flow-control key (checked
- * when a message is claimed), then time.
+ * its parallelism or rate (flow-control/admission.ts); waiting in its
+ * destination's line, its circuit open or held or its share of the slots
+ * taken (claim-messages.ts); waiting out a retry's backoff or a delay; or due
+ * and waiting for a worker. The checks follow the order the engine applies
+ * them: a claim first, then the queue (the claim passes over a paused queue's
+ * messages), then the flow-control key (checked when a message is claimed),
+ * then the destination's line, then time.
  */
 import type { Tx } from "../../db/client";
 import { isPendingState } from "../../db/vocabulary";
@@ -31,6 +33,23 @@ export interface KeyHold {
   ahead: number;
 }
 
+/** What its destination's hold is made of. */
+export interface DestinationHold {
+  destination: string;
+  /**
+   * `open`: its circuit is open (until a probe, at `until`; by hand: until closed by hand);
+   * `probing`: a probe is under way; `held`: a 429 asked for rest until `until`;
+   * `share`: the workers hold its share of their slots, and it takes the next free one.
+   */
+  reason: "open" | "probing" | "held" | "share";
+  until: Date | null;
+  openedByHand: boolean;
+  /** What opened the circuit ("12 of 12 attempts failed in the last minute: 12 timeouts"). */
+  openReason: string | null;
+  /** Its messages waiting in the line ahead of this one. */
+  ahead: number;
+}
+
 /** The message's queue, and the queue named just before it (the list of queues after it starts with this one). */
 export interface QueuePlace {
   queue: string;
@@ -44,6 +63,7 @@ export type Hold =
   | ({ kind: "paused-queue" } & QueuePlace)
   | ({ kind: "queue-parallelism"; parallelism: number; inFlight: number; ahead: number } & QueuePlace)
   | ({ kind: "flow-control" } & KeyHold)
+  | ({ kind: "destination" } & DestinationHold)
   | { kind: "retry-backoff"; until: Date; attempt: number; attempts: number; last: LastAnswer | null }
   | { kind: "delayed"; until: Date }
   | { kind: "due"; since: Date }
@@ -58,6 +78,7 @@ export async function holdOf(tx: Tx, message: StoredMessage): Promise<Hold> {
   const queued = message.pendingQueue === null ? null : await queueHold(tx, message);
   if (queued !== null) return queued;
   if (message.flowParked) return { kind: "flow-control", ...(await keyHold(tx, message, null)) };
+  if (message.destinationParked) return { kind: "destination", ...(await destinationHold(tx, message)) };
   if (message.dueAt === null) return { kind: "unscheduled" };
   return timeHold(tx, message, message.dueAt);
 }
@@ -108,6 +129,23 @@ async function keyHold(tx: Tx, message: StoredMessage, until: Date | null): Prom
     periodMs: state?.periodMs ?? 1000,
   };
   return { key, reason: keyReason(state?.paused ?? false, counts, until), until, ahead: held!.ahead, ...counts };
+}
+
+/** Why its destination's line holds it, from the destination's circuit. */
+async function destinationHold(tx: Tx, message: StoredMessage): Promise<DestinationHold> {
+  const destination = message.destination!;
+  const [row] = await tx<(Omit<DestinationHold, "reason" | "until" | "destination"> & { circuit: string | null; probeAt: Date | null; heldUntil: Date | null })[]>`
+    select d.circuit, d.probe_at as "probeAt", case when d.held_until > now() then d.held_until end as "heldUntil",
+      coalesce(d.opened_by_hand, false) as "openedByHand", d.open_reason as "openReason",
+      (select count(*)::int from dispatch.messages m
+        where m.destination = ${destination} and m.destination_parked and m.next_delivery_at < ${message.nextDeliveryAt}) as ahead
+    from (select 1) one left join dispatch.destinations d on d.destination = ${destination}`;
+  const { circuit, probeAt, heldUntil, ...rest } = row!;
+  const base = { destination, ...rest };
+  if (circuit === "OPEN") return { ...base, reason: "open", until: probeAt };
+  if (circuit === "PROBING") return { ...base, reason: "probing", until: null };
+  if (heldUntil !== null) return { ...base, reason: "held", until: heldUntil };
+  return { ...base, reason: "share", until: null };
 }
 
 /** Why the key holds it: paused first, then a full parallelism, then the rate (or a rate slot it waits for). */

@@ -39,9 +39,10 @@ export async function retryNow(tx: Tx, id: string): Promise<RetryNowResult> {
   return { kind: "not-in-backoff", state: message.state, why: notInBackoff(message) };
 }
 
-function notInBackoff(message: BackoffFields & { flowParked: boolean }): string {
+function notInBackoff(message: BackoffFields & { flowParked: boolean; destinationParked: boolean }): string {
   if (message.state !== "RETRY") return `it is ${message.state}, not waiting to be retried`;
   if (message.flowParked) return "it waits for its flow-control key, not for a backoff";
+  if (message.destinationParked) return "it waits in its destination's line (an open circuit, or its share of the slots), not for a backoff";
   if (message.dueAt === null) return "an attempt of it is under way";
   return "its retry is due already";
 }

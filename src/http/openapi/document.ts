@@ -58,6 +58,7 @@ export const TAGS: Record<Tag, string> = {
   DLQ: "Messages whose every attempt failed: inspect, retry or delete them.",
   Logs: "What happened to each message, one entry per state change and attempt.",
   "Flow control": "Keys that limit how many messages run at once and per period; pause, pin and reset them.",
+  Destinations: "Each origin Dispatch delivers to, its circuit breaker and health; open or close a circuit by hand (a Dispatch extension).",
   Workflows: "Workflow runs (the workflow SDKs' protocol): start, notify, list, cancel; the workflow DLQ.",
   "Signing keys": "The keys that sign each delivery (Upstash-Signature), and their rotation.",
   Operations: "Health, readiness, metrics, this document and its reference page.",

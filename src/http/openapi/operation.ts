@@ -26,6 +26,7 @@ export type Tag =
   | "URL groups"
   | "Schedules"
   | "Flow control"
+  | "Destinations"
   | "Signing keys"
   | "Workflows"
   | "Operations";

@@ -13,6 +13,7 @@ import { dashboardErrorPage, errorPage } from "../dashboard/errors";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
 import { apiDocumentRoutes } from "../routes/api-document";
+import { destinationRoutes } from "../routes/destinations";
 import { dlqRoutes } from "../routes/dlq";
 import { echoRoutes } from "../routes/echo";
 import { flowControlRoutes } from "../routes/flow-control";
@@ -48,6 +49,7 @@ export function createApp(deps: AppDeps) {
     .route("/topics", topicRoutes(deps))
     .route("/schedules", scheduleRoutes(deps))
     .route("/", flowControlRoutes(deps))
+    .route("/destinations", destinationRoutes(deps))
     // `GET /v2/dlq?source=workflow` is the workflow DLQ (docs/workflow-protocol.md §11); the rest is the plain DLQ.
     .route("/dlq", workflowDlqHandOff(deps))
     .route("/dlq", dlqRoutes(deps))

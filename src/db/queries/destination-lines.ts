@@ -1,0 +1,77 @@
+/**
+ * A destination's line: its due messages that wait for it, off the work list
+ * and unclaimed (`destination_parked`), while its circuit is open or held, or
+ * while the workers hold its share of their slots (`claim-messages.ts` parks
+ * what it passes over and serves the lines). Each statement changes only
+ * rows still in the state it starts from (work-list.ts).
+ */
+import type { Tx } from "../client";
+import { messageColumnList } from "../message-columns";
+import { isPending, pendingSql } from "../vocabulary";
+import type { ClaimedMessage } from "./claim-messages";
+
+/** Claimed messages this worker will not attempt (their destination is held or full) join their destination's line. */
+export async function parkClaimed(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
+  if (messages.length === 0) return;
+  await tx`
+    update dispatch.messages m set claim_id = null, destination_parked = true
+    from unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.claimId)}::bigint[]) as p(id, claim_id)
+    where m.id = p.id and m.claim_id = p.claim_id and m.due_at is null and not m.flow_parked and ${isPending(tx, "m.state")}`;
+}
+
+/**
+ * A failed probe: the message goes back to the front of its destination's
+ * line without spending a retry (the failure was the destination's); false
+ * when a cancel or a sweep got there first.
+ */
+export async function returnProbeToLine(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
+  const changed = await tx`
+    update dispatch.messages set claim_id = null, destination_parked = true
+    where id = ${messageId} and claim_id = ${claimId} and due_at is null and not flow_parked and ${isPending(tx)}
+    returning id`;
+  return changed.length > 0;
+}
+
+/**
+ * Takes the probe of one OPEN circuit whose cool-down is over (not one opened
+ * by hand): the oldest message in its line is claimed for `workerId` and the
+ * circuit becomes PROBING until the probe's outcome, or until its deadline (the
+ * message's timeout, or `defaultTimeoutMs`, plus `graceMs`) passes with none.
+ * Null when no circuit is ready or its line is empty.
+ */
+export async function claimProbe(
+  tx: Tx,
+  workerId: string,
+  defaultTimeoutMs: number,
+  graceMs: number,
+): Promise<ClaimedMessage | null> {
+  const [probe] = await tx.unsafe<ClaimedMessage[]>(
+    `
+    with d as (
+      select d.destination from dispatch.destinations d
+      where d.circuit = 'OPEN' and not d.opened_by_hand and d.probe_at <= now()
+      order by d.probe_at limit 1
+      for update skip locked),
+    picked as (
+      select x.id, x.timeout_ms, d.destination from d cross join lateral (
+        select m.id, m.timeout_ms from dispatch.messages m
+        where m.destination = d.destination and m.destination_parked and ${pendingSql("m.state")}
+        order by m.next_delivery_at limit 1
+        for update of m skip locked) x),
+    claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
+    claimed as (
+      update dispatch.messages m set destination_parked = false, claim_id = claim.id
+      from picked, claim where m.id = picked.id
+      returning ${messageColumnList("m")}),
+    probing as (
+      update dispatch.destinations t set circuit = 'PROBING', probe_message_id = p.id, updated_at = now(),
+        probe_deadline = now() + (coalesce(p.timeout_ms, $2::int) + $3::int) * interval '1 millisecond'
+      from picked p where t.destination = p.destination),
+    registered as (
+      insert into dispatch.claims (id, worker_id, message_ids) overriding system value
+      select claim.id, $1, array(select id from claimed) from claim)
+    select * from claimed`,
+    [workerId, defaultTimeoutMs, graceMs] as never[],
+  );
+  return probe ?? null;
+}
