@@ -264,7 +264,8 @@ export class Claimer implements LocalDelivery {
     let ticket: SlotTicket | null = this.deps.slots.started(destinationKey(message));
     try {
       const delivery = await this.deps.attempt(message, { startBy: start?.by, probe });
-      this.deps.slots.finished(ticket, delivery.kind === "attempted");
+      const answered = delivery.kind === "attempted" && !(delivery.record.attempt.kind === "error" && delivery.record.attempt.notSent);
+      this.deps.slots.finished(ticket, answered);
       ticket = null;
       if (delivery.kind === "interrupted") await this.handBack(message);
       else if (delivery.kind === "late") await this.withdraw(message, start!.admittedAt);

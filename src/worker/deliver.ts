@@ -4,7 +4,7 @@
  * decision it leads to. Recording is the caller's job.
  */
 import type { Sql } from "../db/client";
-import { attemptDelivery, decide, type Outcome } from "../domain/delivery/attempt";
+import { type Attempt, attemptDelivery, decide, type Outcome } from "../domain/delivery/attempt";
 import { failureKind } from "../domain/destinations/failure";
 import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { SigningKeys } from "../domain/delivery/signing";
@@ -29,8 +29,12 @@ export interface DeliverDeps {
    * it is handed back, not recorded.
    */
   shutdown: AbortSignal;
-  /** Why a destination is unreachable when its circuit gave up (the words its failed messages carry), or null. */
-  unreachable: (destination: string | null) => string | null;
+  /**
+   * Why a message is not sent when its destination's circuit gave up (the words
+   * its attempt and, once its retries run out, its DLQ entry carry), or null to
+   * send it: any other circuit, or the circuit's one real attempt per cool-down.
+   */
+  unreachable: (destination: string | null) => Promise<string | null>;
 }
 
 /** How an attempt of a claimed message went. */
@@ -45,7 +49,9 @@ export type Delivery =
 /**
  * Attempts `message` once, if it can start by `startBy` (epoch ms). As the
  * `probe` of its destination's open circuit, a failure that counts against
- * the destination holds the message (back to its line, no retry spent).
+ * the destination holds the message (back to its line, no retry spent). A
+ * message whose destination's circuit gave up is not sent: its attempt fails
+ * at once saying why, and spends a retry as any failed attempt does.
  */
 export async function deliverClaimed(
   deps: DeliverDeps,
@@ -55,23 +61,26 @@ export async function deliverClaimed(
   const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
   const keys = await deps.retrying(() => deps.signingKeys());
   if (startBy !== undefined && Date.now() > startBy) return { kind: "late" };
-  const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
-  const credentials: Record<string, string> =
-    message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
   const sent = delivery.message;
-  const attempt = await attemptDelivery(deps.http, sent, keys, timeoutMs, credentials);
+  const unreachable = probe ? null : await deps.unreachable(sent.destination);
+  const attempt = unreachable === null ? await send(deps, sent, keys) : notSent(unreachable);
   if (attempt.kind === "error" && deps.shutdown.aborted) return { kind: "interrupted" };
-  const failure = failureKind(attempt);
   const outcome: Outcome =
-    probe && failure !== null
+    probe && failureKind(attempt) !== null
       ? { kind: "held", error: attempt.kind === "error" ? attempt.error : `destination responded with status ${attempt.status}` }
-      : unreachableOnFailure(deps, sent, detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale)));
+      : detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
   return { kind: "attempted", record: { message: sent, attempt, outcome, probe } };
 }
 
-/** A message that fails for good at a destination whose circuit gave up says the destination was unreachable. */
-function unreachableOnFailure(deps: DeliverDeps, message: ClaimedMessage, outcome: Outcome): Outcome {
-  if (outcome.kind !== "failed") return outcome;
-  const unreachable = deps.unreachable(message.destination);
-  return unreachable === null ? outcome : { kind: "failed", error: `${unreachable}; last attempt: ${outcome.error}` };
+/** Sends the message, with the configured key of an `api/llm` destination. */
+function send(deps: DeliverDeps, message: ClaimedMessage, keys: SigningKeys): Promise<Attempt> {
+  const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
+  const credentials: Record<string, string> =
+    message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
+  return attemptDelivery(deps.http, message, keys, timeoutMs, credentials);
+}
+
+/** An attempt that was not made: `why`, in the attempt log and, once its retries run out, the DLQ. */
+function notSent(why: string): Attempt {
+  return { kind: "error", error: `not sent: ${why}`, code: null, notSent: true, startedAt: new Date(), durationMs: 0 };
 }

@@ -11,7 +11,7 @@
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { ClaimedMessage } from "../db/queries/claim-messages";
-import type { Observation } from "../db/queries/destination-health";
+import { type Observation, takeGaveUpAttempt } from "../db/queries/destination-health";
 import type { CircuitState } from "../db/vocabulary";
 import type { Attempt } from "../domain/delivery/attempt";
 import { retryAfterFromHeaders } from "../domain/delivery/retry-after";
@@ -73,7 +73,7 @@ export class DestinationHealth {
    */
   observe(message: ClaimedMessage, attempt: Attempt): number {
     const destination = message.destination;
-    if (destination === null) return 0;
+    if (destination === null || (attempt.kind === "error" && attempt.notSent)) return 0;
     const seen = this.observation(destination, attempt.startedAt);
     seen.attempts++;
     seen.latencyMs += attempt.durationMs;
@@ -81,6 +81,8 @@ export class DestinationHealth {
     const status = attempt.kind === "response" ? attempt.status : null;
     if (kind === null) {
       seen.answered = true;
+      // A circuit that gave up closes at the next report; this worker sends again at once.
+      if (this.circuits.get(destination)?.circuit === "GAVE_UP") this.circuits.delete(destination);
       if (status !== null && status < 300) seen.lastSuccessAt = new Date(attempt.startedAt.getTime() + attempt.durationMs);
       return 0;
     }
@@ -127,14 +129,21 @@ export class DestinationHealth {
   }
 
   /**
-   * Why `destination` is unreachable when its circuit gave up (for the error
-   * its messages fail with), or null.
+   * Why a message to `destination` is not sent, when its circuit gave up; null
+   * to send it: any other circuit, or the one real attempt a GAVE_UP circuit
+   * makes per cool-down (the first worker to take it, `takeGaveUpAttempt`),
+   * whose answer closes the circuit.
    */
-  unreachable(destination: string | null): string | null {
+  async unreachable(destination: string | null): Promise<string | null> {
     const known = destination === null ? undefined : this.circuits.get(destination);
     if (known?.circuit !== "GAVE_UP") return null;
+    if (known.probeAt !== null && known.probeAt.getTime() <= Date.now()) {
+      known.probeAt = null;
+      const next = await this.deps.sql.begin((tx) => takeGaveUpAttempt(tx, destination!, this.deps.settings.maxCoolDownMs));
+      if (next !== null) return (known.probeAt = next), null;
+    }
     const since = known.openedAt?.toISOString() ?? "a while";
-    return `destination ${destination} unreachable: its circuit has been open since ${since} (${known.openReason ?? "failures"})`;
+    return `destination ${destination} unreachable: its circuit has been open since ${since} (${known.openReason ?? "failures"}) and gave up`;
   }
 
   /** The circuit state of `destination`, as last read. */

@@ -139,7 +139,7 @@ describe("a destination's circuit", () => {
     for (const arrival of arrivals) expect(arrival.at - refused!.at).toBeGreaterThanOrEqual(1950);
   });
 
-  it("gives up after DISPATCH_CIRCUIT_GIVE_UP_AFTER: its messages run out their retries and end in the DLQ saying why", async () => {
+  it("gives up after DISPATCH_CIRCUIT_GIVE_UP_AFTER: its messages run out their retries unsent and end in the DLQ saying why", async () => {
     const dispatch = await service({ circuitCoolDownMs: 60_000, circuitMaxCoolDownMs: 60_000, circuitGiveUpAfterMs: 1500 });
     const gone = await receiver();
     await gone.close();
@@ -155,8 +155,24 @@ describe("a destination's circuit", () => {
     await poll(async () => (await statesOf(dispatch, ids)).every((state) => state === "FAILED"), "every held message failed");
     const dlq = await dispatch.service.sql<{ error: string }[]>`select error from dispatch.dlq where message_id = any(${ids}::text[])`;
     expect(dlq).toHaveLength(4);
-    for (const { error } of dlq) {
-      expect(error).toMatch(new RegExp(`^destination ${gone.url} unreachable: its circuit has been open since .*; last attempt: .*ECONNREFUSED`));
-    }
+    const unreachable = new RegExp(`^not sent: destination ${gone.url} unreachable: its circuit has been open since .* \\(5 of 5 attempts failed in the last minute: 5 refused connections\\) and gave up$`);
+    for (const { error } of dlq) expect(error).toMatch(unreachable);
+    // Not one of their three attempts was sent: the next real attempt is a cool-down (a minute) away.
+    const logged = await dispatch.service.sql<{ error: string }[]>`select error from dispatch.attempts where message_id = any(${ids}::text[])`;
+    expect(logged).toHaveLength(12);
+    for (const { error } of logged) expect(error).toMatch(unreachable);
+  });
+
+  it("that gave up still sends one message a cool-down, and closes when the destination answers again", async () => {
+    // Its retries 200 ms apart (unscaled): one of them comes after the cool-down and is sent.
+    const dispatch = await service({ circuitGiveUpAfterMs: 1000, retryDelayScale: 1 });
+    let down = true;
+    const flaky = await receiver(() => ({ status: down ? 503 : 200 }));
+    for (let i = 0; i < 5; i++) await publish(dispatch, `${flaky.url}/opener/${i}`, { "Svc-Retries": "0" });
+    await circuitIs(dispatch, flaky.url, "GAVE_UP");
+    down = false;
+    const id = await publish(dispatch, `${flaky.url}/after`, { "Svc-Retries": "20", "Svc-Retry-Delay": "200" });
+    await circuitIs(dispatch, flaky.url, "CLOSED");
+    await poll(async () => (await statesOf(dispatch, [id]))[0] === "DELIVERED", "the message delivered");
   });
 });

@@ -39,7 +39,7 @@ it("sends within the deadline, and not at all past it", async () => {
     retryDelayScale: 1,
     llmApiKey: null,
     shutdown: new AbortController().signal,
-    unreachable: () => null,
+    unreachable: async () => null,
   };
   expect(await deliverClaimed(deps, claimed, { startBy: Date.now() - 1 })).toEqual({ kind: "late" });
   expect(receiver.requests).toHaveLength(0);

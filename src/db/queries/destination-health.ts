@@ -165,15 +165,16 @@ function observationRow(o: Observation) {
 /**
  * The circuits' timed transitions, run by every worker about once a second
  * (each row changes for one of them): an OPEN or PROBING circuit open longer
- * than `giveUpAfterMs` gives up (not one opened by hand); a probe past its
+ * than `giveUpAfterMs` gives up (not one opened by hand), its next real
+ * attempt a cool-down away (`takeGaveUpAttempt`); a probe past its
  * deadline is lost and the circuit is OPEN again, to probe at once; expired
  * 429 holds are cleared. Returns the circuits that gave up or lost their probe.
  */
 export async function runCircuitTimers(tx: Tx, giveUpAfterMs: number): Promise<CircuitChange[]> {
   const changes = await tx<CircuitChange[]>`
     with gave_up as (
-      update dispatch.destinations d set circuit = 'GAVE_UP', probe_at = null, probe_message_id = null, probe_deadline = null,
-        updated_at = now()
+      update dispatch.destinations d set circuit = 'GAVE_UP', probe_message_id = null, probe_deadline = null,
+        probe_at = now() + coalesce(d.cool_down_ms, 0) * interval '1 millisecond', updated_at = now()
       from (select destination, circuit from dispatch.destinations
             where circuit in ('OPEN', 'PROBING') and not opened_by_hand
               and opened_at <= now() - ${giveUpAfterMs} * interval '1 millisecond'
@@ -224,6 +225,20 @@ export async function reopenAfterProbe(
     where destination = ${destination} and circuit = 'PROBING' and probe_message_id = ${probeMessageId}
     returning destination, 'PROBING' as "from", circuit as "to", ${reason}::text as reason, probe_at as "probeAt"`;
   return change ?? null;
+}
+
+/**
+ * Takes the one real attempt a GAVE_UP circuit makes per cool-down (the
+ * cool-down doubles, up to `maxCoolDownMs`); returns when the next one is
+ * due, or null when another worker took it first.
+ */
+export async function takeGaveUpAttempt(tx: Tx, destination: string, maxCoolDownMs: number): Promise<Date | null> {
+  const [row] = await tx<{ probeAt: Date }[]>`
+    update dispatch.destinations set cool_down_ms = least(${maxCoolDownMs}::int, greatest(cool_down_ms, 1) * 2),
+      probe_at = now() + least(${maxCoolDownMs}::int, greatest(cool_down_ms, 1) * 2) * interval '1 millisecond', updated_at = now()
+    where destination = ${destination} and circuit = 'GAVE_UP' and probe_at <= now()
+    returning probe_at as "probeAt"`;
+  return row?.probeAt ?? null;
 }
 
 /** A GAVE_UP circuit whose destination answered again closes. */

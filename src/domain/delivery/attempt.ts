@@ -21,6 +21,8 @@ export type Attempt =
       error: string;
       /** The network error's code (`ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, ...), when it had one. */
       code: string | null;
+      /** Not sent at all: its destination's circuit gave up (domain/destinations/circuit.ts). */
+      notSent?: true;
       startedAt: Date;
       durationMs: number;
     };

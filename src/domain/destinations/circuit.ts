@@ -15,9 +15,12 @@
  *   again for longer, and the probe goes back to the front of the line,
  *   spending no retry either.
  * - GAVE_UP: open for longer than `giveUpAfterMs`, the circuit no longer holds
- *   anything back: the messages are attempted and run out their own retries,
- *   failing with an error that says the destination was unreachable. The first
- *   answer that counts as a success closes it.
+ *   anything back: its messages run out their own retries on their own
+ *   schedule, each attempt failing at once, not sent, with an error that says
+ *   the destination was unreachable (so a dead destination holds no slot and
+ *   its backlog ends in the DLQ saying why). Once per cool-down (doubling up to
+ *   `maxCoolDownMs`) one message is sent for real; an answer that does not
+ *   count as a failure closes the circuit.
  *
  * Opened by hand, a circuit holds its messages until it is closed by hand:
  * no probes, no give-up. A 429's Retry-After holds the whole destination that

@@ -27,7 +27,7 @@ export function failureKind(attempt: Attempt): string | null {
     return `HTTP ${status}`;
   }
   const { code } = attempt;
-  if (code === null) return null;
+  if (code === null || attempt.notSent) return null;
   if (TIMEOUT_CODES.has(code)) return "timeouts";
   if (code === "ECONNREFUSED") return "refused connections";
   if (RESET_CODES.has(code)) return "reset connections";

@@ -102,13 +102,15 @@ export function destinationRoutes(deps: AppDeps) {
     })
     .post("/:destination{.+}/open", OPEN.describe, async (c) => {
       const destination = parseDestination(c.req.param("destination"));
-      await sql.begin((tx) => openCircuitByHand(tx, destination, settings));
+      const change = await sql.begin((tx) => openCircuitByHand(tx, destination, settings));
+      if (change !== null) deps.log(`destination ${destination}: circuit OPEN (opened by hand)`, { level: "info", destination });
       return c.json(destinationJson((await findDestination(sql, destination, giveUpAfterMs))!));
     })
     .post("/:destination{.+}/close", CLOSE.describe, async (c) => {
       const destination = parseDestination(c.req.param("destination"));
       await found(deps, destination);
-      await sql.begin((tx) => closeCircuitByHand(tx, destination, settings));
+      const change = await sql.begin((tx) => closeCircuitByHand(tx, destination, settings));
+      if (change !== null) deps.log(`destination ${destination}: circuit CLOSED (closed by hand)`, { level: "info", destination });
       return c.json(destinationJson(await found(deps, destination)));
     })
     .get("/:destination{.+}", GET.describe, async (c) => c.json(destinationJson(await found(deps, parseDestination(c.req.param("destination"))))));
