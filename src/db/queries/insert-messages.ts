@@ -29,6 +29,7 @@ import type { Tx } from "../client";
 import { destinationOf } from "../destination";
 import type { MessageRow } from "../message-columns";
 import type { ClaimedMessage } from "./claim-messages";
+import { DESTINATION_HELD } from "./destination-health";
 import { DUE_CHANNEL } from "./work-list";
 
 
@@ -164,7 +165,15 @@ const INSERT = `${TIMED},
   ${NOTIFY}`;
 
 /**
- * The same insert, the rows marked `claimed` stored under a new claim of
+ * A row marked `claimed` is taken by the worker unless its destination holds
+ * its messages (an open circuit, a 429's hold: read here, in the statement,
+ * since a circuit opened by another replica or by hand a moment ago must
+ * hold): then it goes on the work list, and the claim sets it aside.
+ */
+const TAKEN = "(claimed and destination not in (select destination from held))";
+
+/**
+ * The same insert, the rows marked `claimed` (and `TAKEN`) stored under a new claim of
  * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row).
  * It answers, for the claimed rows, only the columns the database made
  * (`claimedRow` builds the rest from what the caller holds: measured, parsing
@@ -172,12 +181,14 @@ const INSERT = `${TIMED},
  * the outer side of the join, so it runs whether or not any row was claimed.
  */
 const INSERT_CLAIMED = `${TIMED},
-  claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from timed where claimed)),
+  held as materialized (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
+  claim as materialized (
+    select nextval('dispatch.claims_id_seq') as id where exists (select 1 from timed where ${TAKEN})),
   inserted as (${insertTimed(
     {
       ...COMPUTED,
-      due_at: `case when claimed then null else ${COMPUTED.due_at} end`,
-      claim_id: "case when claimed then (select id from claim) end",
+      due_at: `case when ${TAKEN} then null else ${COMPUTED.due_at} end`,
+      claim_id: `case when ${TAKEN} then (select id from claim) end`,
     },
     "id, seq, claim_id, due_at, not_before, next_delivery_at, created_at",
   )}),

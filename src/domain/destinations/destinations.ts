@@ -129,3 +129,13 @@ async function withCounts(tx: Tx, rows: Omit<Destination, "inFlight" | "due" | "
     return { ...row, inFlight: count.inFlight, due: count.due, waiting: count.waiting };
   });
 }
+
+/** Removes the rows of destinations idle for `idleMs`: closed, unheld, nothing in their line. Returns how many. */
+export async function forgetIdleDestinations(tx: Tx, idleMs: number): Promise<number> {
+  const removed = await tx`
+    delete from dispatch.destinations d
+    where d.circuit = 'CLOSED' and d.held_until is null
+      and coalesce(d.last_attempt_at, d.updated_at) < now() - ${idleMs} * interval '1 millisecond'
+      and not exists (select 1 from dispatch.messages m where m.destination = d.destination and m.destination_parked)`;
+  return removed.count;
+}

@@ -5,6 +5,7 @@
  * so graphile-worker retries it.
  */
 import { expiredDeduplicationKeys } from "./deduplication-keys";
+import { idleDestinations } from "./idle-destinations";
 import { staleNotifications } from "./notifications";
 import { parkedFlowControl } from "./parked-flow-control";
 import { retention } from "./retention";
@@ -17,6 +18,7 @@ export const MAINTENANCE_SERVICES: MaintenanceService[] = [
   staleNotifications,
   stalledRuns,
   parkedFlowControl,
+  idleDestinations,
   retention,
 ];
 
