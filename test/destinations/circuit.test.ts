@@ -9,30 +9,22 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/config";
 import { cloneDatabase } from "../support/database";
 import { poll } from "../support/poll";
-import { type Receiver, type Responder, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { receiverPool, type Responder, sleep, startReceiver } from "../support/receiver";
+import { servicePool, type TestService } from "../support/service";
 
 /** Circuits that open after 5 failures and probe after 300 ms (600 ms at most). */
 const CIRCUITS: Partial<Config> = { circuitFailures: 5, circuitCoolDownMs: 300, circuitMaxCoolDownMs: 600 };
 
-const open: { receivers: Receiver[]; services: TestService[] } = { receivers: [], services: [] };
+const receivers = receiverPool();
+const services = servicePool();
 
 afterEach(async () => {
-  for (const receiver of open.receivers.splice(0)) await receiver.close();
-  for (const service of open.services.splice(0)) await service.stop();
+  await receivers.closeAll();
+  await services.stopAll();
 });
 
-async function receiver(responder?: Responder): Promise<Receiver> {
-  const started = await startReceiver(responder);
-  open.receivers.push(started);
-  return started;
-}
-
-async function service(overrides: Partial<Config> = {}, databaseUrl?: string): Promise<TestService> {
-  const started = await startTestService({ ...CIRCUITS, ...overrides }, { databaseUrl });
-  open.services.push(started);
-  return started;
-}
+const receiver = (responder?: Responder) => receivers.start(responder);
+const service = (overrides: Partial<Config> = {}, databaseUrl?: string) => services.start({ ...CIRCUITS, ...overrides }, { databaseUrl });
 
 async function publish(dispatch: TestService, url: string, headers: Record<string, string> = {}): Promise<string> {
   const response = await dispatch.api(`/v2/publish/${url}`, { method: "POST", headers, body: "x" });
@@ -141,9 +133,8 @@ describe("a destination's circuit", () => {
 
   it("gives up after DISPATCH_CIRCUIT_GIVE_UP_AFTER: its messages run out their retries unsent and end in the DLQ saying why", async () => {
     const dispatch = await service({ circuitCoolDownMs: 60_000, circuitMaxCoolDownMs: 60_000, circuitGiveUpAfterMs: 1500 });
-    const gone = await receiver();
+    const gone = await startReceiver();
     await gone.close();
-    open.receivers.splice(open.receivers.indexOf(gone), 1);
     for (let i = 0; i < 5; i++) await publish(dispatch, `${gone.url}/opener/${i}`, { "Svc-Retries": "0" });
     await circuitIs(dispatch, gone.url, "OPEN");
     const ids: string[] = [];

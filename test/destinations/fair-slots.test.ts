@@ -9,32 +9,24 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cloneDatabase } from "../support/database";
 import { poll } from "../support/poll";
 import { killAllDispatchProcesses, startDispatchProcess } from "../support/processes";
-import { type Receiver, sleep, startReceiver } from "../support/receiver";
-import { startTestService, TEST_TOKEN, type TestService } from "../support/service";
+import { type Receiver, receiverPool, type Responder, sleep } from "../support/receiver";
+import { servicePool, TEST_TOKEN, type TestService } from "../support/service";
 
 /** Slots of each worker here, and the share one destination may hold (DISPATCH_DESTINATION_SHARE's default, 0.25). */
 const CONCURRENCY = 32;
 const SHARE = 8;
 
-const open: { receivers: Receiver[]; services: TestService[] } = { receivers: [], services: [] };
+const receivers = receiverPool();
+const services = servicePool();
 
 afterEach(async () => {
-  for (const receiver of open.receivers.splice(0)) await receiver.close();
+  await receivers.closeAll();
   await killAllDispatchProcesses();
-  for (const service of open.services.splice(0)) await service.stop();
+  await services.stopAll();
 });
 
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const started = await startReceiver(...args);
-  open.receivers.push(started);
-  return started;
-}
-
-async function service(...args: Parameters<typeof startTestService>): Promise<TestService> {
-  const started = await startTestService(...args);
-  open.services.push(started);
-  return started;
-}
+const receiver = (responder?: Responder) => receivers.start(responder);
+const service = (...args: Parameters<typeof services.start>) => services.start(...args);
 
 /** Publishes `count` messages to `url` in batches of 100. */
 async function publishMany(dispatch: TestService, url: string, count: number): Promise<void> {

@@ -9,27 +9,20 @@ import { jwtVerify } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/config";
 import { poll } from "../support/poll";
-import { type Received, type Receiver, type Responder, sleep, startReceiver } from "../support/receiver";
-import { startTestService, type TestService } from "../support/service";
+import { type Received, receiverPool, type Responder, sleep } from "../support/receiver";
+import { servicePool, type TestService } from "../support/service";
 
-const open: { receivers: Receiver[]; services: TestService[] } = { receivers: [], services: [] };
+const receivers = receiverPool();
+const services = servicePool();
 
 afterEach(async () => {
-  for (const receiver of open.receivers.splice(0)) await receiver.close();
-  for (const service of open.services.splice(0)) await service.stop();
+  await receivers.closeAll();
+  await services.stopAll();
 });
 
-async function receiver(responder?: Responder): Promise<Receiver> {
-  const started = await startReceiver(responder);
-  open.receivers.push(started);
-  return started;
-}
-
-async function service(overrides: Partial<Config>): Promise<TestService> {
-  const started = await startTestService({ circuitFailures: 5, circuitCoolDownMs: 300, circuitMaxCoolDownMs: 600, ...overrides });
-  open.services.push(started);
-  return started;
-}
+const receiver = (responder?: Responder) => receivers.start(responder);
+const service = (overrides: Partial<Config>) =>
+  services.start({ circuitFailures: 5, circuitCoolDownMs: 300, circuitMaxCoolDownMs: 600, ...overrides });
 
 async function publish(dispatch: TestService, url: string, headers: Record<string, string> = {}): Promise<void> {
   const response = await dispatch.api(`/v2/publish/${url}`, { method: "POST", headers, body: "x" });

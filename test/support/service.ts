@@ -129,3 +129,18 @@ export async function startTestService(
     },
   };
 }
+
+/** Services a test starts (`start`), stopped together (`stopAll`, in an `afterEach`), as `receiverPool` does for receivers. */
+export function servicePool() {
+  const started: TestService[] = [];
+  return {
+    async start(overrides: Partial<Config> = {}, options: ServiceOptions = {}): Promise<TestService> {
+      const service = await startTestService(overrides, options);
+      started.push(service);
+      return service;
+    },
+    stopAll: async () => {
+      for (const service of started.splice(0)) await service.stop();
+    },
+  };
+}
