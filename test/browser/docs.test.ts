@@ -74,6 +74,7 @@ describe("the API reference", () => {
       "DLQ",
       "Logs",
       "Flow control",
+      "Destinations",
       "Workflows",
       "Signing keys",
       "Operations",

@@ -42,6 +42,7 @@ import {
   runCircuitTimers,
 } from "../../db/queries/destination-health";
 import { claimProbe } from "../../db/queries/destination-lines";
+import { AppError } from "../errors";
 import { circuitEvent, type OperatorEventSettings, publishOperatorEvents } from "../operator-events/operator-events";
 import type { MessageSettings } from "../publish/options";
 
@@ -144,8 +145,10 @@ export async function openCircuitByHand(tx: Tx, destination: string, settings: C
   return change;
 }
 
-/** Closes `destination`'s circuit by hand (null when it was closed). */
+/** Closes `destination`'s circuit by hand (null when it was closed); a 404 when nothing was ever attempted to it. */
 export async function closeCircuitByHand(tx: Tx, destination: string, settings: CircuitSettings): Promise<CircuitChange | null> {
+  const [known] = await tx`select 1 from dispatch.destinations where destination = ${destination}`;
+  if (known === undefined) throw new AppError(404, `destination ${destination} not found: nothing was attempted to it`);
   const change = await closeByHand(tx, destination);
   if (change !== null) await announce(tx, settings, [{ ...change, reason: "closed by hand" }]);
   return change;

@@ -139,3 +139,13 @@ export async function forgetIdleDestinations(tx: Tx, idleMs: number): Promise<nu
       and not exists (select 1 from dispatch.messages m where m.destination = d.destination and m.destination_parked)`;
   return removed.count;
 }
+
+/** How many destinations hold their messages back now, by circuit state (`HELD`: closed, but a 429 holds it). */
+export async function holdingCounts(tx: Tx): Promise<Record<string, number>> {
+  const rows = await tx<{ state: string; n: number }[]>`
+    select case when d.circuit = 'CLOSED' then 'HELD' else d.circuit end as state, count(*)::int as n
+    from dispatch.destinations d
+    where (d.circuit <> 'CLOSED' or d.held_until is not null) and (d.circuit <> 'CLOSED' or d.held_until > now())
+    group by 1`;
+  return Object.fromEntries(rows.map((row) => [row.state, row.n]));
+}

@@ -40,6 +40,7 @@ const TONES: Record<string, string> = {
   RETRY: "warn", STEP_RETRY: "warn", CANCELED: "", RUN_CANCELED: "", STEP_CANCELED: "",
   CREATED: "info", RUN_STARTED: "info", STEP_PROGRESS: "info", CALLBACK_INPROGRESS: "info",
   paused: "warn", active: "ok",
+  CLOSED: "ok", OPEN: "bad", PROBING: "warn", GAVE_UP: "bad",
 };
 
 /** A state as a coloured badge. */
@@ -214,18 +215,18 @@ export const ByTimePager: FC<{ path: string; values: Record<string, string | nul
 /**
  * The pager of a list by name or id at `path`: "Next »" to the rows after
  * `next` (the page's last key), "« First" when the page is not the first
- * (`after` set); a search is kept in both.
+ * (`after` set); the search or filters (`filters`) are kept in both.
  */
-export const ByNamePager: FC<{ path: string; after: string | null; next: string | null; search?: string }> = ({
+export const ByNamePager: FC<{ path: string; after: string | null; next: string | null; filters?: Record<string, string | null> }> = ({
   path,
   after,
   next,
-  search,
+  filters = {},
 }) => (
   <Pager
     labels={BY_NAME}
-    next={next === null ? null : linkTo(path, { search, after: next })}
-    first={after === null ? null : linkTo(path, { search })}
+    next={next === null ? null : linkTo(path, filters, { after: next })}
+    first={after === null ? null : linkTo(path, filters)}
   />
 );
 

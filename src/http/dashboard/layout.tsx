@@ -17,6 +17,7 @@ export const SECTIONS = [
   ["messages", "Messages", "/dashboard/messages"],
   ["publish", "Publish", "/dashboard/publish"],
   ["dlq", "DLQ", "/dashboard/dlq"],
+  ["destinations", "Destinations", "/dashboard/destinations"],
   ["queues", "Queues", "/dashboard/queues"],
   ["url-groups", "URL groups", "/dashboard/url-groups"],
   ["schedules", "Schedules", "/dashboard/schedules"],

@@ -34,6 +34,10 @@ const NOTICES: Record<string, string> = {
   "not-retried-now": "Nothing to hurry; the message is not waiting out a retry backoff:",
   "run-resumed": "Resumed as a new run:",
   "run-restarted": "Restarted as a new run:",
+  "circuit-opened": "Circuit opened by hand; its messages wait until it is closed by hand:",
+  "circuit-already-open": "Nothing to open; the circuit was already open by hand:",
+  "circuit-closed": "Circuit closed; its waiting messages are attempted again:",
+  "circuit-already-closed": "Nothing to close; the circuit was already closed:",
   "nothing-selected": "Nothing was selected.",
 };
 

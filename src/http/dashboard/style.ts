@@ -101,6 +101,10 @@ ol.stack li { white-space: pre-wrap; word-break: break-all; }
 .card.why h2 { margin-top: 0; }
 .card.why p { margin: .3rem 0; }
 .stat .note { font-size: .8rem; }
+table.destinations td:first-child { min-width: 11rem; }
+table.destinations td.circuit { min-width: 13rem; }
+table.destinations td.last-minute { min-width: 8rem; }
+table.destinations td.row-actions form { display: block; margin: 0 0 .3rem; }
 .key-actions details summary { cursor: pointer; color: var(--accent); font-size: .85rem; }
 .key-actions form.pin { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .4rem 0 0; padding: 0; border: 0; }
 `;

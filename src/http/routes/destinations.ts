@@ -108,7 +108,6 @@ export function destinationRoutes(deps: AppDeps) {
     })
     .post("/:destination{.+}/close", CLOSE.describe, async (c) => {
       const destination = parseDestination(c.req.param("destination"));
-      await found(deps, destination);
       const change = await sql.begin((tx) => closeCircuitByHand(tx, destination, settings));
       if (change !== null) deps.log(`destination ${destination}: circuit CLOSED (closed by hand)`, { level: "info", destination });
       return c.json(destinationJson(await found(deps, destination)));

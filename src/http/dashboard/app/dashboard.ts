@@ -16,6 +16,7 @@ import { readForm } from "../form";
 import { requireSession } from "../guard";
 import { type Frame, pageLayout } from "../layout";
 import { signInRoutes } from "../sign-in";
+import { destinationRoutes } from "../views/destinations/routes";
 import { dlqRoutes } from "../views/dlq/routes";
 import { flowControlRoutes } from "../views/flow-control/routes";
 import { keyRoutes } from "../views/keys/routes";
@@ -43,6 +44,7 @@ export function dashboard(deps: AppDeps) {
     .route("/", messageRoutes(deps))
     .route("/", publishRoutes(deps))
     .route("/", dlqRoutes(deps))
+    .route("/", destinationRoutes(deps))
     .route("/", queueRoutes(deps))
     .route("/", urlGroupRoutes(deps))
     .route("/", scheduleRoutes(deps))

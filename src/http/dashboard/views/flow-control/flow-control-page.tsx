@@ -59,7 +59,7 @@ export const FlowControlPage = ({ page, search, after, viewer, refusal }: FlowCo
             </tbody>
           </table>
         )}
-        <ByNamePager path={FLOW_CONTROL_PATH} after={after} next={page.cursor} search={search} />
+        <ByNamePager path={FLOW_CONTROL_PATH} after={after} next={page.cursor} filters={{ search }} />
       </Live>
     </>
   );

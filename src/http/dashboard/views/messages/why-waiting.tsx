@@ -1,12 +1,13 @@
 /**
  * "Why it is waiting": what holds a pending message (domain/messages/hold.ts
  * decides), in words, with links to what holds it — its queue's row, its
- * flow-control key and that key's messages.
+ * flow-control key and that key's messages, its destination's row.
  */
 import type { Child, FC } from "hono/jsx";
-import type { Hold, KeyHold, QueuePlace } from "../../../../domain/messages/hold";
-import { Time } from "../../components";
+import type { DestinationHold, Hold, KeyHold, QueuePlace } from "../../../../domain/messages/hold";
+import { plural, Time } from "../../components";
 import { linkTo } from "../../params";
+import { DestinationLink } from "../destinations/destination-link";
 import { KeyLink } from "../flow-control/key-link";
 import { AnswerLine, StatusText } from "./answer-line";
 
@@ -38,6 +39,8 @@ const Reason = ({ hold, now }: { hold: Exclude<Hold, { kind: "finished" }>; now:
       );
     case "flow-control":
       return <KeyReason hold={hold} now={now} />;
+    case "destination":
+      return <DestinationReason hold={hold} now={now} />;
     case "retry-backoff":
       return (
         <>
@@ -85,6 +88,8 @@ export const NextAttempt: FC<{ hold: Hold; now: number }> = ({ hold, now }) => {
       return <span>when its queue is resumed</span>;
     case "queue-parallelism":
       return <span>when its queue has a free slot</span>;
+    case "destination":
+      return <DestinationNext hold={hold} now={now} />;
     default:
       return <span class="muted">—</span>;
   }
@@ -130,4 +135,57 @@ const WHY_KEY: Record<KeyHold["reason"], (hold: KeyHold) => string> = {
   parallelism: (h) => `at its parallelism limit: ${h.inFlight} of ${h.parallelism} deliveries in flight.`,
   rate: (h) => `at its rate limit: ${h.startedInWindow} of ${h.rate ?? "—"} deliveries started in the last ${h.periodMs / 1000} s.`,
   releasing: () => "until now: the key has room, and lets it go.",
+};
+
+/** Waiting in its destination's line: why the line holds it (one sentence a reason), and how many wait ahead of it. */
+const DestinationReason = ({ hold, now }: { hold: DestinationHold; now: number }) => (
+  <p data-reason={hold.reason}>
+    Waiting in the line of its destination <DestinationLink destination={hold.destination} />: <LineHold hold={hold} now={now} />;{" "}
+    {hold.ahead === 0 ? "it is first in the line" : `${plural(hold.ahead, "of its messages waits", "of its messages wait")} ahead of it`}.
+  </p>
+);
+
+/** Why the destination's line holds its messages, as `holdOf` read it. */
+const LineHold = ({ hold, now }: { hold: DestinationHold; now: number }): Child => {
+  switch (hold.reason) {
+    case "open":
+      if (hold.openedByHand) return <>its circuit is open until it is closed by hand (it was opened by hand)</>;
+      return (
+        <>
+          its circuit is open {hold.until === null ? "until a probe decides" : <>until <Time at={hold.until} now={now} /></>}
+          {hold.openReason && <> ({hold.openReason})</>}
+        </>
+      );
+    case "probing":
+      return <>a probe of its circuit is under way and decides whether it closes{hold.openReason && <> ({hold.openReason})</>}</>;
+    case "held":
+      return (
+        <>
+          a 429 asked for rest until <Time at={hold.until} now={now} />
+        </>
+      );
+    case "share":
+      return <>the workers hold its share of their delivery slots, and it takes the next free one</>;
+  }
+};
+
+/** When a message in its destination's line is attempted next, as far as the line tells. */
+const DestinationNext = ({ hold, now }: { hold: DestinationHold; now: number }) => {
+  if (hold.reason === "held" && hold.until !== null) return <Time at={hold.until} now={now} />;
+  if (hold.reason === "open" && !hold.openedByHand && hold.until !== null) {
+    return (
+      <span>
+        when its destination's circuit closes (a probe <Time at={hold.until} now={now} />)
+      </span>
+    );
+  }
+  return <span>{DESTINATION_NEXT[hold.reason === "open" && hold.openedByHand ? "by-hand" : hold.reason]}</span>;
+};
+
+const DESTINATION_NEXT: Record<DestinationHold["reason"] | "by-hand", string> = {
+  "by-hand": "when its destination's circuit is closed by hand",
+  open: "when its destination's circuit closes",
+  probing: "when its destination's probe decides",
+  held: "when its destination's hold ends",
+  share: "when a delivery slot for its destination is free",
 };

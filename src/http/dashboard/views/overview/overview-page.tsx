@@ -21,6 +21,8 @@ export interface Overview {
   totals: Totals;
   /** The destinations with the most error attempts in the last hour. */
   failing: FailingDestination[];
+  /** Destinations holding their messages back now, by circuit state (HELD: a 429's hold). */
+  holding: Record<string, number>;
 }
 
 /** The headline numbers, attempts per minute and the counts by state, refreshed in place. */
@@ -54,7 +56,7 @@ export const OverviewPage = (overview: Overview & { now: number }) => {
 };
 
 /** The headline numbers, each linking to the list it counts. */
-const Stats = ({ messages, runs, hour, totals }: Overview) => {
+const Stats = ({ messages, runs, hour, totals, holding }: Overview) => {
   const perMinute = hour.minutes.at(-1)!;
   const lastHourTotals = hour.minutes.reduce(
     (sum, m) => ({ delivered: sum.delivered + m.delivered, failed: sum.failed + m.failed }),
@@ -82,9 +84,18 @@ const Stats = ({ messages, runs, hour, totals }: Overview) => {
         value={upTo(totals.flowControlKeys)}
       />
       <Stat label="Workflow runs started" href="/dashboard/workflows?state=RUN_STARTED" value={`${about(runs.estimated)}${count(runs.counts.RUN_STARTED)}`} />
+      <Stat
+        label="Destinations holding their messages"
+        href={`/dashboard/destinations${(holding.OPEN ?? 0) > 0 ? "?circuit=OPEN" : ""}`}
+        value={count(Object.values(holding).reduce((sum, n) => sum + n, 0))}
+        note={Object.entries(holding).map(([state, n]) => `${count(n)} ${HOLDING_WORDS[state] ?? state}`).join(", ") || undefined}
+      />
     </div>
   );
 };
+
+/** What each state of a holding destination is called on the overview. */
+const HOLDING_WORDS: Record<string, string> = { OPEN: "open", PROBING: "probing", GAVE_UP: "gave up", HELD: "held by a 429" };
 
 const count = (n: number | undefined) => (n ?? 0).toLocaleString("en-US");
 

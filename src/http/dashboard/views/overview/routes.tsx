@@ -1,6 +1,7 @@
 /** `GET /dashboard`: the overview, read in one snapshot. */
 import { Hono } from "hono";
 import { lastHour } from "../../../../domain/overview/activity";
+import { holdingCounts } from "../../../../domain/destinations/destinations";
 import { failingNow } from "../../../../domain/overview/failing-now";
 import { countByState } from "../../../../domain/overview/state-counts";
 import { readTotals } from "../../../../domain/overview/totals";
@@ -19,6 +20,7 @@ export function overviewRoutes(deps: AppDeps) {
       hour: await lastHour(tx),
       totals: await readTotals(tx),
       failing: await failingNow(tx, FAILING_SHOWN),
+      holding: await holdingCounts(tx),
     }));
     return c.render(<OverviewPage {...overview} now={nowOf(deps)} />, { title: "Overview", section: "overview" });
   });
