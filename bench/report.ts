@@ -1,7 +1,9 @@
 /**
  * Turns a run into tables (printed, and written to bench/RESULTS.md) and a
  * JSON document (bench/results/<timestamp>.json and latest.json), with every
- * target marked MET or MISSED.
+ * target marked MET or MISSED. A run of some parts only (`--only`) gets the
+ * tables of what it measured and the targets those alone decide, in its own
+ * JSON document; RESULTS.md and latest.json keep the last full run.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -14,32 +16,47 @@ import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
 import type { FlowControlResult } from "./flow-control";
 import type { LargeMessages } from "./large-messages";
+import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
 import type { RetentionRun } from "./retention";
 import type { Measurement, Plan, ScenarioResult } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
 import type { Percentiles } from "./stats";
 
-/** Everything a run measured. */
+/** Everything a run measured; a part `--only` left out is missing. */
 export interface BenchRun {
   command: string;
+  /** The parts run (`--only`), or null for a full run. */
+  only: string[] | null;
   startedAt: string;
   durationMs: number;
   plan: Plan;
   postgres: { version: string; embedded: boolean; settings: Record<string, string> };
   /** os.loadavg() when the run started and ended: other work on the machine skews every figure. */
   loadAverage: { start: number[]; end: number[] };
-  baselines: Baselines;
+  baselines?: Baselines;
   scenarios: ScenarioResult[];
-  backlog: BacklogSeed;
-  crash: CrashRecovery;
-  large: LargeMessages;
-  flowControl: FlowControlResult;
-  schedules: ScheduleResult;
+  backlog?: BacklogSeed;
+  crash?: CrashRecovery;
+  large?: LargeMessages;
+  flowControl?: FlowControlResult;
+  schedules?: ScheduleResult;
   /** 2b for Dispatch and the pipeline in back-to-back pairs (bench/paired.ts). */
   paired: PairedRound[];
   /** Scenario 10 without its 1/2b results, which are among `scenarios`. */
-  retention: Omit<RetentionRun, "results"> & { results?: undefined };
+  retention?: Omit<RetentionRun, "results"> & { results?: undefined };
+  /** Scenario 2d's hanging destination; its two measurements are among `scenarios`. */
+  noisy?: NoisyNeighbourRun;
+}
+
+/** The sections of a run that a run of some parts may lack. */
+const SECTIONS = ["baselines", "backlog", "crash", "large", "flowControl", "schedules", "retention", "noisy"] as const;
+
+/** A run of every part. */
+type FullRun = BenchRun & Required<Pick<BenchRun, (typeof SECTIONS)[number]>>;
+
+function isFull(run: BenchRun): run is FullRun {
+  return run.only === null && SECTIONS.every((section) => run[section] !== undefined);
 }
 
 /** A target and whether the run met it. */
@@ -81,8 +98,8 @@ const cpuText = (c: CpuUse) =>
 /** A warning when other work on the machine took a noticeable share of the CPU during measurements. */
 function interference(run: BenchRun): string | null {
   const worst = Math.max(
-    run.baselines.cpu?.otherCores ?? 0,
-    run.crash.cpu.otherCores,
+    run.baselines?.cpu?.otherCores ?? 0,
+    run.crash?.cpu.otherCores ?? 0,
     ...run.scenarios.map((s) => s.measurement.cpu.otherCores),
   );
   if (worst < 0.25) return null;
@@ -157,14 +174,14 @@ function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
     ["publish → arrival p50 / p99", pct(delivery.latency)],
   );
   if (delivery.lateness.count > 0) rows.push(["lateness vs send time + delay p50 / p99", pct(delivery.lateness)]);
-  if (s.id.startsWith("1-")) {
+  if (b && s.id.startsWith("1-")) {
     rows.push(
       ["publish/s ÷ INSERT commits/s", times(ratio(publish.perSecond, b.insertCommits))],
       ["publish/s ÷ INSERT+NOTIFY commits/s", times(ratio(publish.perSecond, b.insertNotifyCommits))],
       ["publish/s ÷ add_job/s", times(ratio(publish.perSecond, b.addJob))],
     );
   }
-  if (s.id.startsWith("2b") || s.id.startsWith("2c") || s.id.startsWith("3")) {
+  if (b && (s.id.startsWith("2b") || s.id.startsWith("2c") || s.id.startsWith("3"))) {
     rows.push(
       ["delivered/s ÷ raw undici POSTs/s", times(ratio(delivery.inWindowPerSecond, b.rawPosts))],
       ["delivered/s ÷ no-op jobs worked/s (batched)", times(ratio(delivery.inWindowPerSecond, b.workedBatched))],
@@ -186,8 +203,21 @@ function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
   return rows;
 }
 
-/** Every target of the issue, checked against the run. */
+/** Every target, checked against the run; a run of some parts (`--only`) gets the targets those parts alone decide. */
 export function checkTargets(run: BenchRun): TargetCheck[] {
+  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run)];
+  return [
+    ...(run.scenarios.length > 0 ? [rssTarget(run)] : []),
+    ...(run.scenarios.length > 0 || run.paired.length > 0 ? [exactlyOnceTarget(run)] : []),
+    ...(run.crash ? [crashTarget(run.crash)] : []),
+    ...(run.flowControl ? flowControlTargets(run.flowControl) : []),
+    ...(run.schedules ? [scheduleTarget(run.schedules)] : []),
+    ...noisyTargets(run),
+  ];
+}
+
+/** The targets of issues 10 and 28 and those set since, checked against a run of every part. */
+function fullRunTargets(run: FullRun): TargetCheck[] {
   const b = run.baselines;
   const publish = find(run, "1-publish")?.measurement;
   const delivered = find(run, "2b-delivered")?.measurement;
@@ -220,22 +250,7 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     { target: `backlog (${int(run.plan.backlogRows)} future rows): publish ≥ 80 % of empty`, measured: times(backlogPublish), met: backlogPublish >= 0.8 },
     { target: `backlog (${int(run.plan.backlogRows)} future rows): delivered ≥ 80 % of empty`, measured: times(backlogDelivered), met: backlogDelivered >= 0.8 },
   );
-  const dispatch = run.scenarios.filter((s) => s.service === "dispatch");
-  const peak = Math.max(0, ...dispatch.map(rssMB));
-  checks.push({ target: "peak RSS of Dispatch < 300 MB (every scenario)", measured: `${peak.toFixed(0)} MB`, met: peak < 300 });
-  const pairedRuns = run.paired.flatMap((r, i) => [
-    { id: `2b-paired-${i + 1}`, measurement: r.dispatch },
-    { id: `2b-paired-contended-${i + 1}`, measurement: r.contended.dispatch },
-  ]);
-  const faults = [...dispatch.filter((s) => !s.publishOnly), ...pairedRuns].flatMap(({ id, measurement: { delivery: d } }) => {
-    const problems = [
-      d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
-      d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
-      d.missing > 0 ? `${d.missing} not arrived within ${ms(d.drainAllowanceMs)} of the end of publishing` : "",
-    ].filter(Boolean);
-    return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
-  });
-  checks.push(crashTarget(run.crash));
+  checks.push(rssTarget(run), crashTarget(run.crash));
   const retentionPublish = ratio(find(run, "1-publish-retention")?.measurement.publish.perSecond ?? 0, publishRate);
   const retentionDelivered = ratio(find(run, "2b-delivered-retention")?.measurement.delivery.inWindowPerSecond ?? 0, deliveredRate);
   checks.push(
@@ -255,9 +270,41 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
       met: regrowth(run.retention) <= 0.02,
     },
   );
-  const f = run.flowControl;
+  checks.push(...flowControlTargets(run.flowControl), scheduleTarget(run.schedules), exactlyOnceTarget(run));
+  return [...checks, ...pipelineTargets(run), ...enginePassTargets(run)];
+}
+
+/** Peak RSS of every Dispatch scenario. */
+function rssTarget(run: BenchRun): TargetCheck {
+  const peak = Math.max(0, ...run.scenarios.filter((s) => s.service === "dispatch").map(rssMB));
+  return { target: "peak RSS of Dispatch < 300 MB (every scenario)", measured: `${peak.toFixed(0)} MB`, met: peak < 300 };
+}
+
+/** Every Dispatch scenario that delivers, and every paired round, delivered each accepted publish once. */
+function exactlyOnceTarget(run: BenchRun): TargetCheck {
+  const pairedRuns = run.paired.flatMap((r, i) => [
+    { id: `2b-paired-${i + 1}`, measurement: r.dispatch },
+    { id: `2b-paired-contended-${i + 1}`, measurement: r.contended.dispatch },
+  ]);
+  const delivering = run.scenarios.filter((s) => s.service === "dispatch" && !s.publishOnly);
+  const faults = [...delivering, ...pairedRuns].flatMap(({ id, measurement: { delivery: d } }) => {
+    const problems = [
+      d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
+      d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
+      d.missing > 0 ? `${d.missing} not arrived within ${ms(d.drainAllowanceMs)} of the end of publishing` : "",
+    ].filter(Boolean);
+    return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
+  });
+  return {
+    target: "every accepted publish delivered exactly once (every scenario)",
+    measured: faults.length === 0 ? "yes" : faults.join("; "),
+    met: faults.length === 0,
+  };
+}
+
+function flowControlTargets(f: FlowControlResult): TargetCheck[] {
   const isolation = ratio(f.unlimitedBesideThrottledPerSecond, f.unlimitedAlonePerSecond);
-  checks.push(
+  return [
     {
       target: `flow control: no one-second window over rate (${f.rate}/s)`,
       measured: `${f.busiestSecond} in the busiest second, ${times(f.rateAccuracy)} of the rate achieved`,
@@ -268,18 +315,15 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
       measured: times(isolation),
       met: isolation >= 0.8,
     },
-    {
-      target: "schedule p99 firing lateness < 1 s after the tick (every schedule fired once)",
-      measured: `${ms(run.schedules.arrivedLateMs.p99)} to arrival, ${run.schedules.fired}/${run.schedules.schedules} fired`,
-      met: run.schedules.fired === run.schedules.schedules && (run.schedules.arrivedLateMs.p99 ?? Infinity) < 1000,
-    },
-  );
-  checks.push({
-    target: "every accepted publish delivered exactly once (every scenario)",
-    measured: faults.length === 0 ? "yes" : faults.join("; "),
-    met: faults.length === 0,
-  });
-  return [...checks, ...pipelineTargets(run), ...enginePassTargets(run)];
+  ];
+}
+
+function scheduleTarget(s: ScheduleResult): TargetCheck {
+  return {
+    target: "schedule p99 firing lateness < 1 s after the tick (every schedule fired once)",
+    measured: `${ms(s.arrivedLateMs.p99)} to arrival, ${s.fired}/${s.schedules} fired`,
+    met: s.fired === s.schedules && (s.arrivedLateMs.p99 ?? Infinity) < 1000,
+  };
 }
 
 /**
@@ -471,6 +515,77 @@ function crashTarget(c: CrashRecovery): TargetCheck {
   };
 }
 
+/** Scenario 2d and the plain 2b measured right before it, when both ran. */
+function noisyPair(run: BenchRun): { alone: Measurement; noisy: Measurement; hanging: NoisyNeighbourRun } | null {
+  const alone = find(run, NOISY_ALONE_ID)?.measurement;
+  const noisy = find(run, NOISY_ID)?.measurement;
+  return run.noisy && alone && noisy ? { alone, noisy, hanging: run.noisy } : null;
+}
+
+/** 2d's figure over 2b alone's (null when either is missing or alone's is 0). */
+function noisyRatio(pair: { alone: Measurement; noisy: Measurement }, figure: (m: Measurement) => number | null): number | null {
+  const [noisy, alone] = [figure(pair.noisy), figure(pair.alone)];
+  return noisy !== null && alone ? noisy / alone : null;
+}
+
+/** Scenario 2d's targets: the healthy destination beside a hanging one, against 2b alone right before it. */
+function noisyTargets(run: BenchRun): TargetCheck[] {
+  const pair = noisyPair(run);
+  if (!pair) return [];
+  const { alone, noisy, hanging } = pair;
+  const [rate, p99, statements] = [rateOf, (m: Measurement) => m.delivery.latency.p99, (m: Measurement) => m.costs.statements].map((f) => noisyRatio(pair, f));
+  const shown = (r: number | null | undefined) => (r == null ? "n/a" : times(r));
+  const latency = (m: Measurement) => `p99 ${ms(m.delivery.latency.p99)}, p50 ${ms(m.delivery.latency.p50)}`;
+  const beside = `beside a destination that hangs with ${int(hanging.backlog)} messages due`;
+  return [
+    {
+      target: `noisy neighbour (2d): delivered/s ${beside} ≥ 0.9× 2b alone right before it`,
+      measured: `${shown(rate)} (${int(rateOf(noisy))}/s vs ${int(rateOf(alone))}/s); the hanging destination held ${hanging.held.atEnd} open at the end (share ${hanging.share})`,
+      met: rate != null && rate >= 0.9,
+    },
+    {
+      target: "noisy neighbour (2d): p99 publish → arrival ≤ 2× 2b alone (p50 for reference)",
+      measured: `${shown(p99)} (${latency(noisy)} vs ${latency(alone)})`,
+      met: p99 != null && p99 <= 2,
+    },
+    {
+      target: "noisy neighbour (2d): statements per delivered message ≤ 1.1× 2b alone",
+      measured: `${shown(statements)} (${num(noisy.costs.statements, 3)} vs ${num(alone.costs.statements, 3)})`,
+      met: statements != null && statements <= 1.1,
+    },
+  ];
+}
+
+/** Scenario 2d beside the plain 2b measured right before it, and what the hanging destination held. */
+function noisyTable(run: BenchRun): string | null {
+  const pair = noisyPair(run);
+  if (!pair) return null;
+  const { alone, noisy, hanging } = pair;
+  const row = (figure: string, pick: (m: Measurement) => number | null, format: (n: number | null) => string, compare = true) => {
+    const r = compare ? noisyRatio(pair, pick) : null;
+    return [figure, format(pick(alone)), format(pick(noisy)), r === null ? "" : times(r)];
+  };
+  const rows = [
+    row("delivered/s while publishing", rateOf, (n) => (n === null ? "n/a" : `${int(n)}/s`)),
+    row("publish → arrival p50", (m) => m.delivery.latency.p50, ms),
+    row("publish → arrival p99", (m) => m.delivery.latency.p99, ms),
+    row("statements per delivered message", (m) => m.costs.statements, (n) => num(n, 3)),
+    row("CPU µs per delivered message, Dispatch + Postgres", (m) => (m.costs.postgresMicros === null ? null : cpuOf(m)), (n) => (n === null ? "n/a" : `${int(n)} µs`)),
+    row("CPU while publishing, cores: Dispatch", (m) => m.cpu.focusCores, (n) => num(n), false),
+    row("CPU while publishing, cores: other work", (m) => m.cpu.otherCores, (n) => num(n), false),
+  ];
+  const h = hanging.held;
+  const settled = hanging.settled
+    ? `Dispatch held its share (${hanging.share}) with ${int(hanging.parked)} lined up off the work list ${ms(hanging.settleMs)} after the last publish, ` +
+      `and the statistics counted those writes ${ms(hanging.countedMs)} after it (the measurement started then)`
+    : `the backlog had NOT settled when the measurement started, ${ms(hanging.countedMs)} after the last publish (${int(hanging.parked)} lined up off the work list)`;
+  return `### 2d: noisy neighbour, against 2b alone measured right before it\n\n` +
+    table(["Figure", `2b alone (${NOISY_ALONE_ID})`, `beside the hanging destination (${NOISY_ID})`, "2d ÷ alone"], rows) +
+    `\n\nThe hanging destination (its own origin on 127.0.0.1; accepts, never answers): ${int(hanging.backlog)} messages published to it ` +
+    `through /v2/batch in ${ms(hanging.publishMs)}; ${settled}. ` +
+    `Requests it held open when publishing started / when it ended / at most at once / received in all: ${h.atStart} / ${h.atEnd} / ${h.peak} / ${h.received}.`;
+}
+
 function targetTable(checks: TargetCheck[]): string {
   return table(["Target", "Measured", "Status"], checks.map((c) => [c.target, c.measured, c.met ? "MET" : "MISSED"]));
 }
@@ -501,7 +616,7 @@ function retentionText(r: RunRetention): string {
   ].join("\n");
 }
 
-type RunRetention = BenchRun["retention"];
+type RunRetention = FullRun["retention"];
 
 /** How much the last cycle's peak exceeds the one before's: 0 at the steady state. */
 function regrowth(r: RunRetention): number {
@@ -578,14 +693,19 @@ function machine(): string {
   return `${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform} ${process.arch}`;
 }
 
-/** The whole report as markdown: machine, command, baselines, scenarios, targets. */
+/** The whole report as markdown: machine, command, targets, the comparison with the pipeline, baselines, scenarios. */
 export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
   const pg = run.postgres;
   const settings = Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(", ");
+  const part = <T>(value: T | undefined, render: (value: T) => string | null) => {
+    const text = value === undefined ? null : render(value);
+    return text === null ? [] : [text, ``];
+  };
   return [
     `# Benchmark results`,
     ``,
     `- Run: ${run.startedAt}, ${(run.durationMs / 1000).toFixed(0)} s, \`${run.command}\`${run.plan.quick ? " (quick mode)" : ""}`,
+    ...(run.only ? [`- Parts run: ${run.only.join(", ")} (\`--only\`); the targets are those these parts alone decide.`] : []),
     `- Machine: ${machine()}`,
     `- Postgres: ${pg.version} (${pg.embedded ? "embedded, temporary cluster" : "DATABASE_URL server, whose CPU counts as other work"}; ${settings})`,
     `- Machine load average (1/5/15 min) at start: ${run.loadAverage.start.map((n) => n.toFixed(2)).join(" / ")}, at end: ${run.loadAverage.end.map((n) => n.toFixed(2)).join(" / ")}`,
@@ -599,14 +719,34 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     ``,
     targetTable(checks),
     ``,
-    `## Dispatch vs minimal pipeline`,
+    ...pipelineSection(run),
+    ...part(run.baselines, (b) => `## Baselines\n\n${baselineTable(b)}`),
+    `## Scenarios`,
     ``,
+    ...run.scenarios.flatMap((s) => [scenarioTable(run, s), ""]),
+    ...part(run.noisy, () => noisyTable(run)),
+    ...part(run.backlog, backlogText),
+    ...part(run.crash, crashTable),
+    ...part(run.retention, retentionText),
+    ...part(run.large, largeTable),
+    ...part(run.flowControl, flowControlTable),
+    ...part(run.schedules, scheduleTable),
+  ].join("\n");
+}
+
+/** Dispatch against the minimal pipeline: the scenarios both ran, and the paired rounds (when those parts ran). */
+function pipelineSection(run: BenchRun): string[] {
+  const compared = find(run, "pipeline-2b-delivered") !== undefined;
+  if (!compared && run.paired.length === 0) return [];
+  const comparison = [
     `The minimal pipeline (bench/pipeline.ts) has none of Dispatch's features: a coalesced multi-row INSERT + one NOTIFY per publish batch, ` +
       `a SKIP LOCKED claim with a lease, a signed undici POST (64 in flight), one batched outcome UPDATE. Same receiver, load generator and server, same run. ` +
       `Per-message counters run from before the warm-up until the service stopped.`,
     ``,
     comparisonTable(run),
     ``,
+  ];
+  const paired = [
     `### 2b in paired rounds`,
     ``,
     `Dispatch's and the pipeline's 2b measured back to back, the order swapped each round: this host's speed drifts within ` +
@@ -618,38 +758,23 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     ``,
     pairedTable(run.paired, true),
     ``,
-    `## Baselines`,
-    ``,
-    baselineTable(run.baselines),
-    ``,
-    `## Scenarios`,
-    ``,
-    ...run.scenarios.flatMap((s) => [scenarioTable(run, s), ""]),
-    backlogText(run.backlog),
-    ``,
-    crashTable(run.crash),
-    ``,
-    retentionText(run.retention),
-    ``,
-    largeTable(run.large),
-    ``,
-    flowControlTable(run.flowControl),
-    ``,
-    scheduleTable(run.schedules),
-    ``,
-  ].join("\n");
+  ];
+  return [`## Dispatch vs minimal pipeline`, ``, ...(compared ? comparison : []), ...(run.paired.length > 0 ? paired : [])];
 }
 
 /**
  * Writes bench/results/<timestamp>.json, bench/results/latest.json and
- * bench/RESULTS.md; returns the JSON file's path.
+ * bench/RESULTS.md (a run of some parts: only
+ * bench/results/<timestamp>-only-<parts>.json); returns the JSON file's path.
  */
 export function writeReport(run: BenchRun, checks: TargetCheck[], markdown: string): string {
   const dir = `${BENCH}results`;
   mkdirSync(dir, { recursive: true });
   const json = `${JSON.stringify({ ...run, machine: machine(), targets: checks }, null, 2)}\n`;
-  const file = `${dir}/${run.startedAt.replace(/[:.]/g, "-")}.json`;
+  const stamp = run.startedAt.replace(/[:.]/g, "-");
+  const file = `${dir}/${stamp}${run.only ? `-only-${run.only.join("-")}` : ""}.json`;
   writeFileSync(file, json);
+  if (run.only) return file;
   writeFileSync(`${dir}/latest.json`, json);
   writeFileSync(`${BENCH}RESULTS.md`, withReading(markdown));
   return file;
