@@ -11,7 +11,7 @@
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { ClaimedMessage } from "../db/queries/claim-messages";
-import { type Observation, takeGaveUpAttempt } from "../db/queries/destination-health";
+import { FAILING_KEPT, type Observation, takeGaveUpAttempt } from "../db/queries/destination-health";
 import type { CircuitState } from "../db/vocabulary";
 import type { Attempt } from "../domain/delivery/attempt";
 import { retryAfterFromHeaders } from "../domain/delivery/retry-after";
@@ -88,7 +88,7 @@ export class DestinationHealth {
     }
     seen.failures++;
     seen.kinds[kind] = (seen.kinds[kind] ?? 0) + 1;
-    if (!seen.failing.includes(message.id) && seen.failing.length < 10) seen.failing.push(message.id);
+    if (!seen.failing.includes(message.id) && seen.failing.length < FAILING_KEPT) seen.failing.push(message.id);
     seen.lastError = attempt.kind === "error" ? attempt.error : `destination responded with status ${status}`;
     seen.lastStatus = status;
     seen.lastErrorAt = new Date(attempt.startedAt.getTime() + attempt.durationMs);

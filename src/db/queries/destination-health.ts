@@ -19,7 +19,7 @@ export const DESTINATION_HELD = `(d.circuit <> 'CLOSED' or d.held_until is not n
 /** The breaker's two half-windows are this long each: the rule reads between one and two of them. */
 export const HALF_WINDOW_MS = 30_000;
 /** Distinct failing messages kept per half-window: more than any threshold reads. */
-const FAILING_KEPT = 10;
+export const FAILING_KEPT = 10;
 
 /** What one worker saw of one destination since its last report. */
 export interface Observation {
