@@ -93,6 +93,11 @@ export class Claimer implements LocalDelivery {
   private readonly minClaim: number;
   /** How far past its limit the next claim reads: set after a claim parked messages, to set a blocked backlog aside fast. */
   private pass = 0;
+  /**
+   * Destinations with messages waiting for room at the last claim (a line, or due messages it left
+   * for want of room), and those this worker just parked into: a freed slot of one claims again.
+   */
+  private waitingForRoom = new Set<string>();
 
   constructor(private readonly deps: ClaimerDeps) {
     this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
@@ -181,7 +186,9 @@ export class Claimer implements LocalDelivery {
     if (this.unsure && this.localInserts > 0) return { claimed: 0, parked: 0 };
     try {
       if (this.unsure) await this.releaseUnknown();
-      ({ messages, parked } = await claimMessages(this.deps.sql, this.deps.workerId, this.deps.slots.claimRoom(limit, this.pass)));
+      let waiting: string[];
+      ({ messages, parked, waiting } = await claimMessages(this.deps.sql, this.deps.workerId, this.deps.slots.claimRoom(limit, this.pass)));
+      this.waitingForRoom = new Set(waiting);
     } catch (error) {
       this.unsure = true;
       this.drained = false;
@@ -267,12 +274,17 @@ export class Claimer implements LocalDelivery {
       const answered = delivery.kind === "attempted" && !(delivery.record.attempt.kind === "error" && delivery.record.attempt.notSent);
       this.deps.slots.finished(ticket, answered);
       ticket = null;
+      // What waits for its room may go on now: not only at the next poll.
+      if (this.waitingForRoom.has(destinationKey(message))) this.wake();
       if (delivery.kind === "interrupted") await this.handBack(message);
       else if (delivery.kind === "late") await this.withdraw(message, start!.admittedAt);
       else {
         const { record } = delivery;
         const holdMs = this.deps.health.observe(message, record.attempt);
-        if (holdMs > 0) this.deps.slots.hold(destinationKey(message), holdMs);
+        if (holdMs > 0) {
+          this.deps.slots.hold(destinationKey(message), holdMs);
+          this.wake(Date.now() + holdMs);
+        }
         await this.deps.recorder.record(record);
         this.count(record);
         if (record.outcome.kind === "retry") this.wake(Date.now() + record.outcome.delayMs);
@@ -289,6 +301,7 @@ export class Claimer implements LocalDelivery {
 
   /** Claimed messages whose destination is held or full join its line (and free their slots, if they `tookSlots`). */
   private async parkInLine(messages: ClaimedMessage[], tookSlots: boolean): Promise<void> {
+    for (const message of messages) this.waitingForRoom.add(destinationKey(message));
     try {
       await this.deps.availability.retrying(() => parkClaimed(this.deps.sql, messages));
       for (const message of messages) this.deps.recorder.skipped(message.claimId);

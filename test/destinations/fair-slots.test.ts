@@ -110,4 +110,20 @@ describe("a destination that hangs or answers slowly", () => {
     expect(Math.max(...latencies)).toBeLessThan(2000);
     expect(hanging.requests).toHaveLength(2 * SHARE);
   });
+
+  it("with polling once a minute, what waits for a destination's room goes as its slots free, and a closed circuit's line at once", async () => {
+    // Nothing is found by the poll within the test: every claim is woken by a freed slot or a NOTIFY.
+    const dispatch = await service({ workerConcurrency: CONCURRENCY, pollIntervalMs: 60_000 });
+    const target = await receiver(() => ({ status: 200, delayMs: 20 }));
+    await publishMany(dispatch, target.url, 200);
+    await target.waitFor(200, 15_000);
+
+    const origin = encodeURIComponent(target.url);
+    expect((await dispatch.api(`/v2/destinations/${origin}/open`, { method: "POST" })).status).toBe(200);
+    await publishMany(dispatch, target.url, 20);
+    await sleep(500);
+    expect(target.requests).toHaveLength(200);
+    expect((await dispatch.api(`/v2/destinations/${origin}/close`, { method: "POST" })).status).toBe(200);
+    await target.waitFor(220, 10_000);
+  });
 });

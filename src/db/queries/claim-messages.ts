@@ -35,10 +35,16 @@ export interface ClaimRoom {
   pass: number;
 }
 
-/** What a claim took, and how many due messages it parked in their destination's line. */
+/**
+ * What a claim took, how many due messages it parked in their destination's
+ * line, and the destinations with messages left waiting for room: those with
+ * a line, and those it left due messages of for want of room (the worker
+ * claims again when a slot of one of them frees, not at its next poll).
+ */
 export interface Claim {
   messages: ClaimedMessage[];
   parked: number;
+  waiting: string[];
 }
 
 const NOT_PAUSED = `(m.queue_name is null
@@ -71,7 +77,7 @@ const CLAIM = `
     limit $2::int + $5::int
     for update of m skip locked),
   ranked as (
-    select s.id, s.due_at, row_number() over (partition by s.destination order by s.due_at) as n,
+    select s.id, s.destination, s.due_at, row_number() over (partition by s.destination order by s.due_at) as n,
       case when s.destination in (select destination from held)
           or s.destination in (select destination from lines where destination is not null) then 0
         else coalesce((select r.n from room r where r.destination = s.destination), $3::int) end as room
@@ -92,22 +98,26 @@ const CLAIM = `
   registered as (
     insert into dispatch.claims (id, worker_id, message_ids) overriding system value
     select claim.id, $1, array(select id from claimed) from claim)
-  select c.*, p.count as "parkedCount"
+  select c.*, p.count as "parkedCount",
+    array(select l.destination from lines l where l.destination is not null
+          union select r.destination from ranked r where r.n > r.room and r.room > 0) as "waitingDestinations"
   from (select count(*)::int as count from parked) p left join claimed c on true`;
 
 /** Claims due messages for `workerId` within `room`. */
 export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): Promise<Claim> {
-  const rows = await tx.unsafe<(ClaimedMessage & { parkedCount: number })[]>(
+  const rows = await tx.unsafe<(ClaimedMessage & { parkedCount: number; waitingDestinations: string[] })[]>(
     CLAIM,
     [workerId, room.limit, room.share, tx.json(room.byDestination), room.pass] as never[],
     { prepare: true },
   );
   const parked = rows[0]?.parkedCount ?? 0;
+  const waiting = rows[0]?.waitingDestinations ?? [];
   const messages: ClaimedMessage[] = [];
   for (const row of rows) {
     if (row.id === null) continue;
     delete (row as Partial<typeof row>).parkedCount;
+    delete (row as Partial<typeof row>).waitingDestinations;
     messages.push(row);
   }
-  return { messages, parked };
+  return { messages, parked, waiting };
 }

@@ -7,6 +7,7 @@
  */
 import type { Tx } from "../client";
 import type { CircuitState } from "../vocabulary";
+import { DUE_CHANNEL } from "./work-list";
 
 /**
  * A destination holds its messages back: its circuit is OPEN or PROBING, or a
@@ -191,7 +192,9 @@ export async function runCircuitTimers(tx: Tx, giveUpAfterMs: number): Promise<C
       where d.destination = p.destination
       returning d.destination, 'PROBING' as "from", d.circuit as "to", d.open_reason as reason, d.probe_at as "probeAt")
     select * from gave_up union all select * from lost`;
-  await tx`update dispatch.destinations set held_until = null where held_until <= now()`;
+  const expired = await tx`update dispatch.destinations set held_until = null where held_until <= now() returning destination`;
+  // A hold that ended lets its line go: the workers are woken to serve it.
+  if (expired.length > 0) await tx`select pg_notify(${DUE_CHANNEL}, '')`;
   return changes;
 }
 

@@ -42,6 +42,7 @@ import {
   runCircuitTimers,
 } from "../../db/queries/destination-health";
 import { claimProbe } from "../../db/queries/destination-lines";
+import { DUE_CHANNEL } from "../../db/queries/work-list";
 import { AppError } from "../errors";
 import { circuitEvent, type OperatorEventSettings, publishOperatorEvents } from "../operator-events/operator-events";
 import type { MessageSettings } from "../publish/options";
@@ -154,6 +155,11 @@ export async function closeCircuitByHand(tx: Tx, destination: string, settings: 
   return change;
 }
 
-function announce(tx: Tx, settings: CircuitSettings, changes: CircuitChange[]): Promise<void> {
-  return publishOperatorEvents(tx, settings.events, changes.map(circuitEvent));
+/**
+ * Stores each change's operator event; when one lets a line go (closed, gave
+ * up), wakes every worker (a NOTIFY on the engine's channel) to serve it.
+ */
+async function announce(tx: Tx, settings: CircuitSettings, changes: CircuitChange[]): Promise<void> {
+  if (changes.some((change) => change.to === "CLOSED" || change.to === "GAVE_UP")) await tx`select pg_notify(${DUE_CHANNEL}, '')`;
+  await publishOperatorEvents(tx, settings.events, changes.map(circuitEvent));
 }
