@@ -7,10 +7,10 @@
 import { startPipeline } from "./pipeline-scenarios";
 import { type BenchContext, measure, MESSAGES, type ScenarioResult, type Service, serviceResult, withDispatch, withService } from "./scenarios";
 
-/** Measures `service`'s 2b as run `run`; the result carries `id` and `title`. */
-export function deliveredRate(ctx: BenchContext, service: Service, run: string, id: string, title: string): Promise<ScenarioResult> {
+/** 2b's window as run `run`: `concurrency` publishes in flight to one receiver URL for the plan's window (2c and 2d measure it too). */
+export function deliveredRateWindow(ctx: BenchContext, run: string) {
   const { plan } = ctx;
-  const window = {
+  return {
     run,
     destination: `${ctx.receiverUrl}/in/${run}/0`,
     pacing: { kind: "closed", concurrency: plan.concurrency } as const,
@@ -18,6 +18,11 @@ export function deliveredRate(ctx: BenchContext, service: Service, run: string, 
     endpoints: 1,
     drainMs: plan.drainMs,
   };
+}
+
+/** Measures `service`'s 2b as run `run`; the result carries `id` and `title`. */
+export function deliveredRate(ctx: BenchContext, service: Service, run: string, id: string, title: string): Promise<ScenarioResult> {
+  const window = deliveredRateWindow(ctx, run);
   if (service === "dispatch") {
     return withDispatch(ctx, run, async (dispatch, databaseUrl) =>
       serviceResult("dispatch", false, id, title, dispatch, await measure(ctx, dispatch, { ...window, databaseUrl, messageTable: MESSAGES })));

@@ -18,7 +18,7 @@
  */
 import postgres from "postgres";
 import { request } from "undici";
-import { deliveredRate } from "./delivered-rate";
+import { deliveredRate, deliveredRateWindow } from "./delivered-rate";
 import type { DispatchProcess } from "./dispatch";
 import { type HangingDestination, startHangingDestination } from "./hanging-destination";
 import { type BenchContext, measure, MESSAGES, type ScenarioResult, serviceResult, withDispatch } from "./scenarios";
@@ -55,23 +55,13 @@ export interface NoisyNeighbourRun {
 
 /** Runs the plain 2b, then 2d on a fresh database; the hanging destination is closed however it ends. */
 export async function noisyNeighbour(ctx: BenchContext): Promise<{ results: ScenarioResult[]; noisy: NoisyNeighbourRun }> {
-  const { plan } = ctx;
   const alone = await deliveredRate(ctx, "dispatch", "s2d_alone", NOISY_ALONE_ID, "2b alone, right before 2d");
   const hanging = await startHangingDestination();
   try {
     return await withDispatch(ctx, "noisy", async (dispatch, databaseUrl) => {
       const backlog = await lineUpBacklog(ctx, dispatch, databaseUrl, hanging);
       const run = "s2d_noisy";
-      const m = await measure(ctx, dispatch, {
-        run,
-        databaseUrl,
-        messageTable: MESSAGES,
-        destination: `${ctx.receiverUrl}/in/${run}/0`,
-        pacing: { kind: "closed", concurrency: plan.concurrency },
-        durationMs: plan.windowMs,
-        endpoints: 1,
-        drainMs: plan.drainMs,
-      });
+      const m = await measure(ctx, dispatch, { ...deliveredRateWindow(ctx, run), databaseUrl, messageTable: MESSAGES });
       const held = {
         atStart: hanging.openAt(m.publish.startedAt),
         atEnd: hanging.openAt(m.publish.endedAt),

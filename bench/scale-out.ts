@@ -4,6 +4,7 @@
  * processes (`--role worker`) on one fresh database, measured as one service:
  * CPU and costs summed over the three processes, peak RSS of the largest.
  */
+import { deliveredRateWindow } from "./delivered-rate";
 import { type DispatchProcess, processGroup, type Role, startDispatch } from "./dispatch";
 import { type BenchContext, MESSAGES, measure, type ScenarioResult, serviceResult, withService } from "./scenarios";
 
@@ -12,19 +13,9 @@ const WORKERS = 2;
 
 /** Runs scenario 2c on a fresh database (dropped afterwards). */
 export function scaleOut(ctx: BenchContext): Promise<ScenarioResult> {
-  const { plan } = ctx;
   return withService(ctx, "scaleout", startScaleOut, async (service, databaseUrl) => {
     const run = "s2c";
-    const m = await measure(ctx, service, {
-      run,
-      databaseUrl,
-      messageTable: MESSAGES,
-      destination: `${ctx.receiverUrl}/in/${run}/0`,
-      pacing: { kind: "closed", concurrency: plan.concurrency },
-      durationMs: plan.windowMs,
-      endpoints: 1,
-      drainMs: plan.drainMs,
-    });
+    const m = await measure(ctx, service, { ...deliveredRateWindow(ctx, run), databaseUrl, messageTable: MESSAGES });
     return serviceResult("dispatch", false, "2c-scale-out", `Delivered rate, 1 API + ${WORKERS} worker processes`, service, m);
   });
 }
