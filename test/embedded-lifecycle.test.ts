@@ -10,12 +10,13 @@
  * the embedded database then runs as `postgres` with its data relocated.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@upstash/qstash";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createSql } from "../src/db/client";
 import { isAlive } from "../src/db/embedded/cluster-users";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
@@ -114,6 +115,54 @@ function serverPid(): number | null {
 
 const publish = (running: Running, path: string, init: RequestInit = {}) =>
   request(`${running.url}${path}`, { method: "POST", ...init, headers: { Authorization: `Bearer ${running.token}`, ...(init.headers as object) } });
+
+/** The embedded Postgres's port, as its postmaster.pid says. */
+function serverPort(): number {
+  return Number(readFileSync(join(project, ".dispatch", "pg", "postmaster.pid"), "utf8").split("\n")[3]);
+}
+
+/** Whether the cluster's superuser signs in with `password`: true, or the server's error. */
+async function signsIn(password: string): Promise<true | string> {
+  const sql = createSql(`postgres://dispatch:${encodeURIComponent(password)}@127.0.0.1:${serverPort()}/postgres?sslmode=disable`, 1);
+  try {
+    await sql`select 1`;
+    return true;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+describe("the embedded database's superuser", () => {
+  const passwordPath = () => join(project, ".dispatch", "postgres-password");
+
+  it("has a random password, kept 0600 in the data folder: the fixed one of earlier versions is refused", async () => {
+    const running = await start();
+    expect(statSync(passwordPath()).mode & 0o777).toBe(0o600);
+    const password = readFileSync(passwordPath(), "utf8").trim();
+    expect(password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await signsIn(password)).toBe(true);
+    expect(await signsIn("dispatch")).toMatch(/password authentication failed/);
+    await stop(running.child);
+  });
+
+  it("of a cluster made by an earlier version is re-keyed at its next start, saying so in one line", async () => {
+    const first = await start();
+    const sql = createSql(`postgres://dispatch:${readFileSync(passwordPath(), "utf8").trim()}@127.0.0.1:${serverPort()}/postgres?sslmode=disable`, 1);
+    await sql`alter role dispatch password 'dispatch'`;
+    await sql.end();
+    rmSync(passwordPath());
+    await stop(first.child);
+
+    const second = await start();
+    expect(second.output()).toContain("embedded Postgres: its superuser had the fixed password of earlier versions; it now has a random one");
+    expect(await signsIn("dispatch")).toMatch(/password authentication failed/);
+    expect(await signsIn(readFileSync(passwordPath(), "utf8").trim())).toBe(true);
+    expect(second.token).toBe(first.token);
+    await stop(second.child);
+  });
+});
 
 describe("npm start killed outright", () => {
   it("starts again with no manual step and delivers every message accepted before the kill; its Postgres went with it", async () => {

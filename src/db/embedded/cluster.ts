@@ -39,6 +39,7 @@ import { clusterDirectory } from "./cluster-location";
 import { postgresAccount } from "./postgres-account";
 import { installedPostgresBinaries, type PostgresBinaries } from "./postgres-binaries";
 import { createSql } from "../client";
+import { keepNewPassword, LEGACY_PASSWORD, passwordFile, readPassword } from "./cluster-password";
 import { ClusterUsers } from "./cluster-users";
 import { initdb, type PostgresRun, type RunningPostgres, startPostgres } from "./postgres-process";
 import { findRunningCluster, type RunningCluster, stopRunningCluster } from "./running-cluster";
@@ -71,10 +72,10 @@ export interface EmbeddedOptions {
 }
 
 const USER = "dispatch";
-const PASSWORD = "dispatch";
 
 /** The superuser's URL of the cluster listening on `port`: loopback only, without TLS, nothing to ask the server. */
-const urlOf = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres?sslmode=disable`;
+const urlOf = (port: number, password: string) =>
+  `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres?sslmode=disable`;
 
 /**
  * Starts (initialising on first use) the Postgres cluster of `dataDir`, or
@@ -88,26 +89,38 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const users = new ClusterUsers(dataDir);
   users.register();
   try {
-    return await startOrJoin(run, users, options);
+    const database = await startOrJoin(dataDir, run, users, options, readPassword(dataDir) ?? LEGACY_PASSWORD);
+    return readPassword(dataDir) === null ? await rekeyLegacyCluster(database, dataDir, options) : database;
   } catch (error) {
     users.leave();
     throw error;
   }
 }
 
-async function startOrJoin(run: PostgresRun, users: ClusterUsers, options: EmbeddedOptions, attempt = 1): Promise<EmbeddedDatabase> {
+async function startOrJoin(
+  dataDir: string,
+  run: PostgresRun,
+  users: ClusterUsers,
+  options: EmbeddedOptions,
+  password: string,
+  attempt = 1,
+): Promise<EmbeddedDatabase> {
   const notice = options.notice ?? ((line: string) => console.error(line));
-  const running = await findRunningCluster(run.cluster, (port) => createSql(urlOf(port), 1));
+  const running = await findRunningCluster(run.cluster, (port) => createSql(urlOf(port, password), 1));
   if (running !== null) {
     const others = users.others();
     if (others.length > 0) {
       notice(`embedded Postgres: joined the cluster in ${run.cluster} that Dispatch process ${others.join(", ")} runs (port ${running.port})`);
-      return joined(run, users, running);
+      return joined(run, users, running, password);
     }
     await stopRunningCluster(running);
     notice(`embedded Postgres: the cluster in ${run.cluster} was left running (pid ${running.pid}) by a Dispatch process that is gone; stopped it and started it again`);
   }
-  if (!existsSync(join(run.cluster, "PG_VERSION"))) await initdb(run, USER, PASSWORD);
+  if (!existsSync(join(run.cluster, "PG_VERSION"))) {
+    // A new cluster gets a new password (or the one a process starting beside this one just kept).
+    password = keepNewPassword(dataDir);
+    await initdb(run, USER, password);
+  }
   const port = options.port ?? (await freePort());
   const flags = ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"];
   let server: RunningPostgres;
@@ -116,23 +129,23 @@ async function startOrJoin(run: PostgresRun, users: ClusterUsers, options: Embed
   } catch (error) {
     // Another process started it between our look and our start: join it.
     if (attempt === 1 && /lock file "postmaster.pid" already exists/.test((error as Error).message)) {
-      return startOrJoin(run, users, options, 2);
+      return startOrJoin(dataDir, run, users, options, readPassword(dataDir) ?? password, 2);
     }
     throw error;
   }
   startWatchdog(users.dir, server.pid);
-  return owned(run, users, server, port);
+  return owned(run, users, server, port, password);
 }
 
 /** The cluster this process started: it stops it when it leaves last, and asks it to stop if it exits unannounced. */
-function owned(run: PostgresRun, users: ClusterUsers, server: RunningPostgres, port: number): EmbeddedDatabase {
+function owned(run: PostgresRun, users: ClusterUsers, server: RunningPostgres, port: number, password: string): EmbeddedDatabase {
   const leaveOnExit = () => {
     users.leave();
     if (users.others().length === 0) server.stopNow();
   };
   process.on("exit", leaveOnExit);
   return {
-    url: urlOf(port),
+    url: urlOf(port, password),
     port,
     directory: run.cluster,
     async stop() {
@@ -145,11 +158,11 @@ function owned(run: PostgresRun, users: ClusterUsers, server: RunningPostgres, p
 }
 
 /** A cluster another process started: the last to leave stops it. */
-function joined(run: PostgresRun, users: ClusterUsers, running: RunningCluster): EmbeddedDatabase {
+function joined(run: PostgresRun, users: ClusterUsers, running: RunningCluster, password: string): EmbeddedDatabase {
   const leaveOnExit = () => users.leave();
   process.on("exit", leaveOnExit);
   return {
-    url: urlOf(running.port),
+    url: urlOf(running.port, password),
     port: running.port,
     directory: run.cluster,
     async stop() {
@@ -158,6 +171,25 @@ function joined(run: PostgresRun, users: ClusterUsers, running: RunningCluster):
       if (users.others().length === 0) await stopRunningCluster(running);
     },
   };
+}
+
+/**
+ * A cluster made by an earlier version (its superuser's password the fixed
+ * `dispatch`) gets a random password, kept as new clusters keep theirs; one
+ * line says so. Returns the database with its new URL.
+ */
+async function rekeyLegacyCluster(database: EmbeddedDatabase, dataDir: string, options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const password = keepNewPassword(dataDir);
+  const sql = createSql(database.url, 1);
+  try {
+    await sql.unsafe(`alter role ${USER} password '${password}'`);
+  } finally {
+    await sql.end();
+  }
+  (options.notice ?? ((line: string) => console.error(line)))(
+    `embedded Postgres: its superuser had the fixed password of earlier versions; it now has a random one, kept in ${passwordFile(dataDir)} (mode 0600)`,
+  );
+  return { ...database, url: urlOf(database.port, password) };
 }
 
 /** Which binaries, which cluster folder, and as whom. */

@@ -39,7 +39,7 @@ export interface RunningPostgres {
 /** `postgres` prints this once it accepts connections (messages are forced to English). */
 const READY = "database system is ready to accept connections";
 
-/** Creates the cluster, with `user` as superuser, signing in by password. */
+/** Creates the cluster, with `user` as superuser, signing in by password (SCRAM). */
 export async function initdb(run: PostgresRun, user: string, password: string): Promise<void> {
   mkdirSync(run.cluster, { recursive: true, mode: 0o700 });
   const passwordFile = `${run.cluster}.password`;
@@ -49,7 +49,7 @@ export async function initdb(run: PostgresRun, user: string, password: string): 
     for (const path of [run.cluster, passwordFile]) if (run.account) chownSync(path, run.account.uid, run.account.gid);
     const child = launch(run, "initdb", [
       `--pgdata=${run.cluster}`,
-      "--auth=password",
+      "--auth=scram-sha-256",
       `--username=${user}`,
       `--pwfile=${passwordFile}`,
       "--lc-messages=C",
