@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
 import { useReceiver } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
-import { screenshot, signIn, useBrowser } from "./support/browser";
+import { type InPage, screenshot, signIn, useBrowser } from "./support/browser";
 
 const READONLY_TOKEN = "readonly-token-0123456789";
 const dispatch = useDispatch({ readonlyTokens: [READONLY_TOKEN], maxRetries: 5 });
@@ -147,7 +147,7 @@ describe("times", () => {
     expect(await time.textContent()).toMatch(/\(\d+ s ago\)|\(\d+ min ago\)/);
 
     // The live region is swapped in again every few seconds: still the local time.
-    await page.evaluate(`new Promise((resolve) => document.body.addEventListener("htmx:afterSettle", resolve, { once: true }))`);
+    await page.evaluate(() => new Promise((resolve) => (globalThis as unknown as InPage).document.body.addEventListener("htmx:afterSettle", resolve, { once: true })));
     expect(await page.locator("tr[data-queue=zoned] time .at").textContent()).toContain(`${clock} GMT+5:30`);
   });
 });

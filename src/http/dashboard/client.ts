@@ -2,6 +2,8 @@
  * The dashboard's own script, served by assets.ts: what htmx does not do.
  * - Forms (or submit buttons) marked `data-confirm` ask before they submit, and a `data-select-all`
  *   checkbox ticks every checkbox named by its value.
+ * - A refreshing region marked `data-hold-while-checked` (components.tsx `Live`) does not refresh
+ *   while a checkbox in it is ticked.
  * - Times (`<time datetime>`, components.tsx `Time`) come in UTC; each is shown in the browser's
  *   zone ("23:22:48 GMT+5:30", with the date when it is not today), the UTC time staying in its
  *   title. Its "ago" is counted from the service's clock (`data-now`, when the page was made)
@@ -14,6 +16,10 @@ document.addEventListener("submit", (event) => {
   const question = marked && marked.getAttribute("data-confirm");
   if (question && !window.confirm(question)) event.preventDefault();
 }, true);
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const region = event.detail && event.detail.elt;
+  if (region && region.hasAttribute("data-hold-while-checked") && region.querySelector("input[type=checkbox]:checked")) event.preventDefault();
+});
 document.addEventListener("change", (event) => {
   const name = event.target.getAttribute && event.target.getAttribute("data-select-all");
   if (!name) return;

@@ -31,6 +31,7 @@ import { workflowEventRoutes, workflowHookRoutes } from "../routes/workflow-even
 import { workflowLogRoutes } from "../routes/workflow-logs";
 import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
+import { browserHeaders, noSniff } from "./browser-headers";
 import { renderError } from "./errors";
 import { requestIds, requireToken, timeRequests } from "./middleware";
 
@@ -67,6 +68,12 @@ export function createApp(deps: AppDeps) {
   app
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
+    // Pages get the browser's protections (a strict CSP, no framing, no caching of the dashboard); the rest nosniff.
+    .use("/dashboard/*", browserHeaders(true))
+    .use("/dashboard", browserHeaders(true))
+    .use("/docs", browserHeaders(false))
+    .use("/docs/*", browserHeaders(false))
+    .use("/v2/*", noSniff)
     .route("/health", healthRoutes(deps))
     .route("/echo", deps.echo ? echoRoutes(deps) : new Hono())
     // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.
@@ -95,7 +102,7 @@ export function createApp(deps: AppDeps) {
 /** The first segment after `/v2/` of every resource, by its lower-case form. */
 const RESOURCES = new Map(
   ["publish", "enqueue", "batch", "messages", "topics", "queues", "schedules", "flowControl", "globalParallelism", "dlq", "events",
-    "logs", "keys", "rotate", "workflows", "trigger", "wait", "notify", "waiters"].map((name) => [name.toLowerCase(), name]),
+    "logs", "keys", "rotate", "workflows", "trigger", "wait", "notify", "waiters", "destinations"].map((name) => [name.toLowerCase(), name]),
 );
 
 /**

@@ -37,7 +37,8 @@ window.ui = SwaggerUIBundle({
   docExpansion: "list",
   filter: true,
   tryItOutEnabled: true,
-  persistAuthorization: true,
+  // The pasted token lives as long as the page: not kept in this browser's storage for anyone after.
+  persistAuthorization: false,
   displayRequestDuration: true,
   defaultModelsExpandDepth: -1,
   validatorUrl: null,
