@@ -31,7 +31,7 @@ import { workflowEventRoutes, workflowHookRoutes } from "../routes/workflow-even
 import { workflowLogRoutes } from "../routes/workflow-logs";
 import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
-import { browserHeaders, noSniff } from "./browser-headers";
+import { browserHeaders } from "./browser-headers";
 import { renderError } from "./errors";
 import { requestIds, requireToken, timeRequests } from "./middleware";
 
@@ -68,12 +68,8 @@ export function createApp(deps: AppDeps) {
   app
     // Before every route: no path or query parameter or header that Postgres cannot store gets further.
     .use(checkRequestInput())
-    // Pages get the browser's protections (a strict CSP, no framing, no caching of the dashboard); the rest nosniff.
-    .use("/dashboard/*", browserHeaders(true))
-    .use("/dashboard", browserHeaders(true))
-    .use("/docs", browserHeaders(false))
-    .use("/docs/*", browserHeaders(false))
-    .use("/v2/*", noSniff)
+    // Pages get the browsers' protections (a strict CSP, no framing, no caching of the dashboard); the rest nosniff.
+    .use(browserHeaders())
     .route("/health", healthRoutes(deps))
     .route("/echo", deps.echo ? echoRoutes(deps) : new Hono())
     // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.

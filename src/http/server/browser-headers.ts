@@ -35,18 +35,23 @@ const pageHeaders = secureHeaders({
   strictTransportSecurity: false,
 });
 
-/** The headers of a page; `noStore` for pages that must not be cached. */
-export function browserHeaders(noStore: boolean): MiddlewareHandler {
+/**
+ * The headers of every answer, by its path: a dashboard page (not cached) and
+ * the API reference get the browsers' protections; the rest (the JSON API,
+ * the document, health, metrics) only nosniff.
+ */
+export function browserHeaders(): MiddlewareHandler {
   return async (c, next) => {
+    const { path } = c.req;
+    const dashboard = path === "/dashboard" || path.startsWith("/dashboard/");
+    if (!dashboard && path !== "/docs" && !path.startsWith("/docs/")) {
+      await next();
+      c.header("X-Content-Type-Options", "nosniff");
+      return;
+    }
     await pageHeaders(c, next);
-    if (noStore) c.header("Cache-Control", "no-store");
+    if (dashboard) c.header("Cache-Control", "no-store");
     const forwarded = c.req.header("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
     if ((forwarded ?? new URL(c.req.url).protocol.slice(0, -1)) === "https") c.header("Strict-Transport-Security", HSTS);
   };
 }
-
-/** Every other answer (the JSON API): only that it is what its Content-Type says. */
-export const noSniff: MiddlewareHandler = async (c, next) => {
-  await next();
-  c.header("X-Content-Type-Options", "nosniff");
-};
