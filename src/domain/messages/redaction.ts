@@ -104,7 +104,21 @@ export interface Redactable {
   callbackHeaders: Record<string, string> | null;
   failureCallbackHeaders: Record<string, string> | null;
   redactFields: RedactFields;
+  /** A callback's (or failure callback's) body is an envelope holding its source's headers. */
+  origin?: string;
 }
+
+/**
+ * Names of forwarded headers that carry a credential: what a read-only reader
+ * sees as `***` (`Redactor.forReadOnly`).
+ */
+const CREDENTIAL = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|key|password/i;
+
+/** The value a read-only reader sees in place of a forwarded credential. */
+export const MASKED = "***";
+
+/** Whether the header `name` (any case, any dialect's `Forward-` prefix taken off by the caller) carries a credential. */
+export const isCredential = (name: string) => CREDENTIAL.test(name);
 
 /**
  * Shows redacted values as `REDACTED:<hex>`, the HMAC-SHA256 of the value
@@ -114,7 +128,22 @@ export interface Redactable {
  * hashing candidates, as a bare SHA-256 would allow.
  */
 export class Redactor {
-  constructor(private readonly key: Buffer) {}
+  private readOnly: Redactor | null = null;
+
+  /**
+   * @param masksCredentials whether forwarded credentials (Authorization,
+   * Proxy-Authorization, Cookie, names with token, secret, key or password)
+   * are shown as `***` too, as they are to read-only tokens and sessions
+   */
+  constructor(
+    private readonly key: Buffer,
+    private readonly masksCredentials = false,
+  ) {}
+
+  /** The redactor of read-only readers (an auditor's token, a read-only dashboard session): it masks forwarded credentials. */
+  forReadOnly(): Redactor {
+    return (this.readOnly ??= new Redactor(this.key, true));
+  }
 
   /** The shown form of a hidden value. */
   value(value: string | Buffer): string {
@@ -139,7 +168,7 @@ export class Redactor {
    * has nothing to hide and stays empty.
    */
   message<T extends Redactable>(message: T): T {
-    if (message.redactFields === null || message.redactFields.length === 0) return message;
+    if (!this.masksCredentials && (message.redactFields === null || message.redactFields.length === 0)) return message;
     const own = new Scope(new Set(message.redactFields), "");
     const source = new Scope(new Set(message.redactFields), SOURCE);
     const forward = `${PREFIX[message.dialect]}forward-`.toLowerCase();
@@ -147,7 +176,9 @@ export class Redactor {
       headers === null ? null : this.hideForwarded(headers, own, forward);
     let body = message.body;
     if (own.body && body.length > 0) body = Buffer.from(this.value(body));
-    else if (source.any) body = this.envelope(body, source);
+    else if (source.any || (this.masksCredentials && (message.origin === "callback" || message.origin === "failure_callback"))) {
+      body = this.envelope(body, source);
+    }
     const { contentType } = message;
     return {
       ...message,
@@ -161,8 +192,14 @@ export class Redactor {
 
   private hideHeaders<T extends string | string[]>(headers: Record<string, T>, scope: Scope): Record<string, T> {
     return Object.fromEntries(
-      Object.entries(headers).map(([name, value]) => [name, scope.header(name) ? this.hideValue(value) : value]),
+      Object.entries(headers).map(([name, value]) => [name, this.shown(name, value, scope.header(name))]),
     );
+  }
+
+  /** A header's value as shown: masked when it is a credential and this reader is read-only, else hashed when `hidden`. */
+  private shown<T extends string | string[]>(name: string, value: T, hidden: boolean): T {
+    if (this.masksCredentials && isCredential(name)) return (Array.isArray(value) ? value.map(() => MASKED) : MASKED) as T;
+    return hidden ? this.hideValue(value) : value;
   }
 
   /** Callback headers: the ones the callback forwards (`<prefix>Forward-Name`) are headers of a request. */
@@ -170,8 +207,9 @@ export class Redactor {
     return Object.fromEntries(
       Object.entries(headers).map(([name, value]) => {
         const lower = name.toLowerCase();
-        const hidden = lower.startsWith(forward) && scope.header(lower.slice(forward.length));
-        return [name, hidden ? this.value(value) : value];
+        if (!lower.startsWith(forward)) return [name, value];
+        const forwarded = lower.slice(forward.length);
+        return [name, this.shown(forwarded, value, scope.header(forwarded))];
       }),
     );
   }

@@ -2,6 +2,7 @@
  * The dead letter queue (docs/hosted-api.md §8): `GET /v2/dlq`, `GET|DELETE
  * /v2/dlq/{dlqId}`, bulk `DELETE /v2/dlq`, `POST /v2/dlq/retry[/{dlqId}]`.
  */
+import { redactorFor } from "../redactor-for";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { type DlqEntry, type DlqPage, type DlqSelection, deleteDlqEntries, deleteDlqEntry, findDlqEntry, listDlq, retryDlqEntries, retryDlqEntry } from "../../domain/dlq/dlq";
@@ -94,7 +95,7 @@ export function dlqRoutes(deps: AppDeps) {
     .get("/", LIST.describe, async (c) => {
       const params = LIST.query(c);
       const { items, cursor } = await listDlq(sql, selection(params), page(params));
-      return c.json({ messages: items.map((entry) => dlqMessageJson(entry, deps.redactor)), ...(cursor !== null && { cursor }) });
+      return c.json({ messages: items.map((entry) => dlqMessageJson(entry, redactorFor(c, deps.redactor))), ...(cursor !== null && { cursor }) });
     })
     .delete("/", DELETE_MANY.describe, async (c) => {
       const params = await DELETE_MANY.bulk(c);
@@ -114,7 +115,7 @@ export function dlqRoutes(deps: AppDeps) {
       const result = await sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), overrides, settings));
       return c.json(retryJson(result), 201);
     })
-    .get("/:dlqId", GET.describe, async (c) => c.json(dlqMessageJson(await findDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
+    .get("/:dlqId", GET.describe, async (c) => c.json(dlqMessageJson(await findDlqEntry(sql, c.req.param("dlqId")), redactorFor(c, deps.redactor))))
     .delete("/:dlqId", DELETE.describe, async (c) => {
       await sql.begin((tx) => deleteDlqEntry(tx, c.req.param("dlqId")));
       return c.json({ deleted: 1 });

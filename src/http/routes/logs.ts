@@ -3,6 +3,7 @@
  * the docs show), the same page under `events` or `logs` (docs/hosted-api.md §9,
  * §16 #3).
  */
+import { redactorFor } from "../redactor-for";
 import { type Context, Hono } from "hono";
 import { canonicalHeaders } from "../../domain/headers/names";
 import { EVENT_STATES } from "../../db/vocabulary";
@@ -44,7 +45,7 @@ const LOGS = logOperation("logs", "List the log");
 export function logRoutes(deps: AppDeps) {
   const page = async (c: Context, key: "events" | "logs", op: Operation<undefined>) => {
     const { events, cursor } = await listLogs(deps.sql, logQuery(op.query(c)));
-    return c.json({ [key]: events.map((event) => logJson(event, deps.redactor)), ...(cursor !== null && { cursor }) });
+    return c.json({ [key]: events.map((event) => logJson(event, redactorFor(c, deps.redactor))), ...(cursor !== null && { cursor }) });
   };
   return new Hono()
     .get("/events", EVENTS.describe, (c) => page(c, "events", EVENTS))

@@ -3,6 +3,7 @@
  * `DELETE /v2/messages` (docs/hosted-api.md §4), and the Dispatch extension
  * `POST /v2/messages/{id}/retry-now`.
  */
+import { redactorFor } from "../redactor-for";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { AppError } from "../../domain/errors";
@@ -76,7 +77,7 @@ export function messageRoutes(deps: AppDeps) {
     .get("/:id", GET.describe, async (c) => {
       const message = await findMessage(deps.sql, c.req.param("id"));
       if (!message) throw new AppError(404, `message ${c.req.param("id")} not found`);
-      return c.json(messageJson(message, deps.redactor));
+      return c.json(messageJson(message, redactorFor(c, deps.redactor)));
     })
     .delete("/:id", CANCEL.describe, async (c) => {
       const id = c.req.param("id");

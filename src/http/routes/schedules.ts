@@ -1,4 +1,5 @@
 /** Schedules: create or replace, list, get, delete, pause, resume (docs/hosted-api.md §7). */
+import { redactorFor } from "../redactor-for";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { llmUrl } from "../../config/config";
@@ -115,17 +116,17 @@ export function scheduleRoutes(deps: AppDeps) {
   const { sql } = deps;
   const settings = { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) };
   const now = () => new Date((deps.now ?? Date.now)());
-  const show = async (rows: ScheduleRow[]) => {
+  const show = async (c: Context, rows: ScheduleRow[]) => {
     const states = await scheduleStates(sql, rows);
-    return rows.map((row) => scheduleJson(row, states.get(row.id) ?? {}, deps.config, deps.redactor));
+    return rows.map((row) => scheduleJson(row, states.get(row.id) ?? {}, deps.config, redactorFor(c, deps.redactor)));
   };
   const pause = (paused: boolean) => async (c: Context) => {
     await sql.begin((tx) => setSchedulePaused(tx, c.req.param("id")!, paused, now()));
     return c.json({});
   };
   return new Hono()
-    .get("/", LIST.describe, async (c) => c.json(await show(await listSchedules(sql))))
-    .get("/:id", GET.describe, async (c) => c.json((await show([await getSchedule(sql, c.req.param("id"))]))[0]))
+    .get("/", LIST.describe, async (c) => c.json(await show(c, await listSchedules(sql))))
+    .get("/:id", GET.describe, async (c) => c.json((await show(c, [await getSchedule(sql, c.req.param("id"))]))[0]))
     .delete("/:id", DELETE.describe, async (c) => {
       await sql.begin((tx) => deleteSchedule(tx, c.req.param("id")));
       return c.json({});

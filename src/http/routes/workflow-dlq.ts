@@ -6,6 +6,7 @@
  * `GET /v2/dlq?source=workflow`, which `workflowDlqHandOff` takes over from
  * the plain DLQ.
  */
+import { redactorFor } from "../redactor-for";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
@@ -196,7 +197,7 @@ export function workflowDlqRoutes(deps: AppDeps) {
       await sql.begin((tx) => cancelFailureFunction(tx, c.req.param("dlqId")));
       return c.body(null, 302);
     })
-    .get("/:dlqId", GET.describe, async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), deps.redactor)))
+    .get("/:dlqId", GET.describe, async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), redactorFor(c, deps.redactor))))
     .delete("/:dlqId", DELETE.describe, async (c) => {
       const dlqId = c.req.param("dlqId");
       const deleted = await sql.begin(async (tx) => {
@@ -222,7 +223,7 @@ async function listRoute(c: Context, deps: AppDeps, op: Operation<undefined>) {
   const params = op.query(c);
   const page = { cursor: singleParam(params, "cursor"), count: integerParam(params, "count", 1, MAX_COUNT, MAX_COUNT) };
   const { items, cursor } = await listWorkflowDlq(deps.sql, selection(params, false), page);
-  return c.json({ messages: items.map((entry) => workflowDlqMessageJson(entry, deps.redactor)), ...(cursor !== null && { cursor }) });
+  return c.json({ messages: items.map((entry) => workflowDlqMessageJson(entry, redactorFor(c, deps.redactor))), ...(cursor !== null && { cursor }) });
 }
 
 /**

@@ -6,6 +6,7 @@
  * without `groupBy`. The SDK sends its deprecated top-level filters under the
  * same names as the new ones.
  */
+import { redactorFor } from "../redactor-for";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { badRequest } from "../../domain/errors";
@@ -79,11 +80,11 @@ export function workflowLogRoutes(deps: AppDeps) {
     const params = op.query(c);
     if (isEventMode(params, path)) {
       const query = eventQuery(params);
-      const { events, cursor } = await deps.sql.begin(snapshot, (tx) => listWorkflowEvents(tx, query, deps.redactor));
+      const { events, cursor } = await deps.sql.begin(snapshot, (tx) => listWorkflowEvents(tx, query, redactorFor(c, deps.redactor)));
       return c.json({ ...(cursor !== null && { cursor }), events });
     }
     const query = runLogQuery(params);
-    const { runs, cursor } = await deps.sql.begin(snapshot, (tx) => listRunLogs(tx, query, deps.redactor));
+    const { runs, cursor } = await deps.sql.begin(snapshot, (tx) => listRunLogs(tx, query, redactorFor(c, deps.redactor)));
     // No cursor at the end: the SDK's live test expects it undefined.
     return c.json({ ...(cursor !== null && { cursor }), runs });
   };

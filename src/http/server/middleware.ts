@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
 import { accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
+import { ACCESS } from "../redactor-for";
 import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
@@ -31,6 +32,7 @@ export function requireToken(tokens: TokenSet): MiddlewareHandler {
     if (access === "readonly" && !isRead(c.req.method, c.req.path)) {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
+    c.set(ACCESS as never, access as never);
     await next();
   };
 }

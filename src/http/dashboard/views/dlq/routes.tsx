@@ -3,6 +3,7 @@
  * and delete one entry or the selected ones, through the DLQ's domain
  * functions (domain/dlq/dlq.ts), as `POST /v2/dlq/retry` and `DELETE /v2/dlq` do.
  */
+import { redactorFor } from "../../../redactor-for";
 import { type Context, Hono } from "hono";
 import type { Sql, Tx } from "../../../../db/client";
 import { deleteDlqEntries, deleteDlqEntry, findDlqEntry, listDlq, retryDlqEntries, retryDlqEntry } from "../../../../domain/dlq/dlq";
@@ -52,7 +53,7 @@ export function dlqRoutes(deps: AppDeps) {
     .get("/dlq/:dlqId", async (c) => {
       const view = bodyViewParam(pageParams(c, ["body", ...NOTICE_PARAMS]));
       const entry = await findDlqEntry(deps.sql, c.req.param("dlqId"));
-      const props = { entry, message: deps.redactor.message(entry.message), view, now: nowOf(deps), viewer: c.get("viewer") };
+      const props = { entry, message: redactorFor(c, deps.redactor).message(entry.message), view, now: nowOf(deps), viewer: c.get("viewer") };
       return c.render(<DlqEntryPage {...props} />, { title: entry.dlqId, section: "dlq" });
     })
     .post("/dlq/:dlqId/retry", async (c) => {

@@ -2,6 +2,7 @@
  * Messages: the list, filtered and newest first (domain/messages/list.ts), a
  * message's page, and cancel (domain/messages/cancel.ts), as the API's.
  */
+import { redactorFor } from "../../../redactor-for";
 import { Hono } from "hono";
 import { AppError, badRequest } from "../../../../domain/errors";
 import { retryLinks } from "../../../../domain/dlq/retry-links";
@@ -41,7 +42,7 @@ export function messageRoutes(deps: AppDeps) {
       const params = pageParams(c, ["body", "back", ...NOTICE_PARAMS]);
       const [view, back] = [bodyViewParam(params), backPath(c, params)];
       const read = await readMessage(deps, c.req.param("id"));
-      const message = deps.redactor.message(read.message);
+      const message = redactorFor(c, deps.redactor).message(read.message);
       const props = { ...read, message, view, back, now: nowOf(deps), viewer: c.get("viewer"), self: currentUrl(c) };
       return c.render(<MessagePage {...props} />, { title: messageTitle(message), section: "messages", back: backLink(back) });
     })

@@ -2,6 +2,7 @@
  * Schedules by id, 50 a page, and a schedule's own page; create, pause,
  * resume and delete (domain/schedules/schedules.ts), as the API's.
  */
+import { redactorFor } from "../../../redactor-for";
 import { type Context, Hono } from "hono";
 import { llmUrl } from "../../../../config/config";
 import { listMessages } from "../../../../domain/messages/list";
@@ -77,7 +78,7 @@ async function schedulePageOf(c: Context<DashboardEnv>, deps: AppDeps): Promise<
   const filter = { scheduleId: [schedule.id] };
   const messages = await listMessages(deps.sql, { states: null, filter, range: { fromDate: null, toDate: null }, cursor, count: MESSAGES_SHOWN });
   const made = (await scheduleStates(deps.sql, [schedule])).get(schedule.id) ?? {};
-  const shown = shownSchedule(schedule, deps.config, deps.redactor);
+  const shown = shownSchedule(schedule, deps.config, redactorFor(c, deps.redactor));
   const props = { schedule, shown, ticks: nextTicks(schedule, new Date(now)), made, messages, cursor, view, now, viewer: c.get("viewer"), self: currentUrl(c) };
   const back = { href: SCHEDULES_PATH, label: "All schedules" };
   return c.render(<SchedulePage {...props} />, { title: `Schedule ${schedule.id}`, section: "schedules", back });

@@ -6,6 +6,7 @@
  * (domain/workflows/cancel.ts, dlq/resume.ts). A step's "retry now" is the
  * message's (views/messages/retry-now.tsx).
  */
+import { redactorFor } from "../../../redactor-for";
 import { type Context, Hono } from "hono";
 import { AppError } from "../../../../domain/errors";
 import { messageSettings } from "../../../../domain/publish/options";
@@ -45,14 +46,14 @@ export function workflowRoutes(deps: AppDeps) {
     .get("/workflows", async (c) => {
       const params = pageParams(c, [...RUN_FILTERS, "cursor", ...NOTICE_PARAMS]);
       const [now, filter, cursor] = [nowOf(deps), runFilter(params), singleParam(params, "cursor")];
-      const { runs, cursor: next } = await readRuns(deps, { filter, range: rangeParams(params, now), cursor, count: PAGE_SIZE });
+      const { runs, cursor: next } = await readRuns(deps, { filter, range: rangeParams(params, now), cursor, count: PAGE_SIZE }, redactorFor(c, deps.redactor));
       const props = { runs, values: filterValues(params, RUN_FILTERS), cursor, next, now, self: currentUrl(c) };
       return c.render(<RunsPage {...props} />, { title: "Workflow runs", section: "workflows" });
     })
     .get("/workflows/:runId", async (c) => {
       const runId = c.req.param("runId");
       const list = listBack(singleParam(pageParams(c, ["back", ...NOTICE_PARAMS]), "back"));
-      const detail = await deps.sql.begin(SNAPSHOT, (tx) => readRunDetail(tx, runId, deps.redactor));
+      const detail = await deps.sql.begin(SNAPSHOT, (tx) => readRunDetail(tx, runId, redactorFor(c, deps.redactor)));
       if (detail === null) throw new AppError(404, `workflow run ${runId} not found`);
       const place = runPlace(runId, list);
       const props = { detail, place, now: nowOf(deps), viewer: c.get("viewer"), cutAt: deps.config.maxMessageBytes };
@@ -100,7 +101,8 @@ function runPlace(runId: string, list: string): RunPlace {
 const SNAPSHOT = "isolation level repeatable read read only";
 
 /** A page of runs, as the run logs read it. */
-const readRuns = (deps: AppDeps, query: RunLogQuery) => deps.sql.begin(SNAPSHOT, (tx) => listRunLogs(tx, query, deps.redactor));
+const readRuns = (deps: AppDeps, query: RunLogQuery, redactor = deps.redactor) =>
+  deps.sql.begin(SNAPSHOT, (tx) => listRunLogs(tx, query, redactor));
 
 /** The newest run with id `runId`, as the run logs show it. */
 async function findRun(deps: AppDeps, runId: string): Promise<RunLog> {
