@@ -1,5 +1,5 @@
 # Dispatch: multi-stage build; the image runs the compiled service as a non-root user.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
@@ -8,7 +8,7 @@ RUN npm ci --ignore-scripts
 COPY . .
 RUN npx patch-package && npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 WORKDIR /app
 COPY --from=build /app/package.json ./

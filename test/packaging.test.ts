@@ -37,6 +37,11 @@ describe("Dockerfile", () => {
     expect(existsSync(`${ROOT}bin/dispatch.js`)).toBe(true);
   });
 
+  it("builds and runs on Node 24 LTS (Node 20 reached its end of life on 2026-04-30)", () => {
+    const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]!);
+    for (const image of images) expect(image).toMatch(/^node:24-/);
+  });
+
   it("checks health on a route the service has", () => {
     const check = execForm("HEALTHCHECK");
     expect(check[0]).toBe("node");
