@@ -9,6 +9,7 @@ import type { OptionHeader } from "./option-headers";
 import { badRequest, overLimit } from "../errors";
 import { type Dialect, PREFIX } from "../headers/dialect";
 import { withoutHopHeaders } from "../headers/hop-headers";
+import { checkHeaderFields } from "../headers/field-syntax";
 import { canonicalHeaderName } from "../headers/names";
 import { readWorkflowBinding, type WorkflowBinding } from "../headers/workflow";
 import { parseHttpUrl } from "../http-url";
@@ -107,7 +108,7 @@ export function parsePublishOptions(
     dialect,
     method: parseMethod(get("method"), label),
     // The Python and Go clients forward every header they are given, Content-Type included (docs/hosted-api.md §2.2).
-    contentType: headers["content-type"] ?? headers[`${p}forward-content-type`] ?? null,
+    contentType: contentTypeOf(headers, p),
     timeoutMs: parseTimeout(get("timeout"), label, limits),
     retries,
     retryDelayExpression: parseRetryDelay(get("retry-delay"), label),
@@ -210,6 +211,13 @@ function parseLabels(value: string | undefined, p: string): string[] {
   return labels;
 }
 
+/** The Content-Type the message is sent with (the Python and Go clients forward it too), checked as a header value. */
+function contentTypeOf(headers: Record<string, string>, p: string): string | null {
+  const contentType = headers["content-type"] ?? headers[`${p}forward-content-type`] ?? null;
+  if (contentType !== null) checkHeaderFields({ "Content-Type": contentType }, "the");
+  return contentType;
+}
+
 /**
  * `<p>forward-x` headers (prefix removed), or every plain header in
  * header-forward mode; an explicit forward wins over a plain header. Each set
@@ -228,8 +236,11 @@ function forwardedHeaders(headers: Record<string, string>, p: string): Record<st
       (plain ??= {})[canonicalHeaderName(name)] = headers[name]!;
     }
   }
-  if (plain === null) return explicit === null ? {} : withoutHopHeaders(explicit);
-  return explicit === null ? withoutHopHeaders(plain) : { ...withoutHopHeaders(plain), ...withoutHopHeaders(explicit) };
+  if (plain === null && explicit === null) return {};
+  const forwarded =
+    plain === null ? withoutHopHeaders(explicit!) : explicit === null ? withoutHopHeaders(plain) : { ...withoutHopHeaders(plain), ...withoutHopHeaders(explicit) };
+  checkHeaderFields(forwarded, "forwarded");
+  return forwarded;
 }
 
 /**

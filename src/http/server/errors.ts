@@ -4,6 +4,7 @@
  * logged with the request id and rendered as an opaque 500.
  */
 import type { Context } from "hono";
+import { matchedRoutes } from "hono/route";
 import { HTTPException } from "hono/http-exception";
 import type { DatabaseAvailability } from "../../db/availability";
 import { AppError } from "../../domain/errors";
@@ -25,9 +26,16 @@ export function renderError(
     return c.json({ error: "the database is unavailable; nothing was changed, retry shortly" }, 503);
   }
   const requestId = (c.get("requestId" as never) as string | undefined) ?? "-";
-  deps.log(`internal error [request ${requestId}] on ${c.req.method} ${c.req.path}: ${error.stack ?? error.message}`, {
+  // The route's pattern, not the path: a path can hold a destination URL and its secrets.
+  deps.log(`internal error [request ${requestId}] on ${c.req.method} ${routePatternOf(c)}: ${error.stack ?? error.message}`, {
     level: "error",
     requestId,
   });
   return c.json({ error: "internal error", requestId }, 500);
+}
+
+/** The pattern of the route a request matched (its handler's, not a middleware's), e.g. `/v2/publish/*`. */
+function routePatternOf(c: Context): string {
+  const routes = matchedRoutes(c);
+  return [...routes].reverse().find((route) => route.method !== "ALL")?.path ?? routes.at(-1)?.path ?? "(no route)";
 }
