@@ -4,8 +4,10 @@
  * SDKs read (`QSTASH_URL`, `QSTASH_TOKEN`, `QSTASH_CURRENT_SIGNING_KEY`,
  * `QSTASH_NEXT_SIGNING_KEY`: @upstash/qstash, @upstash/workflow, qstash-py,
  * qstash-go), ready to paste into a `.env` file, beside Dispatch's own names.
- * Secrets Dispatch generated are shown so a newcomer can start; in the banner,
- * configured ones are the operator's and only named.
+ * Secrets Dispatch generated are shown by the banner only on the start that
+ * made them and only to a terminal, so that a newcomer can start while logs
+ * keep none; `dispatch env` prints them on demand. Configured ones are the
+ * operator's and only named.
  */
 import type { Config } from "./config/config";
 import type { SigningKeys } from "./domain/delivery/signing";
@@ -39,14 +41,32 @@ export interface StartedService {
   embedded: boolean;
   tokens: string[];
   signingKeys: SigningKeys;
+  /** Whether this start generated the token or the signing keys. */
+  madeSecrets: boolean;
 }
 
-/** The banner, its lines joined. */
-export function banner(service: StartedService, config: Config): string {
+/** Said where a generated secret is not shown. */
+const RUN_ENV = "(not shown: npx dispatch env prints it)";
+
+/**
+ * Whether the banner shows generated secrets: only on the start that made
+ * them, and only to a terminal (a container's or a supervisor's log keeps
+ * what it is given; `dispatch env` prints them on demand).
+ */
+export function showsSecrets(service: Pick<StartedService, "madeSecrets">, terminal: boolean): boolean {
+  return service.madeSecrets && terminal;
+}
+
+/** The banner, its lines joined; generated secrets appear only when `showSecrets` (see `showsSecrets`). */
+export function banner(service: StartedService, config: Config, showSecrets: boolean): string {
   const tokenConfigured = config.tokens.length > 0;
   const keysConfigured = config.currentSigningKey !== null;
-  const token = tokenConfigured ? "(DISPATCH_TOKEN)" : service.tokens[0]!;
-  const keys = keysConfigured ? { current: "(DISPATCH_CURRENT_SIGNING_KEY)", next: "(DISPATCH_NEXT_SIGNING_KEY)" } : service.signingKeys;
+  const token = tokenConfigured ? "(DISPATCH_TOKEN)" : showSecrets ? service.tokens[0]! : RUN_ENV;
+  const keys = keysConfigured
+    ? { current: "(DISPATCH_CURRENT_SIGNING_KEY)", next: "(DISPATCH_NEXT_SIGNING_KEY)" }
+    : showSecrets
+      ? service.signingKeys
+      : { current: RUN_ENV, next: RUN_ENV };
   const lines = [
     `Dispatch is running (role: ${service.role}${service.embedded ? ", embedded Postgres" : ""}).`,
     ...(service.baseUrl
@@ -55,24 +75,31 @@ export function banner(service: StartedService, config: Config): string {
     `  Token:               ${token}`,
     `  Current signing key: ${keys.current}`,
     `  Next signing key:    ${keys.next}`,
+    ...(config.allowPrivateNetworks
+      ? ["  SSRF guard:          off (DISPATCH_ALLOW_PRIVATE_NETWORKS=true: destinations on this machine and private networks are reached)"]
+      : []),
   ];
   if (service.baseUrl === null) return lines.join("\n");
-  const sdk = sdkEnvironment({
-    url: service.baseUrl,
-    token: tokenConfigured ? "<your DISPATCH_TOKEN>" : token,
-    signingKeys: keysConfigured ? { current: "<your DISPATCH_CURRENT_SIGNING_KEY>", next: "<your DISPATCH_NEXT_SIGNING_KEY>" } : keys,
-  });
+  const shown = showSecrets || (tokenConfigured && keysConfigured);
+  const sdk = shown
+    ? sdkEnvironment({
+        url: service.baseUrl,
+        token: tokenConfigured ? "<your DISPATCH_TOKEN>" : token,
+        signingKeys: keysConfigured ? { current: "<your DISPATCH_CURRENT_SIGNING_KEY>", next: "<your DISPATCH_NEXT_SIGNING_KEY>" } : keys,
+      }).map((line) => `  ${line}`)
+    : [`  QSTASH_URL=${service.baseUrl}`, "  and the token and signing keys: npx dispatch env prints all four"];
   // The embedded development database has a destination of its own (/echo): the first message needs no internet.
   const destination = service.embedded ? `${service.baseUrl}/echo` : "https://example.com/hook";
+  const bearer = tokenConfigured ? "$DISPATCH_TOKEN" : showSecrets ? token : "$QSTASH_TOKEN";
   return [
     ...lines,
     "",
     "For the official SDKs (@upstash/qstash, @upstash/workflow, Python, Go), e.g. in .env (dispatch env prints them again):",
-    ...sdk.map((line) => `  ${line}`),
+    ...sdk,
     "",
     service.embedded ? "Try it (delivered to Dispatch's own /echo: watch for the echo line here, or the dashboard):" : "Try it:",
     `  curl -X POST '${service.baseUrl}/v2/publish/${destination}' \\`,
-    `    -H 'Authorization: Bearer ${tokenConfigured ? "$DISPATCH_TOKEN" : token}' -H 'Content-Type: application/json' \\`,
+    `    -H "Authorization: Bearer ${bearer}" -H 'Content-Type: application/json' \\`,
     `    -d '{"hello":"world"}'`,
   ].join("\n");
 }

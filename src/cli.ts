@@ -5,7 +5,7 @@
  * commands.ts. Arguments the CLI does not take exit 2 with the usage.
  */
 import { parseArgs } from "node:util";
-import { banner } from "./banner";
+import { banner, showsSecrets } from "./banner";
 import { type Command, runCommand } from "./commands";
 import { type Config, ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
   process.on("SIGINT", () => stop("SIGINT", 0));
   guardAgainstUncaughtErrors(stop, log);
   const service = await started;
-  console.log(banner({ ...service, role }, config));
+  console.log(banner({ ...service, role }, config, showsSecrets(service, process.stdout.isTTY === true)));
 }
 
 /** The positionals and options of `argv`; an unknown option or a missing value is a `UsageError`. */

@@ -14,7 +14,7 @@
 import { configuredBaseUrl, sdkEnvironment } from "./banner";
 import { configuredKeys, type Config } from "./config/config";
 import type { Sql } from "./db/client";
-import { ensureSigningKeys, rotateSigningKeys } from "./domain/delivery/signing-keys";
+import { ensureSigningKeys, rotateSigningKeys, type SigningKeySource } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/settings";
 import type { Log } from "./observability/log";
@@ -47,12 +47,13 @@ export async function runCommand(command: Command, config: Config, log: Log): Pr
 }
 
 async function outputOf(command: Command, config: Config, database: OpenDatabase): Promise<string> {
-  const { sql } = database;
+  const { sql, box } = database;
+  const keySource = { configured: configuredKeys(config), box };
   switch (command.name) {
     case "migrate":
       return `migrations applied (${database.embedded ? "embedded database" : "DATABASE_URL"})`;
     case "token":
-      return (await ensureAccessTokens(sql, config.tokens)).join("\n");
+      return (await ensureAccessTokens(sql, box, config.tokens)).value.join("\n");
     case "token create":
       return createToken(sql, { name: command.tokenName, readOnly: command.readOnly });
     case "token list":
@@ -61,23 +62,22 @@ async function outputOf(command: Command, config: Config, database: OpenDatabase
       return revokeToken(sql, command.tokenName);
     case "keys":
     case "keys rotate":
-      return keysOutput(sql, config, command.name === "keys rotate");
+      return keysOutput(sql, keySource, command.name === "keys rotate");
     case "env":
-      return envOutput(sql, config);
+      return envOutput(sql, config, keySource);
   }
 }
 
 /** The variables the official SDKs read, with the secrets in force (asked for: shown even when configured). */
-async function envOutput(sql: Sql, config: Config): Promise<string> {
-  const [token] = await ensureAccessTokens(sql, config.tokens);
-  const signingKeys = await ensureSigningKeys(sql, configuredKeys(config));
+async function envOutput(sql: Sql, config: Config, keySource: SigningKeySource): Promise<string> {
+  const [token] = (await ensureAccessTokens(sql, keySource.box, config.tokens)).value;
+  const signingKeys = (await ensureSigningKeys(sql, keySource)).value;
   return sdkEnvironment({ url: configuredBaseUrl(config), token: token!, signingKeys }).join("\n");
 }
 
 /** The signing keys in force, rotated first when `rotate`. */
-async function keysOutput(sql: Sql, config: Config, rotate: boolean): Promise<string> {
-  const configured = configuredKeys(config);
-  let keys = await ensureSigningKeys(sql, configured);
-  if (rotate) keys = await sql.begin((tx) => rotateSigningKeys(tx, configured !== null));
+async function keysOutput(sql: Sql, keySource: SigningKeySource, rotate: boolean): Promise<string> {
+  let keys = (await ensureSigningKeys(sql, keySource)).value;
+  if (rotate) keys = await sql.begin((tx) => rotateSigningKeys(tx, keySource));
   return `current: ${keys.current}\nnext:    ${keys.next}`;
 }

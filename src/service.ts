@@ -15,12 +15,15 @@ import type { SigningKeys } from "./domain/delivery/signing";
 import type { LocalDelivery } from "./domain/publish/local-delivery";
 import { ensureSigningKeys } from "./domain/delivery/signing-keys";
 import { Redactor } from "./domain/messages/redaction";
-import { ensureAccessTokens, ensureRedactionKey } from "./domain/settings";
+import type { SecretBox } from "./domain/secrets/secret-box";
+import { ensureAccessTokens, ensureRedactionKey, sealStoredSecrets } from "./domain/settings";
 import { installWorkflowHooks } from "./domain/workflows/hooks";
 import { createApp, withResourceCase } from "./http/server/app";
 import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
+import { DestinationGuard } from "./outbound/destination-guard";
 import { HttpClient } from "./outbound/http-client";
+import { secretBoxFor, UNSEALED_WARNING } from "./secrets";
 import { startWorker, type WorkerHandle } from "./worker/worker-role";
 
 /** Which parts a process runs; replicas can run API and workers apart. */
@@ -34,6 +37,8 @@ export interface Service {
   embedded: boolean;
   tokens: string[];
   signingKeys: SigningKeys;
+  /** Whether this start generated the token or the signing keys (the banner shows them then only). */
+  madeSecrets: boolean;
   sql: Sql;
   /** Where publishes hand immediate messages to this process's worker (null unless it runs both roles with it on). */
   localDelivery: LocalDelivery | null;
@@ -65,6 +70,19 @@ export async function startService(
   }
 }
 
+/**
+ * The box the service seals stored secrets with; rows an earlier version kept
+ * in plaintext are sealed now (said in one line), and a service with no
+ * secret says so at each start.
+ */
+async function openSecrets(config: Config, database: ReadyDatabase, sql: Sql, log: Log): Promise<SecretBox> {
+  const box = secretBoxFor(config, database.embedded !== null);
+  if (!box.seals) log(UNSEALED_WARNING, { level: "warn" });
+  const sealed = await sealStoredSecrets(sql, box);
+  if (sealed > 0) log(`sealed ${sealed} stored secret${sealed === 1 ? "" : "s"} an earlier version kept unencrypted`, { level: "info" });
+  return box;
+}
+
 /** The open pools of a service, closed when it stops (or fails to start). */
 interface Pools {
   sql: Sql;
@@ -81,20 +99,22 @@ async function startParts(
   pools: Pools,
 ): Promise<Service> {
   const { sql, listener } = pools;
-  const tokens = await ensureAccessTokens(sql, config.tokens);
-  const signingKeys = await ensureSigningKeys(sql, configuredKeys(config));
-  const http = new HttpClient({
-    // The embedded database means local development, where destinations are local too.
-    allowPrivateNetworks: config.allowPrivateNetworks || database.embedded !== null,
-    maxResponseBytes: config.maxMessageBytes,
-  });
+  const box = await openSecrets(config, database, sql, log);
+  const keySource = { configured: configuredKeys(config), box };
+  const tokens = await ensureAccessTokens(sql, box, config.tokens);
+  const signingKeys = await ensureSigningKeys(sql, keySource);
+  // The guard is on unless DISPATCH_ALLOW_PRIVATE_NETWORKS says otherwise, the embedded database included.
+  const guard = new DestinationGuard(config.allowPrivateNetworks, (host, address) =>
+    log(`destination ${host} refused: ${address} is not a public address`, { level: "debug" }),
+  );
+  const http = new HttpClient({ guard, maxResponseBytes: config.maxMessageBytes });
   const availability = new DatabaseAvailability(sql, log);
   let worker: WorkerHandle | null = null;
   const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null);
   const direct = database.endpoints.direct;
-  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, availability, log, now, metrics });
-  const redactor = new Redactor(await ensureRedactionKey(sql));
-  const configuredTokens = fixedTokenSet(tokens, config.readonlyTokens);
+  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics });
+  const redactor = new Redactor(await ensureRedactionKey(sql, box));
+  const configuredTokens = fixedTokenSet(tokens.value, config.readonlyTokens);
   const acceptedTokens = role === "worker" ? null : await followAccessTokens(sql, listener, configuredTokens, availability, log);
   const deps = {
     config,
@@ -106,15 +126,22 @@ async function startParts(
     workerHeartbeatId: worker?.heartbeatId ?? null,
     localDelivery: config.deliverFromPublish && role === "all" ? (worker?.local ?? null) : null,
     metrics,
+    guard,
+    secretBox: box,
+    signingKeys: keySource,
     echo: database.embedded !== null,
   };
-  const server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config);
+  const host = config.host ?? (database.embedded !== null ? "127.0.0.1" : "0.0.0.0");
+  const server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config.port, host);
+  const baseUrl = server ? baseUrlOf(server, host, config) : null;
+  if (server && deps.echo) guard.allowOwnEcho((server.address() as AddressInfo).port, baseUrl);
   return {
-    baseUrl: server ? baseUrlOf(server, config) : null,
+    baseUrl,
     databaseUrl: database.databaseUrl,
     embedded: database.embedded !== null,
-    tokens,
-    signingKeys,
+    tokens: tokens.value,
+    signingKeys: signingKeys.value,
+    madeSecrets: tokens.created || signingKeys.created,
     sql,
     localDelivery: deps.localDelivery ?? null,
     stop: () => shutdown({ server, worker, acceptedTokens, http, pools, availability }),
@@ -124,6 +151,8 @@ async function startParts(
 /** A migrated database and its pool, for commands that need no API or worker (`dispatch migrate`, `keys`, `token`). */
 export interface OpenDatabase {
   sql: Sql;
+  /** What stored secrets are sealed with. */
+  box: SecretBox;
   databaseUrl: string;
   embedded: boolean;
   close(): Promise<void>;
@@ -136,6 +165,7 @@ export async function openDatabase(config: Config, log: Log, migrateFirst: boole
   const sql = createAppPool(database, COMMAND_POOL_SIZE);
   return {
     sql,
+    box: secretBoxFor(config, database.embedded !== null),
     databaseUrl: database.databaseUrl,
     embedded: database.embedded !== null,
     async close() {
@@ -162,16 +192,16 @@ async function followAccessTokens(
   return tokens;
 }
 
-function listen(app: ReturnType<typeof createApp>, config: Config): Promise<ServerType> {
+function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<ServerType> {
   return new Promise((resolve) => {
-    const server = serve({ fetch: withResourceCase(app.fetch), port: config.port, hostname: config.host }, () => resolve(server));
+    const server = serve({ fetch: withResourceCase(app.fetch), port, hostname: host }, () => resolve(server));
   });
 }
 
-function baseUrlOf(server: ServerType, config: Config): string {
+function baseUrlOf(server: ServerType, listening: string, config: Config): string {
   if (config.baseUrl) return config.baseUrl;
   const { port } = server.address() as AddressInfo;
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
+  const host = listening === "0.0.0.0" || listening === "::" ? "localhost" : listening.includes(":") ? `[${listening}]` : listening;
   return `http://${host}:${port}`;
 }
 

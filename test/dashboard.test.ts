@@ -9,8 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { createAccessToken, revokeAccessToken } from "../src/domain/access-tokens/access-tokens";
 import { fixedTokenSet } from "../src/domain/access-tokens/token-set";
-import { tokenAccess, tokenDigest } from "../src/http/dashboard/access";
-import { checkCsrf, csrfToken, readSession, signSession } from "../src/http/dashboard/session";
+import { tokenAccess } from "../src/http/dashboard/access";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
 import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";
@@ -31,24 +30,97 @@ const ROUTES = [
 const BAD_SEGMENTS = ["%00", "%C3%28", "%FF", "x".repeat(MAX_ID_BYTES + 1)];
 
 describe("sessions", () => {
-  const key = Buffer.alloc(32, 7);
-  const session = { digest: tokenDigest("a-token-of-this-service"), role: "full" as const, expiresAt: Date.now() + 60_000 };
+  const page = (cookie: string) => fetch(`${dispatch.baseUrl}/dashboard`, { headers: { cookie }, redirect: "manual" });
+  const rows = () =>
+    dispatch.service.sql<{ idDigest: Buffer; tokenDigest: Buffer; role: string }[]>`
+      select id_digest as "idDigest", token_digest as "tokenDigest", role from dispatch.dashboard_sessions`;
 
-  it("reads back what it signed, and nothing forged, altered or expired", () => {
-    const cookie = signSession(key, session);
-    expect(readSession(key, cookie, Date.now())).toEqual(session);
-    expect(readSession(Buffer.alloc(32, 8), cookie, Date.now())).toBeNull();
-    expect(readSession(key, cookie.replace(".full.", ".readonly."), Date.now())).toBeNull();
-    expect(readSession(key, cookie, session.expiresAt)).toBeNull();
-    expect(readSession(key, "garbage", Date.now())).toBeNull();
-    expect(cookie).not.toContain("a-token-of-this-service");
+  it("are random ids kept server-side: the table holds neither the cookie nor the token", async () => {
+    const { cookie } = await signIn();
+    const id = cookie.split("=")[1]!;
+    expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const dump = JSON.stringify((await rows()).map((row) => [row.idDigest.toString("base64url"), row.tokenDigest.toString("base64url"), row.role]));
+    expect(dump).not.toContain(id);
+    expect(dump).not.toContain(TEST_TOKEN);
+    expect((await page(cookie)).status).toBe(200);
   });
 
-  it("binds a CSRF token to its session", () => {
-    const [one, other] = [signSession(key, session), signSession(key, { ...session, expiresAt: session.expiresAt + 1 })];
-    expect(checkCsrf(key, one, csrfToken(key, one))).toBe(true);
-    expect(checkCsrf(key, one, csrfToken(key, other))).toBe(false);
-    expect(checkCsrf(key, one, undefined)).toBe(false);
+  it("refuses a cookie made from what a copy of the table holds", async () => {
+    await signIn();
+    for (const row of await rows()) {
+      for (const forged of [row.idDigest.toString("base64url").slice(0, 43), row.tokenDigest.toString("base64url").slice(0, 43)]) {
+        expect((await page(`dispatch_session=${forged}`)).status).toBe(303);
+      }
+    }
+  });
+
+  it("ends at sign-out: the signed-out cookie is refused", async () => {
+    const { cookie, csrf } = await signIn();
+    expect((await page(cookie)).status).toBe(200);
+    const out = await fetch(`${dispatch.baseUrl}/dashboard/logout`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: `_csrf=${csrf}`,
+      redirect: "manual",
+    });
+    expect(out.status).toBe(303);
+    expect((await page(cookie)).status).toBe(303);
+  });
+
+  it("ends when idle longer than DISPATCH_SESSION_IDLE, and at the end of its lifetime", async () => {
+    const { sql } = dispatch.service;
+    const idle = await signIn();
+    expect((await page(idle.cookie)).status).toBe(200);
+    // Moved back in time rather than waited for: an hour and a second without a request.
+    await sql`update dispatch.dashboard_sessions set last_seen_at = now() - interval '1 hour 1 second'`;
+    expect((await page(idle.cookie)).status).toBe(303);
+    const old = await signIn();
+    await sql`update dispatch.dashboard_sessions set expires_at = now() - interval '1 second'`;
+    expect((await page(old.cookie)).status).toBe(303);
+  });
+
+  it("binds a form's CSRF token to its session", async () => {
+    await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "csrf-bound" }) });
+    const [one, other] = [await signIn(), await signIn()];
+    expect(one.csrf).not.toBe(other.csrf);
+    const pause = (cookie: string, csrf: string) =>
+      fetch(`${dispatch.baseUrl}/dashboard/queues/csrf-bound/pause`, {
+        method: "POST",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: `_csrf=${csrf}`,
+        redirect: "manual",
+      });
+    expect((await pause(one.cookie, other.csrf)).status).toBe(403);
+    expect((await pause(one.cookie, one.csrf)).status).toBe(303);
+  });
+
+  it("refuses sign-in and sign-out posted from another site (Origin or Sec-Fetch-Site), storing nothing", async () => {
+    const before = (await rows()).length;
+    const crossSite: Record<string, string>[] = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { origin: "null" }];
+    for (const headers of crossSite) {
+      const response = await fetch(`${dispatch.baseUrl}/dashboard/login`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: TEST_TOKEN }),
+        redirect: "manual",
+      });
+      expect(response.status).toBe(403);
+      expect(response.headers.get("set-cookie")).toBeNull();
+      expect(await response.text()).toContain("came from another site");
+    }
+    expect((await rows()).length).toBe(before);
+    const { cookie } = await signIn();
+    const out = await fetch(`${dispatch.baseUrl}/dashboard/logout`, { method: "POST", headers: { cookie, origin: "https://evil.example" }, redirect: "manual" });
+    expect(out.status).toBe(403);
+    expect((await page(cookie)).status).toBe(200);
+    // The same site, as a browser says it, signs in.
+    const same = await fetch(`${dispatch.baseUrl}/dashboard/login`, {
+      method: "POST",
+      headers: { origin: dispatch.baseUrl, "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams({ token: TEST_TOKEN }),
+      redirect: "manual",
+    });
+    expect(same.status).toBe(303);
   });
 
   it("knows full and read-only tokens, and nothing else", () => {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Config } from "../src/config/config";
 import { insertMessagesClaiming } from "../src/domain/publish/insert";
 import { messageSettings } from "../src/domain/publish/options";
+import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages } from "../src/domain/publish/prepare";
 import { cloneDatabase } from "./support/database";
 import { poll } from "./support/poll";
@@ -192,7 +193,7 @@ describe("delivering from the publishing process", () => {
 
 /** Stores one immediate message already claimed by `workerId`, as a publish's insert does; returns its id. */
 async function storeClaimed(dispatch: TestService, workerId: string, path: string): Promise<string> {
-  const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+  const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
   const request = { destination: `${receiver.url}/${path}`, headers: {}, body: Buffer.from(path), queueName: null, callerIp: null };
   const { messages } = await prepareMessages(dispatch.service.sql, request, settings);
   const stored = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId, ids: new Set([messages[0]!.id]) });

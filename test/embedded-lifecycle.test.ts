@@ -57,8 +57,8 @@ interface Running {
 
 /** Runs `npm start` (or `dispatch <args>`) in the project, in its own process group, and waits for the banner. */
 async function start(args: string[] = [], env: Record<string, string> = {}): Promise<Running> {
-  const [command, commandArgs] = args.length === 0 ? ["npm", ["start", "--silent"]] : [process.execPath, ["bin/dispatch.js", ...args]];
-  const child = spawn(command, commandArgs, {
+  const [program, programArgs] = args.length === 0 ? ["npm", ["start", "--silent"]] : [process.execPath, ["bin/dispatch.js", ...args]];
+  const child = spawn(program, programArgs, {
     cwd: project,
     detached: true,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", HOST: "127.0.0.1", DISPATCH_DELAY_SCALE: "0.1", ...env },
@@ -71,7 +71,9 @@ async function start(args: string[] = [], env: Record<string, string> = {}): Pro
   await poll(() => output.includes("Dispatch is running") || child.exitCode !== null, "the banner", 40_000);
   if (!output.includes("Dispatch is running")) throw new Error(`not ready:\n${output}`);
   await poll(() => /Try it/.test(output) && /-d '\{"hello":"world"\}'/.test(output), "the whole banner");
-  return { child, output: () => output, url: output.match(/URL:\s+(\S+)/)![1]!, token: output.match(/Token:\s+(\S+)/)![1]! };
+  // Not a terminal: the banner shows no secret, and `dispatch token` prints the token.
+  const token = (await command(["token"])).stdout.trim().split("\n").at(-1)!;
+  return { child, output: () => output, url: output.match(/URL:\s+(\S+)/)![1]!, token };
 }
 
 /** Runs an operator command in the project to its end. */
@@ -112,6 +114,9 @@ function serverPid(): number | null {
   const file = join(project, ".dispatch", "pg", "postmaster.pid");
   return existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : null;
 }
+
+/** For the tests that deliver to a receiver on this machine: the SSRF guard is on by default. */
+const LOCAL = { DISPATCH_ALLOW_PRIVATE_NETWORKS: "true" };
 
 const publish = (running: Running, path: string, init: RequestInit = {}) =>
   request(`${running.url}${path}`, { method: "POST", ...init, headers: { Authorization: `Bearer ${running.token}`, ...(init.headers as object) } });
@@ -166,7 +171,7 @@ describe("the embedded database's superuser", () => {
 
 describe("npm start killed outright", () => {
   it("starts again with no manual step and delivers every message accepted before the kill; its Postgres went with it", async () => {
-    const first = await start();
+    const first = await start([], LOCAL);
     const before = receiver.requests.length;
     // Delayed (20 s scaled to 2 s): still waiting when the process dies.
     for (let index = 0; index < 10; index++) {
@@ -178,18 +183,18 @@ describe("npm start killed outright", () => {
     // The watchdog stops the server within seconds of its last user's death.
     await poll(() => !isAlive(postgres), "the killed service's Postgres stopped", 15_000);
 
-    const second = await start();
+    const second = await start([], LOCAL);
     expect(second.token).toBe(first.token);
     await poll(() => receiver.requests.filter((request, index) => index >= before && request.path.startsWith("/crash-")).length === 10, "the 10 messages");
   });
 
   it("restarts a Postgres left running without its watchdog, saying so in one line", async () => {
-    const first = await start();
+    const first = await start([], LOCAL);
     const postgres = serverPid()!;
     await killWatchdog();
     await crash(first.child);
     expect(isAlive(postgres)).toBe(true);
-    const second = await start();
+    const second = await start([], LOCAL);
     expect(second.output()).toContain(`was left running (pid ${postgres}) by a Dispatch process that is gone; stopped it and started it again`);
     expect(isAlive(postgres)).toBe(false);
     expect((await publish(second, `/v2/publish/${receiver.url}/after-restart`, { body: "x" })).status).toBe(200);
@@ -258,8 +263,8 @@ describe("beside a running service", () => {
   });
 
   it("a second dispatch start joins the cluster; either can stop first, and the last one stops Postgres", async () => {
-    const first = await start();
-    const second = await start(["start"]);
+    const first = await start([], LOCAL);
+    const second = await start(["start"], LOCAL);
     expect(second.output()).toMatch(/joined the cluster in .* that Dispatch process \d+ runs/);
     const postgres = serverPid()!;
     await stop(first.child);
@@ -272,23 +277,68 @@ describe("beside a running service", () => {
 });
 
 describe("the first message", () => {
-  it("the banner's QSTASH_* lines configure the official SDK, and its Try it is delivered without internet", async () => {
+  it("the banner's QSTASH_URL and dispatch env configure the official SDK, and its Try it is delivered without internet", async () => {
     const service = await start();
-    const env = Object.fromEntries(
-      [...service.output().matchAll(/^\s+(QSTASH_[A-Z_]+)=(\S+)$/gm)].map((match) => [match[1]!, match[2]!]),
-    );
+    // Its output is not a terminal: no secret is printed, and the banner says where to get them.
+    expect(service.output()).not.toContain(service.token);
+    expect(service.output()).toMatch(/Token:\s+\(not shown: npx dispatch env prints it\)/);
+    const url = service.output().match(/^\s+QSTASH_URL=(\S+)$/m)![1]!;
+    const printed = (await command(["env"])).stdout.trim().split("\n").slice(1);
+    const env = Object.fromEntries([`QSTASH_URL=${url}`, ...printed].map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]));
     expect(Object.keys(env).sort()).toEqual(["QSTASH_CURRENT_SIGNING_KEY", "QSTASH_NEXT_SIGNING_KEY", "QSTASH_TOKEN", "QSTASH_URL"]);
-    expect((await command(["env"])).stdout.trim().split("\n").slice(1)).toEqual(
-      [`QSTASH_TOKEN=${env.QSTASH_TOKEN}`, `QSTASH_CURRENT_SIGNING_KEY=${env.QSTASH_CURRENT_SIGNING_KEY}`, `QSTASH_NEXT_SIGNING_KEY=${env.QSTASH_NEXT_SIGNING_KEY}`],
-    );
-    // The README's five lines, with the banner's variables.
+    expect(env.QSTASH_TOKEN).toBe(service.token);
+    // The README's five lines, with those variables.
     const client = new Client({ baseUrl: env.QSTASH_URL, token: env.QSTASH_TOKEN! });
     const { messageId } = await client.publishJSON({ url: `${env.QSTASH_URL}/echo`, body: { hello: "world" } });
     await poll(() => service.output().includes(`echo: message ${messageId} arrived`), "the echo line");
-    // The banner's curl, as printed.
+    // The banner's curl, as printed, with $QSTASH_TOKEN set.
     const curl = service.output().match(/curl -X POST '([^']+)'/)![1]!;
-    const answer = await request(curl, { method: "POST", headers: { Authorization: `Bearer ${service.token}`, "Content-Type": "application/json" }, body: '{"hello":"world"}' });
+    expect(service.output()).toContain('-H "Authorization: Bearer $QSTASH_TOKEN"');
+    const answer = await request(curl, { method: "POST", headers: { Authorization: `Bearer ${env.QSTASH_TOKEN}`, "Content-Type": "application/json" }, body: '{"hello":"world"}' });
     const { messageId: tried } = await answer.json();
     await poll(() => service.output().includes(`echo: message ${tried} arrived`), "the echo line of the banner's curl");
+  });
+});
+
+describe("the SSRF guard on the default path", () => {
+  it("is on with the embedded database: IP literals that are not public are a 400, a name that resolves to one fails unsent with a generic reason, /echo is let through", async () => {
+    // HOST unset: the embedded default listens on 127.0.0.1 only.
+    const service = await start([], { HOST: "", DISPATCH_LOG_LEVEL: "debug" });
+    expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(service.output()).not.toContain("SSRF guard");
+    const before = receiver.requests.length;
+    for (const destination of [`http://127.0.0.1:${receiver.port}/x`, "http://169.254.169.254/latest/meta-data/", `http://[2002:7f00:1::]:${receiver.port}/x`]) {
+      const answer = await publish(service, `/v2/publish/${destination}`, { body: "x" });
+      expect(answer.status).toBe(400);
+      expect((await answer.json()).error).toMatch(/is not a public address .*DISPATCH_ALLOW_PRIVATE_NETWORKS=true/);
+    }
+    const callback = await publish(service, `/v2/publish/${service.url}/echo`, { body: "x", headers: { "Svc-Callback": "http://10.0.0.1/cb" } });
+    expect(callback.status).toBe(400);
+    expect((await callback.json()).error).toMatch(/^callback 10\.0\.0\.1 is not a public address/);
+
+    const named = await publish(service, `/v2/publish/http://localhost:${receiver.port}/x`, { body: "x", headers: { "Svc-Retries": "0" } });
+    expect(named.status).toBe(200);
+    const { messageId } = await named.json();
+    const failed = await poll(async () => {
+      const logs = await request(`${service.url}/v2/logs?messageId=${messageId}`, { headers: { Authorization: `Bearer ${service.token}` } });
+      const entries = (await logs.json()).logs as { state: string; error?: string }[];
+      return entries.some((entry) => entry.state === "FAILED") && entries.find((entry) => entry.state === "ERROR")!;
+    }, "the message to fail");
+    expect(failed.error).toMatch(/^destination localhost refused: it is not, or does not resolve to, a public address/);
+    expect(failed.error).not.toMatch(/127\.0\.0\.1|::1/);
+    expect(service.output()).toMatch(/destination localhost refused: (127\.0\.0\.1|::1) is not a public address/);
+
+    const echoed = await publish(service, `/v2/publish/${service.url}/echo`, { body: "x" });
+    const { messageId: echoId } = await echoed.json();
+    await poll(() => service.output().includes(`echo: message ${echoId} arrived`), "the echo line");
+    expect(receiver.requests.length).toBe(before);
+  });
+
+  it("is off when DISPATCH_ALLOW_PRIVATE_NETWORKS=true, and the banner says so", async () => {
+    const service = await start([], LOCAL);
+    expect(service.output()).toMatch(/SSRF guard:\s+off/);
+    const before = receiver.requests.length;
+    expect((await publish(service, `/v2/publish/http://127.0.0.1:${receiver.port}/open`, { body: "x" })).status).toBe(200);
+    await receiver.waitFor(before + 1);
   });
 });

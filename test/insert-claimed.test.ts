@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { messageColumns } from "../src/db/message-columns";
 import { insertMessagesClaiming } from "../src/domain/publish/insert";
 import { messageSettings } from "../src/domain/publish/options";
+import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages, type PublishRequest } from "../src/domain/publish/prepare";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
@@ -43,7 +44,7 @@ const shapes: Record<string, Record<string, string>> = {
 
 describe("a message stored claimed at publish", () => {
   it.each(Object.entries(shapes))("is attempted as stored: %s", async (_shape, headers) => {
-    const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+    const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
     const request: PublishRequest = {
       destination: `${receiver.url}/claimed`,
       headers,

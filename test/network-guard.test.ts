@@ -23,14 +23,40 @@ describe("private-network guard", () => {
   it.each([
     ["127.0.0.1", () => `http://127.0.0.1:${receiver.port}/x`],
     ["[::1]", () => `http://[::1]:${receiver.port}/x`],
-    ["a host name resolving to loopback", () => `http://localhost:${receiver.port}/x`],
-  ])("refuses %s and nothing reaches it", async (_name, url) => {
-    const response = await guarded.api(`/v2/publish/${url()}`, { method: "POST", headers: { "Svc-Retries": "0" } });
+    ["169.254.169.254 (cloud metadata)", () => "http://169.254.169.254/latest/meta-data/"],
+    ["[2002:7f00:1::] (6to4 of 127.0.0.1)", () => `http://[2002:7f00:1::]:${receiver.port}/x`],
+    ["[::ffff:0:7f00:1] (IPv4-translated 127.0.0.1)", () => `http://[::ffff:0:7f00:1]:${receiver.port}/x`],
+  ])("refuses the IP literal %s at publish with a 400, storing nothing", async (_name, url) => {
+    const before = await guarded.service.sql<{ n: number }[]>`select count(*)::int as n from dispatch.messages`;
+    const response = await guarded.api(`/v2/publish/${url()}`, { method: "POST", body: "x" });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatch(/^destination \S+ is not a public address \(the SSRF guard .*DISPATCH_ALLOW_PRIVATE_NETWORKS=true/);
+    const after = await guarded.service.sql<{ n: number }[]>`select count(*)::int as n from dispatch.messages`;
+    expect(after[0]!.n).toBe(before[0]!.n);
+  });
+
+  it("refuses a callback, a failure callback and a URL-group endpoint at such an address with a 400", async () => {
+    for (const [header, what] of [["Svc-Callback", "callback"], ["Svc-Failure-Callback", "failure callback"]] as const) {
+      const response = await guarded.api(`/v2/publish/https://example.com/hook`, { method: "POST", headers: { [header]: "http://192.168.1.1/cb" } });
+      expect(response.status).toBe(400);
+      expect((await response.json()).error).toMatch(new RegExp(`^${what} 192\\.168\\.1\\.1 is not a public address`));
+    }
+    const group = await guarded.api("/v2/topics/guarded-group/endpoints", {
+      method: "POST",
+      body: JSON.stringify({ endpoints: [{ url: "http://[fd00::1]/x" }] }),
+    });
+    expect(group.status).toBe(400);
+    expect((await group.json()).error).toMatch(/^endpoint url fd00::1 is not a public address/);
+  });
+
+  it("refuses a host name resolving to loopback when it is resolved: the attempt fails unsent, its error names no address", async () => {
+    const response = await guarded.api(`/v2/publish/http://localhost:${receiver.port}/x`, { method: "POST", headers: { "Svc-Retries": "0" } });
     expect(response.status).toBe(200);
     const { messageId } = await response.json();
     const log = await finalEvents(guarded, messageId);
     expect(log.map((e) => e.state)).toEqual(["CREATED", "ACTIVE", "ERROR", "FAILED"]);
-    expect(log[2]!.error).toMatch(/internal address/);
+    expect(log[2]!.error).toMatch(/^destination localhost refused: it is not, or does not resolve to, a public address/);
+    expect(log[2]!.error).not.toMatch(/127\.0\.0\.1|::1/);
     expect(receiver.requests).toHaveLength(0);
   });
 });

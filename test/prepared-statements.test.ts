@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { insertMessages } from "../src/domain/publish/insert";
 import { messageSettings } from "../src/domain/publish/options";
+import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages } from "../src/domain/publish/prepare";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
@@ -63,7 +64,7 @@ describe("the message insert", () => {
   it("is prepared on the server, as the tagged statements are (no Describe round trip and commit per batch)", async () => {
     const connection = await dispatch.service.sql.reserve();
     try {
-      const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+      const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
       const request = { destination: `${receiver.url}/prepared`, headers: {}, body: Buffer.from("hi"), queueName: null, callerIp: null };
       for (let i = 0; i < 2; i++) await insertMessages(connection, (await prepareMessages(connection, request, settings)).messages, settings);
       const [prepared] = await connection<{ count: number }[]>`

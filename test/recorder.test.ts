@@ -14,6 +14,7 @@ import type { AttemptRecord } from "../src/domain/delivery/outcome";
 import { insertMessagesClaiming } from "../src/domain/publish/insert";
 import { circuitSettings } from "../src/domain/destinations/circuit";
 import { messageSettings } from "../src/domain/publish/options";
+import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages } from "../src/domain/publish/prepare";
 import { Recorder } from "../src/worker/recorder";
 import { attemptsOf, countMessages, storedClaims } from "./support/rows";
@@ -23,7 +24,7 @@ const dispatch = useDispatch();
 
 /** `count` messages stored claimed by a worker nobody runs (the service's sweep would hand them back only after 3 s). */
 async function claimedMessages(count: number): Promise<ClaimedMessage[]> {
-  const settings = { ...messageSettings(dispatch.config), llmUrl: null };
+  const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
   const messages = [];
   for (let i = 0; i < count; i++) {
     const request = { destination: `http://127.0.0.1:9/recorded/${i}`, headers: {}, body: Buffer.from(`m${i}`), queueName: null, callerIp: null };

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config";
 import { createSql } from "../src/db/client";
-import { killAllDispatchProcesses, startDispatchProcess } from "./support/processes";
+import { killAllDispatchProcesses, runDispatch, startDispatchProcess } from "./support/processes";
 import { type Receiver, startReceiver } from "./support/receiver";
 import { cloneDatabase } from "./support/database";
 import { messageState, setting } from "./support/rows";
@@ -21,29 +21,31 @@ chmodSync(dataDir, 0o755);
 afterEach(() => killAllDispatchProcesses());
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const banner = (output: string) => ({
-  url: output.match(/URL:\s+(\S+)/)?.[1],
-  token: output.match(/Token:\s+(\S+)/)?.[1],
-  current: output.match(/Current signing key:\s+(\S+)/)?.[1],
-  next: output.match(/Next signing key:\s+(\S+)/)?.[1],
-});
+/** The banner's URL, and the secrets `dispatch env` prints (a banner on no terminal shows none). */
+async function printed(output: string, env: Record<string, string>) {
+  expect(output).toMatch(/Token:\s+\(not shown: npx dispatch env prints it\)/);
+  expect(output).toMatch(/Current signing key:\s+\(not shown/);
+  const lines = (await runDispatch(["env"], env)).stdout;
+  const value = (name: string) => lines.match(new RegExp(`^${name}=(\\S+)$`, "m"))?.[1];
+  return { url: output.match(/URL:\s+(\S+)/)?.[1], token: value("QSTASH_TOKEN"), current: value("QSTASH_CURRENT_SIGNING_KEY"), next: value("QSTASH_NEXT_SIGNING_KEY") };
+}
 
 describe("dispatch start", () => {
-  it("starts on an embedded database, prints URL, token, keys and a curl, and keeps them across restarts", async () => {
-    const first = await startDispatchProcess("all", { DISPATCH_DATA_DIR: dataDir });
-    const printed = banner(first.output());
-    expect(printed.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(printed.current).toMatch(/^sig_/);
-    expect(printed.next).toMatch(/^sig_/);
+  it("starts on an embedded database, prints URL and a curl (dispatch env the token and keys), and keeps them across restarts", async () => {
+    const first = await startDispatchProcess("all", { DISPATCH_DATA_DIR: dataDir, DISPATCH_ALLOW_PRIVATE_NETWORKS: "true" });
+    const shown = await printed(first.output(), { DISPATCH_DATA_DIR: dataDir });
+    expect(shown.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(shown.current).toMatch(/^sig_/);
+    expect(shown.next).toMatch(/^sig_/);
     expect(first.output()).toContain("curl -X POST");
-    const credentials = JSON.parse(Buffer.from(printed.token!, "base64").toString());
+    const credentials = JSON.parse(Buffer.from(shown.token!, "base64").toString());
     expect(credentials.UserID).toEqual(expect.any(String));
 
     const receiver: Receiver = await startReceiver();
     try {
-      const response = await request(`${printed.url}/v2/publish/${receiver.url}/hello`, {
+      const response = await request(`${shown.url}/v2/publish/${receiver.url}/hello`, {
         method: "POST",
-        headers: { Authorization: `Bearer ${printed.token}` },
+        headers: { Authorization: `Bearer ${shown.token}` },
         body: "hi",
       });
       expect(response.status).toBe(200);
@@ -53,15 +55,22 @@ describe("dispatch start", () => {
     }
     expect(await first.terminate(), first.output()).toBe(0);
 
-    const second = await startDispatchProcess("all", { DISPATCH_DATA_DIR: dataDir });
-    expect(banner(second.output())).toMatchObject({ token: printed.token, current: printed.current, next: printed.next });
+    const second = await startDispatchProcess("all", { DISPATCH_DATA_DIR: dataDir, DISPATCH_ALLOW_PRIVATE_NETWORKS: "true" });
+    expect(await printed(second.output(), { DISPATCH_DATA_DIR: dataDir })).toMatchObject({ token: shown.token, current: shown.current, next: shown.next });
     expect(await second.terminate(), second.output()).toBe(0);
   });
 
   it("refuses a bad configuration with a message naming the variable", async () => {
     await expect(startDispatchProcess("all", { PORT: "eighty" }, 10_000)).rejects.toThrow(/PORT must be a whole number/);
     expect(() => loadConfig({ DISPATCH_DEDUPLICATION_WINDOW: "ten minutes" })).toThrow(ConfigError);
-    expect(() => loadConfig({ DISPATCH_CURRENT_SIGNING_KEY: "sig_only_one" })).toThrow(/must be set together/);
+    expect(() => loadConfig({ DISPATCH_CURRENT_SIGNING_KEY: "sig_only_one_0123456789_0123456789" })).toThrow(/must be set together/);
+    // Secrets shorter than a guess takes: 16 characters for the metrics token, 32 for signing keys and DISPATCH_SECRET.
+    expect(() => loadConfig({ DISPATCH_METRICS_TOKEN: "metrics-0123456" })).toThrow(/DISPATCH_METRICS_TOKEN must be at least 16 characters/);
+    expect(loadConfig({ DISPATCH_METRICS_TOKEN: "metrics-01234567" }).metricsToken).toBe("metrics-01234567");
+    for (const name of ["DISPATCH_CURRENT_SIGNING_KEY", "DISPATCH_NEXT_SIGNING_KEY", "DISPATCH_SECRET"]) {
+      expect(() => loadConfig({ [name]: "x".repeat(31) })).toThrow(new RegExp(`${name} must be at least 32 characters`));
+    }
+    expect(loadConfig({ DISPATCH_SECRET: "x".repeat(32) }).secret).toBe("x".repeat(32));
     expect(() => loadConfig({ DISPATCH_TOKEN: "short" })).toThrow(/DISPATCH_TOKEN each token must have at least 16/);
     expect(loadConfig({ DISPATCH_TOKEN: "aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb" }).tokens).toHaveLength(2);
     for (const pace of ["0", "1.5", "a tenth"]) expect(() => loadConfig({ DISPATCH_RETENTION_PACE: pace })).toThrow(/DISPATCH_RETENTION_PACE must/);
@@ -75,7 +84,9 @@ describe("dispatch start", () => {
     const service = await startTestService(keys, { databaseUrl });
     try {
       expect(service.service.signingKeys).toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
-      expect(await setting(service, "signing_keys")).toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
+      // Used as given, never copied into the database.
+      expect(await setting(service, "signing_keys")).not.toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
+      expect(await (await service.api("/v2/keys")).json()).toEqual({ current: keys.currentSigningKey, next: keys.nextSigningKey });
     } finally {
       await service.stop();
     }

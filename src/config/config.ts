@@ -13,7 +13,8 @@ import { LOG_LEVELS, type LogLevel } from "../observability/log";
 /** The service's typed configuration. */
 export interface Config {
   port: number;
-  host: string;
+  /** Where the API listens; null: 127.0.0.1 with the embedded database, 0.0.0.0 with a configured one. */
+  host: string | null;
   /** External database; when absent an embedded Postgres is started in `dataDir`. */
   databaseUrl: string | null;
   /**
@@ -43,6 +44,14 @@ export interface Config {
   metricsToken: string | null;
   currentSigningKey: string | null;
   nextSigningKey: string | null;
+  /**
+   * The key-encryption secret stored secrets are sealed with and dashboard
+   * sessions are bound to (domain/secrets/secret-box.ts); with the embedded
+   * database, one is made and kept in the data folder when this is null.
+   */
+  secret: string | null;
+  /** A dashboard session with no request for this long ends (DISPATCH_SESSION_IDLE). */
+  sessionIdleMs: number;
   allowPrivateNetworks: boolean;
   maxMessageBytes: number;
   deduplicationWindowMs: number;
@@ -140,9 +149,17 @@ const optionalText = v.pipe(
   v.transform((text) => (text.trim() === "" ? null : text.trim())),
 );
 
+/** An optional secret of at least `min` characters (anything shorter is guessable). */
+function secretText(min: number) {
+  return v.pipe(
+    optionalText,
+    v.check((text) => text === null || text.length >= min, `must be at least ${min} characters (e.g. openssl rand -base64 ${Math.max(24, min)})`),
+  );
+}
+
 const EnvSchema = v.object({
   PORT: integer(8080, 0, 65535),
-  HOST: v.optional(v.string(), "0.0.0.0"),
+  HOST: optionalText,
   DATABASE_URL: v.pipe(
     optionalText,
     v.check((url) => url === null || /^postgres(ql)?:\/\//.test(url), "must be a postgres:// URL"),
@@ -159,9 +176,11 @@ const EnvSchema = v.object({
   DISPATCH_CHECK_ANSWERS: flag,
   DISPATCH_TOKEN: tokenList,
   DISPATCH_READONLY_TOKEN: tokenList,
-  DISPATCH_METRICS_TOKEN: optionalText,
-  DISPATCH_CURRENT_SIGNING_KEY: optionalText,
-  DISPATCH_NEXT_SIGNING_KEY: optionalText,
+  DISPATCH_METRICS_TOKEN: secretText(16),
+  DISPATCH_CURRENT_SIGNING_KEY: secretText(32),
+  DISPATCH_NEXT_SIGNING_KEY: secretText(32),
+  DISPATCH_SECRET: secretText(32),
+  DISPATCH_SESSION_IDLE: duration("1h"),
   DISPATCH_ALLOW_PRIVATE_NETWORKS: flag,
   DISPATCH_MAX_MESSAGE_SIZE: integer(1_048_576, 1024, 100 * 1_048_576),
   DISPATCH_DEDUPLICATION_WINDOW: duration("10m"),
@@ -239,6 +258,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readonlyTokens: e.DISPATCH_READONLY_TOKEN,
     metricsToken: e.DISPATCH_METRICS_TOKEN,
     currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
+    secret: e.DISPATCH_SECRET,
+    sessionIdleMs: e.DISPATCH_SESSION_IDLE,
     nextSigningKey: e.DISPATCH_NEXT_SIGNING_KEY,
     allowPrivateNetworks: e.DISPATCH_ALLOW_PRIVATE_NETWORKS,
     maxMessageBytes: e.DISPATCH_MAX_MESSAGE_SIZE,

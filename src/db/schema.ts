@@ -329,6 +329,31 @@ export const accessTokens = dispatch.table(
 );
 
 /**
+ * Dashboard sessions (http/dashboard/session.ts): the cookie holds a random
+ * id, the row only its HMAC under the session key (derived from
+ * DISPATCH_SECRET), so that a copy of this table cannot make a cookie.
+ * Signing out deletes the row; one idle longer than DISPATCH_SESSION_IDLE,
+ * or past its end, is refused and removed at the next sign-in.
+ */
+export const dashboardSessions = dispatch.table(
+  "dashboard_sessions",
+  {
+    idDigest: bytea("id_digest").primaryKey(),
+    /** The sha256 digest of the token signed in with: its session ends when the token is no longer accepted. */
+    tokenDigest: bytea("token_digest").notNull(),
+    role: text("role").notNull(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    /** Moved on at most once a minute by the requests of the session. */
+    lastSeenAt: timestamptz("last_seen_at").notNull().default(sql`now()`),
+    expiresAt: timestamptz("expires_at").notNull(),
+  },
+  (t) => [
+    check("dashboard_sessions_role_check", sql`${t.role} in ('full', 'readonly')`),
+    check("dashboard_sessions_digest_check", sql`octet_length(${t.idDigest}) = 32 and octet_length(${t.tokenDigest}) = 32`),
+  ],
+);
+
+/**
  * Attempts in flight, one row per claim (a batch of messages a worker took).
  * A claim lives while its worker beats its heartbeat in `dispatch.workers`;
  * the claims of a dead worker are swept and their messages become due again.

@@ -3,10 +3,13 @@ import type { Config } from "../config/config";
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
 import type { TokenSet } from "../domain/access-tokens/token-set";
+import type { SigningKeySource } from "../domain/delivery/signing-keys";
+import type { SecretBox } from "../domain/secrets/secret-box";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
 import type { Redactor } from "../domain/messages/redaction";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
+import type { DestinationGuard } from "../outbound/destination-guard";
 
 export interface AppDeps {
   config: Config;
@@ -20,6 +23,12 @@ export interface AppDeps {
   log: Log;
   /** The service's metrics (`/metrics`). */
   metrics: Metrics;
+  /** The SSRF guard: publishing to an IP address it refuses is a 400. */
+  guard: DestinationGuard;
+  /** What stored secrets are sealed with; its session key binds dashboard sessions. */
+  secretBox: SecretBox;
+  /** Where the signing keys come from (configured, or stored and sealed). */
+  signingKeys: SigningKeySource;
   /** The heartbeat id of this process's worker, when it runs one (readiness checks it). */
   workerHeartbeatId?: string | null;
   /** This process's worker, when it runs one: publishes hand it immediate messages (domain/publish/local-delivery.ts). */

@@ -1,12 +1,13 @@
 import { lookup as dnsLookup } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import { Agent, buildConnector, request, type Dispatcher } from "undici";
+import type { DestinationGuard } from "./destination-guard";
 import { isInternalAddress, RefusedDestinationError } from "./network-guard";
 
 /** Construction options for {@link HttpClient}. */
 export interface HttpClientOptions {
-  /** When false, destinations resolving to internal addresses are refused before connecting. */
-  allowPrivateNetworks: boolean;
+  /** The SSRF guard: unless it allows private networks, destinations that are not public are refused before connecting. */
+  guard: DestinationGuard;
   /** Response bodies are cut off (and `truncated` set) after this many bytes. */
   maxResponseBytes: number;
   /** Maximum keep-alive connections per origin; unlimited when omitted. */
@@ -40,24 +41,28 @@ type ResponseBody = Dispatcher.ResponseData["body"];
 
 const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
-/** DNS lookup that fails with RefusedDestinationError if any resolved address is internal. */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, "");
-    const refused = addresses.find((entry) => isInternalAddress(entry.address));
-    if (refused) return callback(new RefusedDestinationError(hostname, refused.address), "");
-    const [first] = addresses;
-    if (options.all || !first) return callback(null, addresses);
-    callback(null, first.address, first.family);
-  });
-};
+/** A DNS lookup that fails with RefusedDestinationError if any resolved address is not public. */
+function guardedLookup(guard: DestinationGuard): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, "");
+      const refused = addresses.find((entry) => isInternalAddress(entry.address));
+      if (refused) return callback(guard.refuse(hostname, refused.address), "");
+      const [first] = addresses;
+      if (options.all || !first) return callback(null, addresses);
+      callback(null, first.address, first.family);
+    });
+  };
+}
 
-/** Wraps a connector so IP literals and the connected peer address are checked too. */
-function guardConnector(base: buildConnector.connector): buildConnector.connector {
+/** A connector that checks IP literals, resolved names and the connected peer address against the guard. */
+function guardedConnector(guard: DestinationGuard): buildConnector.connector {
+  const base = buildConnector({ lookup: guardedLookup(guard) });
   return (options, callback) => {
     const host = options.hostname.replace(/^\[(.*)\]$/, "$1");
     if (isIP(host) !== 0 && isInternalAddress(host)) {
-      queueMicrotask(() => callback(new RefusedDestinationError(host, host), null));
+      const refused = guard.refuse(host, host);
+      queueMicrotask(() => callback(refused, null));
       return;
     }
     base(options, (err, socket) => {
@@ -65,7 +70,7 @@ function guardConnector(base: buildConnector.connector): buildConnector.connecto
       const remote = socket.remoteAddress ?? "unknown";
       if (!isInternalAddress(remote)) return callback(null, socket);
       socket.destroy();
-      callback(new RefusedDestinationError(host, remote), null);
+      callback(guard.refuse(host, remote), null);
     });
   };
 }
@@ -111,14 +116,18 @@ function isTimeout(err: unknown): boolean {
 /**
  * The single outbound HTTP client: one keep-alive undici Agent, no redirect
  * following, capped response bodies, an attempt timeout and (unless
- * private networks are allowed) an SSRF guard on every new connection.
+ * private networks are allowed) an SSRF guard on every new connection. The
+ * service's own `/echo` goes through a second, unguarded Agent that carries
+ * nothing else.
  */
 export class HttpClient {
   private agent: Agent;
+  private echoAgent: Agent;
 
-  /** Creates the client and its connection pool. */
+  /** Creates the client and its connection pools. */
   constructor(private readonly options: HttpClientOptions) {
     this.agent = this.newAgent();
+    this.echoAgent = new Agent();
   }
 
   /** Where response bodies are cut off. */
@@ -134,7 +143,7 @@ export class HttpClient {
   async send(req: OutboundRequest): Promise<OutboundResponse> {
     try {
       const res = await request(req.url, {
-        dispatcher: this.agent,
+        dispatcher: this.options.guard.isOwnEcho(req.url) ? this.echoAgent : this.agent,
         method: req.method as Dispatcher.HttpMethod,
         headers: req.headers,
         body: req.body ?? undefined,
@@ -156,21 +165,19 @@ export class HttpClient {
    * every request, which cost 9 µs of CPU per attempt (bench/READING.md).
    */
   abortInFlight(reason: Error): void {
-    const aborted = this.agent;
+    const aborted = [this.agent, this.echoAgent];
     this.agent = this.newAgent();
-    void aborted.destroy(reason).catch(() => {});
+    this.echoAgent = new Agent();
+    for (const agent of aborted) void agent.destroy(reason).catch(() => {});
   }
 
   /** Closes pooled connections after in-flight requests finish. */
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), this.echoAgent.close()]);
   }
 
   private newAgent(): Agent {
-    const { connections, allowPrivateNetworks } = this.options;
-    return new Agent({
-      connections: connections ?? null,
-      connect: allowPrivateNetworks ? undefined : guardConnector(buildConnector({ lookup: guardedLookup })),
-    });
+    const { connections, guard } = this.options;
+    return new Agent({ connections: connections ?? null, connect: guard.allowPrivateNetworks ? undefined : guardedConnector(guard) });
   }
 }

@@ -1,5 +1,13 @@
+/**
+ * Which addresses a public webhook sender may reach: global unicast only.
+ * IPv4 by a deny-list of the special-purpose registry's non-global blocks;
+ * IPv6 by an allow-list (2000::/3) less its special-purpose blocks, with the
+ * forms that carry an IPv4 address inside (mapped, translated, compatible,
+ * NAT64, 6to4) judged by that IPv4 address.
+ */
 import { BlockList, isIP } from "node:net";
 
+/** IPv4 blocks that are not globally reachable unicast (IANA IPv4 special-purpose registry, RFC 6890). */
 const INTERNAL_V4: ReadonlyArray<readonly [string, number]> = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -19,24 +27,30 @@ const INTERNAL_V4: ReadonlyArray<readonly [string, number]> = [
   ["255.255.255.255", 32],
 ];
 
-const INTERNAL_V6: ReadonlyArray<readonly [string, number]> = [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["fec0::", 10],
-  ["ff00::", 8],
-  ["64:ff9b:1::", 48],
+/** Global unicast IPv6 (RFC 4291 §2.4): everything outside it is refused, unless it embeds an IPv4 address. */
+const GLOBAL_V6: ReadonlyArray<readonly [string, number]> = [["2000::", 3]];
+
+/**
+ * Special-purpose blocks inside 2000::/3: IETF protocol assignments (Teredo,
+ * benchmarking, ORCHID, ...: 2001::/23), documentation (2001:db8::/32,
+ * 3fff::/20). 6to4 (2002::/16) is judged by the IPv4 address it carries.
+ */
+const SPECIAL_V6: ReadonlyArray<readonly [string, number]> = [
+  ["2001::", 23],
   ["2001:db8::", 32],
-  ["100::", 64],
+  ["3fff::", 20],
 ];
 
-/** IPv6 prefixes whose low 32 bits carry an IPv4 address: mapped, compatible, NAT64. */
-const EMBEDDED_V4: ReadonlyArray<readonly [string, number]> = [
+/** IPv6 prefixes whose low 32 bits carry an IPv4 address: mapped, translated (SIIT), compatible, NAT64. */
+const LOW_V4: ReadonlyArray<readonly [string, number]> = [
   ["::ffff:0:0", 96],
+  ["::ffff:0:0:0", 96],
   ["::", 96],
   ["64:ff9b::", 96],
 ];
+
+/** 6to4 (RFC 3056): bits 16-47 carry the IPv4 address of the site. */
+const SIX_TO_FOUR: ReadonlyArray<readonly [string, number]> = [["2002::", 16]];
 
 function buildList(family: "ipv4" | "ipv6", ranges: ReadonlyArray<readonly [string, number]>): BlockList {
   const list = new BlockList();
@@ -45,28 +59,45 @@ function buildList(family: "ipv4" | "ipv6", ranges: ReadonlyArray<readonly [stri
 }
 
 const internalV4 = buildList("ipv4", INTERNAL_V4);
-const internalV6 = buildList("ipv6", INTERNAL_V6);
-const embeddedV4 = buildList("ipv6", EMBEDDED_V4);
+const globalV6 = buildList("ipv6", GLOBAL_V6);
+const specialV6 = buildList("ipv6", SPECIAL_V6);
+const lowV4 = buildList("ipv6", LOW_V4);
+const sixToFour = buildList("ipv6", SIX_TO_FOUR);
 
-/** Low 32 bits of an IPv6 address as dotted IPv4, via the WHATWG URL canonical (hex) form. */
-function lowIPv4(ipv6: string): string {
-  const groups = new URL(`http://[${ipv6}]/`).hostname.slice(1, -1).split(":");
-  const [hi, lo] = groups.slice(-2).map((group) => parseInt(group || "0", 16)) as [number, number];
+/** The eight 16-bit groups of an IPv6 address, from the WHATWG URL canonical (hex) form with `::` expanded. */
+function groupsOf(ipv6: string): number[] {
+  const canonical = new URL(`http://[${ipv6}]/`).hostname.slice(1, -1);
+  const [head, tail] = canonical.split("::") as [string, string | undefined];
+  const headGroups = head === "" ? [] : head.split(":");
+  const tailGroups = tail === undefined || tail === "" ? [] : tail.split(":");
+  const zeros = Array<string>(8 - headGroups.length - tailGroups.length).fill("0");
+  return [...headGroups, ...zeros, ...tailGroups].map((group) => parseInt(group, 16));
+}
+
+/** Two 16-bit groups as dotted IPv4. */
+function dotted(hi: number, lo: number): string {
   return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join(".");
 }
 
 function isInternalIPv6(address: string): boolean {
-  if (internalV6.check(address, "ipv6")) return true;
-  if (embeddedV4.check(address, "ipv6")) return internalV4.check(lowIPv4(address), "ipv4");
-  return false;
+  if (lowV4.check(address, "ipv6")) {
+    const groups = groupsOf(address);
+    return internalV4.check(dotted(groups[6]!, groups[7]!), "ipv4");
+  }
+  if (sixToFour.check(address, "ipv6")) {
+    const groups = groupsOf(address);
+    return internalV4.check(dotted(groups[1]!, groups[2]!), "ipv4");
+  }
+  return !globalV6.check(address, "ipv6") || specialV6.check(address, "ipv6");
 }
 
 /**
- * True when `address` must not be reached by a public webhook sender: private,
- * loopback, link-local, CGNAT, documentation, benchmarking, multicast and reserved
- * ranges, plus IPv6 forms embedding such an IPv4 address. Anything that is not
- * a plain IP address (hostnames, bracketed literals, garbage) is also refused,
- * as is any zone-scoped IPv6 address (`fe80::1%eth0`).
+ * True when `address` must not be reached by a public webhook sender: any
+ * address that is not global unicast (private, loopback, link-local, CGNAT,
+ * documentation, benchmarking, multicast, reserved, IETF special-purpose),
+ * including IPv6 forms that carry such an IPv4 address. Anything that is not
+ * a plain IP address (hostnames, bracketed literals, garbage) is also
+ * refused, as is any zone-scoped IPv6 address (`fe80::1%eth0`).
  */
 export function isInternalAddress(address: string): boolean {
   switch (isIP(address)) {
@@ -79,7 +110,12 @@ export function isInternalAddress(address: string): boolean {
   }
 }
 
-/** Thrown when an outbound request's destination resolves to an internal address. */
+/**
+ * Thrown when an outbound request's destination is, or resolves to, an
+ * address that is not public. Its message is what an attempt stores, so it
+ * names the host it was given but not the address it resolved to (that is
+ * `address`, for the log at debug).
+ */
 export class RefusedDestinationError extends Error {
   override readonly name = "RefusedDestinationError";
 
@@ -92,8 +128,8 @@ export class RefusedDestinationError extends Error {
     readonly address: string,
   ) {
     super(
-      `destination ${host} resolves to an internal address (${address}); ` +
-        "set DISPATCH_ALLOW_PRIVATE_NETWORKS=true to allow it",
+      `destination ${host} refused: it is not, or does not resolve to, a public address; ` +
+        "set DISPATCH_ALLOW_PRIVATE_NETWORKS=true to allow private networks",
     );
   }
 }

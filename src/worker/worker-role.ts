@@ -11,10 +11,12 @@ import { TIMED_JOB_CONNECTIONS } from "../db/connection/budget";
 import { nodePostgresConfig } from "../db/connection/drivers";
 import type { Endpoint } from "../db/connection/transport";
 import { SigningKeyCache } from "../domain/delivery/signing-key-cache";
+import type { SigningKeySource } from "../domain/delivery/signing-keys";
 import { messageSettings } from "../domain/publish/options";
 import { circuitSettings } from "../domain/destinations/circuit";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
+import type { DestinationGuard } from "../outbound/destination-guard";
 import type { HttpClient } from "../outbound/http-client";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { Claimer } from "./claimer";
@@ -46,6 +48,10 @@ export interface WorkerDeps {
   /** Where the claim loop, the schedules' loop and the key cache LISTEN. */
   listener: Listener;
   http: HttpClient;
+  /** The SSRF guard `http` enforces; schedules' destinations are checked against it as they fire. */
+  guard: DestinationGuard;
+  /** Where the signing keys come from (configured, or stored and sealed). */
+  keySource: SigningKeySource;
   availability: DatabaseAvailability;
   log: Log;
   /** The clock schedules fire by; tests move it on. */
@@ -93,7 +99,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
     recorder.flushReleased(),
   );
-  const keys = new SigningKeyCache(sql, deps.listener);
+  const keys = new SigningKeyCache(sql, deps.listener, deps.keySource);
   await keys.start();
   const shutdown = new AbortController();
   const deliverDeps: DeliverDeps = {
@@ -147,7 +153,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     sql,
     listener: deps.listener,
     availability,
-    settings: { ...outcomeSettings, llmUrl: llmUrl(config) },
+    settings: { ...outcomeSettings, llmUrl: llmUrl(config), guard: deps.guard },
     now: deps.now ?? Date.now,
     metrics: deps.metrics,
     log: deps.log,

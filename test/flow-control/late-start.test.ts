@@ -9,6 +9,7 @@ import { afterAll, expect, it } from "vitest";
 import type { ClaimedMessage } from "../../src/db/queries/claim-messages";
 import { withdrawAdmission } from "../../src/domain/flow-control/admission";
 import { findMessage } from "../../src/domain/messages/message";
+import { DestinationGuard } from "../../src/outbound/destination-guard";
 import { HttpClient } from "../../src/outbound/http-client";
 import { deliverClaimed } from "../../src/worker/deliver";
 import { useReceiver } from "../support/receiver";
@@ -16,7 +17,7 @@ import { useDispatch } from "../support/service";
 
 const dispatch = useDispatch({}, { role: "api" });
 const receiver = useReceiver();
-const http = new HttpClient({ allowPrivateNetworks: true, maxResponseBytes: 1024 });
+const http = new HttpClient({ guard: new DestinationGuard(true), maxResponseBytes: 1024 });
 
 afterAll(async () => {
   await http.close();

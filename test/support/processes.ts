@@ -7,8 +7,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { noteLogLine } from "./no-internal-errors";
+import { TEST_SECRET } from "./service";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/**
+ * What every process gets unless `env` says otherwise: PATH, HOME, and the
+ * secret test services seal their databases with (they share databases
+ * with in-process services).
+ */
+const BASE_ENV = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DISPATCH_SECRET: TEST_SECRET };
 const running = new Set<DispatchProcess>();
 
 /** A started Dispatch process. */
@@ -34,7 +41,7 @@ export async function startDispatchProcess(
 ): Promise<DispatchProcess> {
   const child = spawn(process.execPath, ["bin/dispatch.js", "start", "--role", role], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", HOST: "127.0.0.1", PORT: "0", DISPATCH_CHECK_ANSWERS: "true", ...env },
+    env: { ...BASE_ENV, HOST: "127.0.0.1", PORT: "0", DISPATCH_CHECK_ANSWERS: "true", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -99,7 +106,7 @@ export function runDispatch(args: string[], env: Record<string, string>): Promis
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ["bin/dispatch.js", ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      env: { ...BASE_ENV, ...env },
     });
     let stdout = "";
     let stderr = "";

@@ -14,6 +14,9 @@ import { noteLogLine } from "./no-internal-errors";
 /** Shaped like a generated token (base64 JSON with a UserID), as the workflow SDK's webhooks need. */
 export const TEST_TOKEN = Buffer.from(JSON.stringify({ UserID: "test-user", Password: "test-password" })).toString("base64");
 
+/** The key-encryption secret of test services (DISPATCH_SECRET). */
+export const TEST_SECRET = "test-secret-0123456789-0123456789-0123456789";
+
 /** A fetch Response whose JSON tests read without casts. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ApiResponse = Omit<Response, "json"> & { json(): Promise<any> };
@@ -39,6 +42,8 @@ export function testConfig(databaseUrl: string, overrides: Partial<Config> = {})
     port: 0,
     databaseUrl,
     tokens: [TEST_TOKEN],
+    // As README "Security" asks of a deployment on a configured database: stored secrets sealed.
+    secret: TEST_SECRET,
     allowPrivateNetworks: true,
     retryDelayScale: 0.001,
     workerConcurrency: 16,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpClient, type HttpClientOptions } from "../../src/outbound/http-client";
+import { DestinationGuard } from "../../src/outbound/destination-guard";
 import { RefusedDestinationError } from "../../src/outbound/network-guard";
 
 interface Recorded {
@@ -51,7 +52,7 @@ async function startServer(handler: Handler, host: "127.0.0.1" | "::1" = "127.0.
 }
 
 function client(options: Partial<HttpClientOptions> = {}): HttpClient {
-  const created = new HttpClient({ allowPrivateNetworks: true, maxResponseBytes: 1024 * 1024, ...options });
+  const created = new HttpClient({ guard: new DestinationGuard(true), maxResponseBytes: 1024 * 1024, ...options });
   clients.push(created);
   return created;
 }
@@ -212,8 +213,8 @@ describe("HttpClient", () => {
     expect(after.body.toString()).toBe("fine");
   });
 
-  describe("with allowPrivateNetworks=false", () => {
-    const guarded = () => client({ allowPrivateNetworks: false });
+  describe("with the guard on", () => {
+    const guarded = () => client({ guard: new DestinationGuard(false) });
 
     async function expectRefused(http: HttpClient, url: string): Promise<RefusedDestinationError> {
       const error = await http.send(get(url)).then(
@@ -252,6 +253,33 @@ describe("HttpClient", () => {
       expect(["127.0.0.1", "::1"]).toContain(error.address);
       expect(server.requests).toHaveLength(0);
       expect(server.connections).toBe(0);
+    });
+
+    it("tells the guard's listener the address it refused, which the error's message leaves out", async () => {
+      const server = await startServer((_req, res) => res.end("leak"));
+      const heard: [string, string][] = [];
+      const http = client({ guard: new DestinationGuard(false, (host, address) => heard.push([host, address])) });
+      const error = await expectRefused(http, `http://localhost:${server.port}/`);
+
+      expect(heard).toEqual([["localhost", error.address]]);
+      expect(error.message).not.toContain(error.address);
+    });
+
+    it("lets through the service's own /echo on loopback, and nothing else at that origin", async () => {
+      const server = await startServer((req, res) => res.end(`got ${req.url}`));
+      const guard = new DestinationGuard(false);
+      guard.allowOwnEcho(server.port, null);
+      const http = client({ guard });
+
+      for (const url of [`http://127.0.0.1:${server.port}/echo`, `HTTP://127.0.0.1:${server.port}/echo?x=1`]) {
+        const response = await http.send(get(url));
+        expect(response.body.toString()).toBe(`got /echo${url.endsWith("?x=1") ? "?x=1" : ""}`);
+      }
+      for (const path of ["/v2/publish/x", "/echo/../v2/keys", "/echoes", "/echo%2F..%2Fv2"]) {
+        await expectRefused(http, `http://127.0.0.1:${server.port}${path}`);
+      }
+      await expectRefused(http, `http://127.0.0.1:${server.port + 1 > 65535 ? 1 : server.port + 1}/echo`);
+      expect(server.requests.map((request) => request.url)).toEqual(["/echo", "/echo?x=1"]);
     });
 
     it("keeps refusing on repeated attempts", async () => {

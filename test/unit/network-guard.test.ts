@@ -36,6 +36,12 @@ const internalV6: Record<string, string[]> = {
   "IPv4-compatible": ["::127.0.0.1", "::7f00:1", "::10.0.0.1", "::a9fe:a9fe"],
   uppercase: ["FE80::1", "FC00::ABCD", "::FFFF:7F00:1", "::FFFF:127.0.0.1", "64:FF9B::7F00:1", "2001:DB8::1", "FF02::1"],
   "zone-scoped": ["fe80::1%eth0", "fe80::1%1"],
+  "outside 2000::/3 global unicast": ["100:0:0:1::1", "fbff::1", "4000::1", "5f00::1", "1::1"],
+  "2002::/16 6to4 with internal v4": ["2002:7f00:1::", "2002:a9fe:a9fe::1", "2002:c0a8:101::", "2002:a00:1:1::1"],
+  "2001::/32 Teredo": ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::1"],
+  "2001::/23 IETF protocol assignments": ["2001:2::1", "2001:10::1", "2001:20::1", "2001:1ff::1"],
+  "3fff::/20 documentation": ["3fff::1", "3fff:fff::1"],
+  "::ffff:0:0:0/96 IPv4-translated": ["::ffff:0:7f00:1", "::ffff:0:10.0.0.1", "::ffff:0:a9fe:a9fe"],
 };
 
 const publicAddresses = [
@@ -60,9 +66,12 @@ const publicAddresses = [
   "::8.8.8.8",
   "64:ff9b::8.8.8.8",
   "64:ff9b::101:101",
-  "100:0:0:1::1",
   "2001:db9::1",
-  "fbff::1",
+  "2001:200::1",
+  "2002:808:808::1",
+  "2002:0101:0101::",
+  "::ffff:0:808:808",
+  "3fff:1000::1",
 ];
 
 const notAddresses = ["", "localhost", "example.com", "[::1]", "127.0.0.1:80", "1.2.3", "01.2.3.4", "::ffff:999.0.0.1", "not an ip"];
@@ -90,14 +99,16 @@ describe("isInternalAddress", () => {
 });
 
 describe("RefusedDestinationError", () => {
-  it("names the host, the address and the escape hatch", () => {
+  it("names the host and the escape hatch, never the address it resolved to", () => {
     const error = new RefusedDestinationError("localhost", "127.0.0.1");
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("RefusedDestinationError");
     expect(error.host).toBe("localhost");
     expect(error.address).toBe("127.0.0.1");
     expect(error.message).toBe(
-      "destination localhost resolves to an internal address (127.0.0.1); set DISPATCH_ALLOW_PRIVATE_NETWORKS=true to allow it",
+      "destination localhost refused: it is not, or does not resolve to, a public address; " +
+        "set DISPATCH_ALLOW_PRIVATE_NETWORKS=true to allow private networks",
     );
+    expect(error.message).not.toContain("127.0.0.1");
   });
 });

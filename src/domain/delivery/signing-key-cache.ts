@@ -6,7 +6,7 @@
  */
 import type { Listener, Sql } from "../../db/client";
 import type { SigningKeys } from "./signing";
-import { KEYS_CHANNEL, readSigningKeys } from "./signing-keys";
+import { KEYS_CHANNEL, readSigningKeys, type SigningKeySource } from "./signing-keys";
 
 /** Cached signing keys, invalidated on rotation. */
 export class SigningKeyCache {
@@ -16,6 +16,7 @@ export class SigningKeyCache {
   constructor(
     private readonly sql: Sql,
     private readonly listener: Listener,
+    private readonly source: SigningKeySource,
   ) {}
 
   /** Starts listening for rotations. */
@@ -26,7 +27,7 @@ export class SigningKeyCache {
 
   /** The keys in force. */
   get(): Promise<SigningKeys> {
-    this.keys ??= readSigningKeys(this.sql).catch((error: unknown) => {
+    this.keys ??= readSigningKeys(this.sql, this.source).catch((error: unknown) => {
       this.keys = null;
       throw error;
     });

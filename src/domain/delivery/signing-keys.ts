@@ -1,39 +1,49 @@
 /**
- * The signing key pair (docs/hosted-api.md §10.1): configured keys are stored so
- * every replica signs with them, otherwise a pair is generated on first start;
- * generated keys can be rotated through the API. Workers cache them and are
- * told of changes on `KEYS_CHANNEL`.
+ * The signing key pair (docs/hosted-api.md §10.1): configured keys
+ * (DISPATCH_CURRENT_SIGNING_KEY, DISPATCH_NEXT_SIGNING_KEY) are used as given
+ * and never copied into the database; otherwise a pair is generated on first
+ * start, kept sealed (secrets/secret-box.ts), and can be rotated through the
+ * API. Workers cache them and are told of rotations on `KEYS_CHANNEL`.
  */
 import type { Sql, Tx } from "../../db/client";
 import { AppError } from "../errors";
 import { newSigningKey } from "../ids";
-import { readOrCreate } from "../settings";
+import type { SecretBox } from "../secrets/secret-box";
+import { type Kept, readOrCreate, readSecret, writeSecret } from "../settings";
 import type { SigningKeys } from "./signing";
 
-/**
- * The signing keys in force. Configured keys are authoritative and are stored
- * so every replica signs with them; otherwise a pair is generated once.
- */
-export async function ensureSigningKeys(sql: Sql, configured: SigningKeys | null): Promise<SigningKeys> {
-  if (configured) {
-    await sql`
-      insert into dispatch.settings (key, value) values ('signing_keys', ${sql.json({ ...configured })})
-      on conflict (key) do update set value = excluded.value, updated_at = now()
-      where dispatch.settings.value is distinct from excluded.value`;
-    await sql`select pg_notify(${KEYS_CHANNEL}, '')`;
-    return configured;
-  }
-  return readOrCreate(sql, "signing_keys", () => ({ current: newSigningKey(), next: newSigningKey() }));
+/** Where the keys in force come from: the configuration's, or the stored pair opened with `box`. */
+export interface SigningKeySource {
+  configured: SigningKeys | null;
+  box: SecretBox;
 }
+
+/**
+ * The signing keys in force, made now if none are (`created`). Configured
+ * keys win; a stored copy of them, which earlier versions kept, is removed.
+ */
+export async function ensureSigningKeys(sql: Sql, source: SigningKeySource): Promise<Kept<SigningKeys>> {
+  const { configured, box } = source;
+  if (configured) {
+    const [stored] = await sql<{ value: unknown }[]>`select value from dispatch.settings where key = 'signing_keys'`;
+    if (stored && sameKeys(box.open<SigningKeys>("signing_keys", stored.value), configured)) {
+      await sql`delete from dispatch.settings where key = 'signing_keys'`;
+    }
+    return { value: configured, created: false };
+  }
+  return readOrCreate(sql, box, "signing_keys", () => ({ current: newSigningKey(), next: newSigningKey() }));
+}
+
+const sameKeys = (a: SigningKeys, b: SigningKeys) => a.current === b.current && a.next === b.next;
 
 /** Channel notified when the signing keys change (workers cache them). */
 export const KEYS_CHANNEL = "dispatch_signing_keys";
 
-/** Reads the signing keys in force (they change on rotation). */
-export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
-  const [row] = await sql<{ value: SigningKeys }[]>`select value from dispatch.settings where key = 'signing_keys'`;
-  if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
-  return row.value;
+/** Reads the signing keys in force (the stored pair changes on rotation). */
+export async function readSigningKeys(sql: Tx, source: SigningKeySource): Promise<SigningKeys> {
+  if (source.configured) return source.configured;
+  const keys = await readSecret<SigningKeys>(sql, source.box, "signing_keys");
+  return { current: keys.current, next: keys.next };
 }
 
 /**
@@ -43,19 +53,18 @@ export async function readSigningKeys(sql: Tx): Promise<SigningKeys> {
  * configuration cannot be rotated here (409): the configuration would win
  * again at the next start.
  */
-export async function rotateSigningKeys(tx: Tx, configured: boolean): Promise<SigningKeys> {
-  if (configured) {
+export async function rotateSigningKeys(tx: Tx, source: SigningKeySource): Promise<SigningKeys> {
+  if (source.configured) {
     throw new AppError(
       409,
       "the signing keys are set by DISPATCH_CURRENT_SIGNING_KEY and DISPATCH_NEXT_SIGNING_KEY; " +
         "rotate them there: set the current key to the next one, and the next key to a new one",
     );
   }
-  const [row] = await tx<{ value: SigningKeys }[]>`
-    select value from dispatch.settings where key = 'signing_keys' for update`;
-  if (!row) throw new Error("signing keys are missing; run migrations and start the service once");
-  const keys: SigningKeys = { current: row.value.next, next: newSigningKey() };
-  await tx`update dispatch.settings set value = ${tx.json({ ...keys })}, updated_at = now() where key = 'signing_keys'`;
+  await tx`select 1 from dispatch.settings where key = 'signing_keys' for update`;
+  const stored = await readSecret<SigningKeys>(tx, source.box, "signing_keys");
+  const keys: SigningKeys = { current: stored.next, next: newSigningKey() };
+  await writeSecret(tx, source.box, "signing_keys", keys);
   await tx`select pg_notify(${KEYS_CHANNEL}, '')`;
   return keys;
 }

@@ -5,8 +5,10 @@
  * builder of every other new message (callbacks, DLQ retries, workflow steps).
  */
 import type { Tx } from "../../db/client";
+import type { DestinationGuard } from "../../outbound/destination-guard";
 import { badRequest } from "../errors";
 import { detectDialect } from "../headers/dialect";
+import { checkReachable } from "../http-url";
 import { newMessageId } from "../ids";
 import type { MessageOrigin, NewMessage, PublishResult } from "../messages/new-message";
 import { checkQueueName } from "../queues/queues";
@@ -31,6 +33,8 @@ export interface PublishRequest {
 export interface PublishSettings extends MessageSettings {
   /** Chat-completions URL that `api/llm` messages go to; null when not configured. */
   llmUrl: string | null;
+  /** The SSRF guard: a destination or callback at an IP address it refuses is a 400. */
+  guard: DestinationGuard;
 }
 
 /** A single result, or one per endpoint for a URL group; an API's result leaves out where it went. */
@@ -46,6 +50,9 @@ export interface PreparedRequest {
 export async function prepareMessages(tx: Tx, request: PublishRequest, settings: PublishSettings): Promise<PreparedRequest> {
   const dialect = detectDialect(Object.keys(request.headers), settings.limits.defaultDialect);
   const options = parsePublishOptions(request.headers, dialect, settings.limits);
+  for (const target of [options.callback, options.failureCallback]) {
+    if (target) checkReachable(target.url, target === options.callback ? "callback" : "failure callback", settings.guard);
+  }
   const queueName = request.queueName === null ? null : checkQueueName(request.queueName);
   const provenance = {
     origin: "publish" as const,
@@ -55,7 +62,7 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
   };
   const { destination } = request;
   if (/^https?:\/\//i.test(destination)) {
-    return { messages: [buildMessage(options, { url: checkUrl(destination), queueName }, request.body, provenance)], kind: "url" };
+    return { messages: [buildMessage(options, { url: checkReachable(checkUrl(destination), "destination", settings.guard), queueName }, request.body, provenance)], kind: "url" };
   }
   if (destination === "api/llm") {
     if (settings.llmUrl === null) throw badRequest("api/llm is not configured: set DISPATCH_LLM_BASE_URL");

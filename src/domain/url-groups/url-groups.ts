@@ -4,8 +4,9 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
+import type { DestinationGuard } from "../../outbound/destination-guard";
 import { AppError, badRequest, overLimit } from "../errors";
-import { parseHttpUrl } from "../http-url";
+import { checkReachable, parseHttpUrl } from "../http-url";
 import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
 import { checkText } from "../storable-text";
 
@@ -37,12 +38,15 @@ export function checkName(name: string, what: string): string {
 /** Whether a publish destination looks like a group name rather than a URL or API. */
 export const isGroupName = (destination: string) => NAME.test(destination);
 
-/** Creates the group if missing and adds or renames endpoints (identified by URL). */
-export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[]): Promise<void> {
+/**
+ * Creates the group if missing and adds or renames endpoints (identified by
+ * URL); an endpoint at an IP address the guard refuses is a 400.
+ */
+export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[], guard: DestinationGuard): Promise<void> {
   checkName(group, "URL group");
   if (endpoints.length === 0) throw badRequest("endpoints must list at least one endpoint");
   for (const endpoint of endpoints) {
-    parseHttpUrl(endpoint.url, "endpoint url");
+    checkReachable(parseHttpUrl(endpoint.url, "endpoint url"), "endpoint url", guard);
     checkText(endpoint.url, "endpoint url", MAX_ENDPOINT_URL_BYTES);
     if (endpoint.name !== undefined && endpoint.name !== "") checkName(endpoint.name, "endpoint");
   }

@@ -10,25 +10,26 @@ import { getCookie } from "hono/cookie";
 import { AppError } from "../../domain/errors";
 import type { TokenAccess } from "./access";
 import type { DashboardEnv } from "./env";
-import { checkCsrf, csrfToken, readSession, SESSION_COOKIE } from "./session";
+import { type DashboardSessions, SESSION_COOKIE } from "./session";
 
 export const SIGN_IN_PATH = "/dashboard/login";
 
 /** Admits signed-in requests; POSTs also need a full token and the form's CSRF token. */
-export function requireSession(access: TokenAccess, sessionKey: () => Promise<Buffer>): MiddlewareHandler<DashboardEnv> {
+export function requireSession(access: TokenAccess, sessions: DashboardSessions): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
-    const key = await sessionKey();
     const cookie = getCookie(c, SESSION_COOKIE);
-    const session = readSession(key, cookie, Date.now());
-    const role = session === null ? null : access.roleOfDigest(session.digest);
+    const session = await sessions.find(cookie);
+    // The token must still be accepted, and the session never does more than it did at sign-in.
+    const now = session === null ? null : access.roleOfDigest(session.tokenDigest);
+    const role = now === null || session === null ? null : now === "full" ? session.role : "readonly";
     if (role === null) return signInFirst(c);
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       if (role !== "full") throw new AppError(403, "this token is read-only: it may look at everything and change nothing");
-      if (!checkCsrf(key, cookie!, c.get("form").get("_csrf"))) {
+      if (!(await sessions.checkCsrf(cookie!, c.get("form").get("_csrf")))) {
         throw new AppError(403, "this form has expired (or came from another site): reload the page and try again");
       }
     }
-    c.set("viewer", { role, csrf: csrfToken(key, cookie!) });
+    c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!) });
     await next();
   };
 }

@@ -1,50 +1,57 @@
 /**
- * Dashboard sessions: a signed cookie instead of a server-side table. The
- * cookie holds the token's SHA-256 digest (never the token), the role it had
- * at sign-in and when the session ends, signed with HMAC-SHA256 under a key
- * kept in the database (domain/settings.ts `ensureSessionKey`). Forms carry a
- * CSRF token derived from the cookie, so a token is good for one session only.
+ * Dashboard sessions as the dashboard uses them: the cookie holds a random
+ * session id, kept server-side (domain/sessions/sessions.ts) so that signing
+ * out ends it and an idle timeout ends it; its key is derived from
+ * DISPATCH_SECRET (domain/settings.ts `ensureSessionKey`). Forms carry a
+ * CSRF token derived from the cookie, so a form token is good for one
+ * session only.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Role } from "./access";
-
-/** A verified session. */
-export interface Session {
-  digest: Buffer;
-  role: Role;
-  /** Unix ms. */
-  expiresAt: number;
-}
+import type { Sql } from "../../db/client";
+import { endSession, findSession, type SessionGrant, type SessionTimes, startSession } from "../../domain/sessions/sessions";
 
 export const SESSION_COOKIE = "dispatch_session";
-/** How long a sign-in lasts: a working day. */
+/** How long a sign-in lasts at most: a working day. */
 export const SESSION_LIFETIME_MS = 12 * 3_600_000;
 
 const mac = (key: Buffer, text: string) => createHmac("sha256", key).update(text).digest("base64url");
 
-/** The cookie value of `session`: `<digest>.<role>.<expiresAt>.<signature>`. */
-export function signSession(key: Buffer, session: Session): string {
-  const payload = `${session.digest.toString("base64url")}.${session.role}.${session.expiresAt}`;
-  return `${payload}.${mac(key, payload)}`;
-}
+/** The sessions of one service: started at sign-in, found on every request, ended at sign-out. */
+export class DashboardSessions {
+  private readonly times: SessionTimes;
 
-/** The session a cookie value holds, or null when it is malformed, forged or expired. */
-export function readSession(key: Buffer, value: string | undefined, now: number): Session | null {
-  if (value === undefined || value.length > 200) return null;
-  const match = /^([A-Za-z0-9_-]{43})\.(full|readonly)\.(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(value);
-  if (!match) return null;
-  const [, digest, role, expiresAt, signature] = match as unknown as [string, string, Role, string, string];
-  if (!equal(signature, mac(key, `${digest}.${role}.${expiresAt}`))) return null;
-  if (Number(expiresAt) <= now) return null;
-  return { digest: Buffer.from(digest, "base64url"), role, expiresAt: Number(expiresAt) };
-}
+  constructor(
+    private readonly sql: Sql,
+    private readonly key: () => Promise<Buffer>,
+    idleMs: number,
+  ) {
+    this.times = { lifetimeMs: SESSION_LIFETIME_MS, idleMs };
+  }
 
-/** The CSRF token of the session whose cookie value is `cookie`. */
-export const csrfToken = (key: Buffer, cookie: string) => mac(key, `csrf:${cookie}`);
+  /** Starts a session for `grant`: the cookie's value. */
+  async start(grant: SessionGrant): Promise<string> {
+    return startSession(this.sql, await this.key(), grant, this.times);
+  }
 
-/** Whether `presented` is the CSRF token of the session `cookie`. */
-export function checkCsrf(key: Buffer, cookie: string, presented: string | undefined): boolean {
-  return presented !== undefined && equal(presented, csrfToken(key, cookie));
+  /** The grant of the session in `cookie`, or null (none, signed out, idle, expired). */
+  async find(cookie: string | undefined): Promise<SessionGrant | null> {
+    return findSession(this.sql, await this.key(), cookie, this.times);
+  }
+
+  /** Ends the session in `cookie`. */
+  async end(cookie: string | undefined): Promise<void> {
+    await endSession(this.sql, await this.key(), cookie);
+  }
+
+  /** The CSRF token of the session whose cookie value is `cookie`. */
+  async csrfToken(cookie: string): Promise<string> {
+    return mac(await this.key(), `csrf:${cookie}`);
+  }
+
+  /** Whether `presented` is the CSRF token of the session `cookie`. */
+  async checkCsrf(cookie: string, presented: string | undefined): Promise<boolean> {
+    return presented !== undefined && equal(presented, await this.csrfToken(cookie));
+  }
 }
 
 function equal(a: string, b: string): boolean {

@@ -1,13 +1,13 @@
 /** Signing in with a Dispatch token, and out. */
 import { type Context, Hono } from "hono";
-import { deleteCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { tokenDigest, type TokenAccess } from "./access";
 import type { DashboardEnv } from "./env";
 import { safeNext, SIGN_IN_PATH } from "./guard";
-import { SESSION_COOKIE, SESSION_LIFETIME_MS, signSession } from "./session";
+import { type DashboardSessions, SESSION_COOKIE, SESSION_LIFETIME_MS } from "./session";
 
 /** `GET|POST /dashboard/login` and `POST /dashboard/logout`. */
-export function signInRoutes(access: TokenAccess, sessionKey: () => Promise<Buffer>) {
+export function signInRoutes(access: TokenAccess, sessions: DashboardSessions) {
   return new Hono<DashboardEnv>()
     .get("/login", (c) => c.render(<SignInPage next={safeNext(c.req.query("next"))} />, SIGN_IN))
     .post("/login", async (c) => {
@@ -20,11 +20,12 @@ export function signInRoutes(access: TokenAccess, sessionKey: () => Promise<Buff
         c.status(401);
         return c.render(<SignInPage next={next} error={error} />, SIGN_IN);
       }
-      const session = { digest: tokenDigest(token), role, expiresAt: Date.now() + SESSION_LIFETIME_MS };
-      setCookie(c, SESSION_COOKIE, signSession(await sessionKey(), session), cookieOptions(c, SESSION_LIFETIME_MS / 1000));
+      const id = await sessions.start({ tokenDigest: tokenDigest(token), role });
+      setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_LIFETIME_MS / 1000));
       return c.redirect(next, 303);
     })
-    .post("/logout", (c) => {
+    .post("/logout", async (c) => {
+      await sessions.end(getCookie(c, SESSION_COOKIE));
       deleteCookie(c, SESSION_COOKIE, cookieOptions(c, 0));
       return c.redirect(`${SIGN_IN_PATH}?signedOut=1`, 303);
     });

@@ -29,11 +29,10 @@ const ROTATE_ALIAS = rotation("Rotate the signing keys (the Go SDK's path)");
 
 /** Routes of the signing keys, mounted at /v2. */
 export function keyRoutes(deps: AppDeps) {
-  const configured = deps.config.currentSigningKey !== null;
-  const rotate = async () => deps.sql.begin((tx) => rotateSigningKeys(tx, configured));
+  const rotate = async () => deps.sql.begin((tx) => rotateSigningKeys(tx, deps.signingKeys));
   return (
     new Hono()
-      .get("/keys", GET.describe, async (c) => c.json(await readSigningKeys(deps.sql)))
+      .get("/keys", GET.describe, async (c) => c.json(await readSigningKeys(deps.sql, deps.signingKeys)))
       .post("/keys/rotate", ROTATE.describe, async (c) => c.json(await rotate()))
       // The Go SDK posts to /v2/rotate (docs/hosted-api.md §10.1).
       .post("/rotate", ROTATE_ALIAS.describe, async (c) => c.json(await rotate()))

@@ -4,10 +4,8 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { llmUrl } from "../../config/config";
 import { overLimit, tooLarge } from "../../domain/errors";
 import { type Dialect, detectDialect } from "../../domain/headers/dialect";
-import { messageSettings } from "../../domain/publish/options";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
 import { Publisher } from "../../domain/publish/publish";
 import type { JsonPath } from "../../domain/storable-text";
@@ -18,6 +16,7 @@ import { operation } from "../openapi/operation";
 import { PUBLISH_HEADER_NOTE, publishHeaders } from "../openapi/parameters";
 import { PublishResultSchema } from "../openapi/schemas";
 import { callerIp, rawDestination, requestHeaders } from "../request";
+import { publishSettings } from "../publish-settings";
 
 const MAX_BATCH_ITEMS = 1000;
 
@@ -81,7 +80,7 @@ const BATCH = operation({
 
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
-  const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) }, deps.localDelivery ?? null);
+  const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null);
   const run = async (requests: PublishRequest[]) => {
     const responses = await publisher.publish(requests);
     countPublished(deps.metrics, requests, responses, deps.config.defaultDialect);

@@ -2,10 +2,9 @@
 import { redactorFor } from "../redactor-for";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { llmUrl } from "../../config/config";
 import { canonicalHeaders } from "../../domain/headers/names";
 import type { Redactor } from "../../domain/messages/redaction";
-import { messageSettings, type PublishLimits } from "../../domain/publish/options";
+import type { PublishLimits } from "../../domain/publish/options";
 import {
   deleteSchedule,
   getSchedule,
@@ -24,6 +23,7 @@ import { PUBLISH_HEADER_NOTE, publishHeaders } from "../openapi/parameters";
 import { FLOW_CONTROL_FIELDS, headerMap, LABEL_FIELDS } from "../openapi/schemas";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 import { bodyFields, flowControlFields } from "../serialize";
+import { publishSettings } from "../publish-settings";
 
 const SCHEDULE = v.object({
   scheduleId: v.string(),
@@ -114,7 +114,7 @@ const RESUME = operation({
 /** Routes of the schedule resource, mounted at `/v2/schedules`. */
 export function scheduleRoutes(deps: AppDeps) {
   const { sql } = deps;
-  const settings = { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) };
+  const settings = publishSettings(deps);
   const now = () => new Date((deps.now ?? Date.now)());
   const show = async (c: Context, rows: ScheduleRow[]) => {
     const states = await scheduleStates(sql, rows);

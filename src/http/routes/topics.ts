@@ -75,7 +75,7 @@ export function topicRoutes(deps: AppDeps) {
       const { endpoints } = ADD.body(c);
       if (endpoints.some((endpoint) => !endpoint.url)) throw badRequest("each endpoint needs a url");
       await sql.begin((tx) =>
-        addEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name }))),
+        addEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name })), deps.guard),
       );
       return c.json({});
     })

@@ -5,10 +5,8 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { llmUrl } from "../../config/config";
 import { overLimit, tooLarge } from "../../domain/errors";
 import type { Dialect } from "../../domain/headers/dialect";
-import { messageSettings } from "../../domain/publish/options";
 import type { JsonPath } from "../../domain/storable-text";
 import { type TriggerRequest, triggerRun, triggerRuns } from "../../domain/workflows/trigger";
 import { bodyOf, jsonOf } from "../body";
@@ -16,6 +14,7 @@ import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
 import { PUBLISH_HEADER_NOTE, publishHeaders } from "../openapi/parameters";
 import { callerIp, rawDestination, requestHeaders } from "../request";
+import { publishSettings } from "../publish-settings";
 
 /** Runs per batch trigger, as for a publish batch (docs/hosted-api.md §13.1). */
 const MAX_BATCH_ITEMS = 1000;
@@ -78,7 +77,7 @@ const BATCH_TRIGGER = operation({
 
 /** The trigger routes, mounted at `/v2`. */
 export function workflowTriggerRoutes(deps: AppDeps) {
-  const settings = { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) };
+  const settings = publishSettings(deps);
   return new Hono()
     .post("/trigger/*", TRIGGER.describe, async (c) => {
       const { headers } = requestHeaders(c);

@@ -27,19 +27,22 @@ import { queueRoutes } from "../views/queues/routes";
 import { scheduleRoutes } from "../views/schedules/routes";
 import { urlGroupRoutes } from "../views/url-groups/routes";
 import { workflowRoutes } from "../views/workflows/routes";
+import { sameOrigin } from "../same-origin";
+import { DashboardSessions } from "../session";
 
 /** The dashboard's routes (mounted at `/dashboard`) and the frame its error pages use. */
 export function dashboard(deps: AppDeps) {
   const { paths, routes: assets } = dashboardAssets();
   const access = tokenAccess(deps.acceptedTokens);
-  const sessionKey = memo(() => ensureSessionKey(deps.sql));
+  const sessions = new DashboardSessions(deps.sql, memo(() => ensureSessionKey(deps.sql, deps.secretBox)), deps.config.sessionIdleMs);
   const frame: Frame = { assets: paths, viewer: null };
   const routes = new Hono<DashboardEnv>({ strict: false })
     .route("/assets", assets)
+    .use(sameOrigin())
     .use(readForm())
     .use(pageLayout(paths))
-    .route("/", signInRoutes(access, sessionKey))
-    .use(requireSession(access, sessionKey))
+    .route("/", signInRoutes(access, sessions))
+    .use(requireSession(access, sessions))
     .route("/", overviewRoutes(deps))
     .route("/", messageRoutes(deps))
     .route("/", publishRoutes(deps))

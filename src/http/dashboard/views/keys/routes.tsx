@@ -8,16 +8,16 @@ import { pageParams } from "../../params";
 import { KEYS_PATH, KeysPage } from "./keys-page";
 
 export function keyRoutes(deps: AppDeps) {
-  const configured = deps.config.currentSigningKey !== null;
+  const configured = deps.signingKeys.configured !== null;
   return new Hono<DashboardEnv>()
     .get("/keys", async (c) => {
       pageParams(c, NOTICE_PARAMS);
       const viewer = c.get("viewer");
-      const keys = canAct(viewer) ? await readSigningKeys(deps.sql) : null;
+      const keys = canAct(viewer) ? await readSigningKeys(deps.sql, deps.signingKeys) : null;
       return c.render(<KeysPage keys={keys} configured={configured} viewer={viewer} />, { title: "Signing keys", section: "keys" });
     })
     .post("/keys/rotate", async (c) => {
-      await deps.sql.begin((tx) => rotateSigningKeys(tx, configured));
+      await deps.sql.begin((tx) => rotateSigningKeys(tx, deps.signingKeys));
       return doneRedirect(c, KEYS_PATH, "keys-rotated");
     });
 }

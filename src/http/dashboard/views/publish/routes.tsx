@@ -5,8 +5,6 @@
  * workflow event is beside it (event-routes.tsx).
  */
 import { type Context, Hono } from "hono";
-import { llmUrl } from "../../../../config/config";
-import { messageSettings } from "../../../../domain/publish/options";
 import type { PublishResponse } from "../../../../domain/publish/prepare";
 import { Publisher } from "../../../../domain/publish/publish";
 import { queuePage } from "../../../../domain/queues/queues";
@@ -20,6 +18,7 @@ import { messagePath, pageParams } from "../../params";
 import { eventRoutes } from "./event-routes";
 import { type Known, PUBLISH_PATH, PublishPage } from "./publish-page";
 import { formBody, formHeaders } from "./request";
+import { publishSettings } from "../../../publish-settings";
 
 /** How many URL group and queue names the destination fields suggest. */
 const SUGGESTED = 100;
@@ -27,7 +26,7 @@ const SUGGESTED = 100;
 /** `GET|POST /dashboard/publish`, and the event pages under it. */
 export function publishRoutes(deps: AppDeps) {
   // Made as the API's publisher is (http/routes/publish.ts).
-  const publisher = new Publisher(deps.sql, { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) }, deps.localDelivery ?? null);
+  const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null);
   const show = async (c: Context<DashboardEnv>, refusal: Refusal | null = null) => {
     const props = { viewer: c.get("viewer"), known: await known(deps), refusal };
     return c.render(<PublishPage {...props} />, { title: "Publish a message", section: "publish" });

@@ -4,9 +4,7 @@
  */
 import { redactorFor } from "../../../redactor-for";
 import { type Context, Hono } from "hono";
-import { llmUrl } from "../../../../config/config";
 import { listMessages } from "../../../../domain/messages/list";
-import { messageSettings } from "../../../../domain/publish/options";
 import {
   deleteSchedule,
   getSchedule,
@@ -29,6 +27,7 @@ import { formBody, formHeaders } from "../publish/request";
 import { nextTicks } from "./next-ticks";
 import { SchedulePage } from "./schedule-page";
 import { SCHEDULES_PATH, SchedulesPage } from "./schedules-page";
+import { publishSettings } from "../../../publish-settings";
 
 /** The fields of the create form that set a schedule's headers (after `Svc-`). */
 const SCHEDULE_FIELDS = { cron: "cron", scheduleId: "schedule-id", queue: "queue-name", method: "method", retries: "retries", delay: "delay" };
@@ -38,7 +37,7 @@ const MESSAGES_SHOWN = 10;
 
 /** `GET|POST /dashboard/schedules`, `GET /dashboard/schedules/:id`, `POST /dashboard/schedules/:id/pause|resume|delete`. */
 export function scheduleRoutes(deps: AppDeps) {
-  const settings = { ...messageSettings(deps.config), llmUrl: llmUrl(deps.config) };
+  const settings = publishSettings(deps);
   const show = async (c: Context<DashboardEnv>, after: string | null, refusal: Refusal | null = null) => {
     const page = await schedulePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
     const states = await scheduleStates(deps.sql, page.items);

@@ -26,7 +26,7 @@ export function urlGroupRoutes(deps: AppDeps) {
       "/url-groups/endpoints/add",
       formAction("add-endpoint", (c, refusal) => show(c, null, refusal), async (c, form) => {
         const [group, url] = [requiredField(form, "group"), requiredField(form, "url")];
-        await deps.sql.begin((tx) => addEndpoints(tx, group, [{ url, name: optionalField(form, "name") ?? undefined }]));
+        await deps.sql.begin((tx) => addEndpoints(tx, group, [{ url, name: optionalField(form, "name") ?? undefined }], deps.guard));
         // The group may sort onto any page: the first one.
         return doneRedirect(c, URL_GROUPS_PATH, "endpoint-added", group);
       }),
