@@ -71,3 +71,45 @@ describe("compose.yaml", () => {
 function lastStageOf(text: string): string {
   return text.slice(text.lastIndexOf("\nFROM "));
 }
+
+describe("package.json", () => {
+  const manifest = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+    allowScripts: Record<string, boolean>;
+  };
+  const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, "utf8")) as {
+    packages: Record<string, { version?: string; resolved?: string; hasInstallScript?: boolean; link?: boolean }>;
+  };
+  const installed = Object.entries(lock.packages).filter(([path]) => path !== "");
+
+  it("keeps build tools out of the dependencies the image holds (it prunes dev dependencies)", () => {
+    for (const tool of ["esbuild", "tsx", "patch-package", "typescript", "drizzle-kit", "vitest"]) {
+      expect(manifest.dependencies, tool).not.toHaveProperty(tool);
+      expect(manifest.devDependencies, tool).toHaveProperty(tool);
+    }
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+  });
+
+  it("lets install scripts run only for the versions reviewed, and denies @scarf/scarf (install telemetry)", () => {
+    expect(manifest.allowScripts["@scarf/scarf"]).toBe(false);
+    const allowed = Object.entries(manifest.allowScripts).filter(([, allow]) => allow);
+    // Pinned: name@version (or an exact disjunction), never a bare name that lets any future version run.
+    for (const [key] of allowed) expect(key, key).toMatch(/^(@[\w.-]+\/)?[\w.-]+@\d[\w.-]*( \|\| \d[\w.-]*)*$/);
+    const pinned = (name: string, version: string) =>
+      allowed.some(([key]) => {
+        const at = key.indexOf("@", 1);
+        return key.slice(0, at) === name && key.slice(at + 1).split(" || ").includes(version);
+      });
+    for (const [path, entry] of installed.filter(([, entry]) => entry.hasInstallScript)) {
+      const name = path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length);
+      if (name === "@scarf/scarf") continue;
+      expect(pinned(name, entry.version!), `${name}@${entry.version}`).toBe(true);
+    }
+  });
+
+  it("records where each package came from, which npm needs to match a pinned approval", () => {
+    for (const [path, entry] of installed.filter(([, entry]) => !entry.link)) expect(entry.resolved, path).toMatch(/^https:\/\/registry\.npmjs\.org\//);
+    expect(readFileSync(`${ROOT}.npmrc`, "utf8")).toMatch(/^omit-lockfile-registry-resolved=false$/m);
+  });
+});
