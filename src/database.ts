@@ -12,7 +12,7 @@ import { type ConnectionBudget, describeBudget } from "./db/connection/budget";
 import { type DatabaseEndpoints, type DatabaseUrl, resolveEndpoints } from "./db/connection/endpoints";
 import { explainDatabaseError } from "./db/connection/errors";
 import { checkDatabase, type ServerFacts } from "./db/connection/preflight";
-import { describeServer } from "./db/connection/settings";
+import { describeServer, unverifiedServerWarning } from "./db/connection/settings";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded/cluster";
 import { migrate, requireCurrentSchema } from "./db/migrate";
 import type { Log } from "./observability/log";
@@ -47,6 +47,10 @@ export async function prepareDatabase(config: Config, log: Log, plan: DatabasePl
     const app: DatabaseUrl = embedded ? { url: embedded.url, source: "the embedded database" } : { url: config.databaseUrl!, source: "DATABASE_URL" };
     const direct: DatabaseUrl | null = config.databaseDirectUrl ? { url: config.databaseDirectUrl, source: "DATABASE_DIRECT_URL" } : null;
     const endpoints = await resolveEndpoints(app, direct);
+    for (const endpoint of new Set([endpoints.app, endpoints.direct])) {
+      const warning = unverifiedServerWarning(endpoint.settings);
+      if (warning !== null) log(warning, { level: plan.noticeLevel === "info" ? "warn" : "debug" });
+    }
     const facts = await checkDatabase(endpoints, budget);
     await explained(endpoints, budget, migrateFirst ? "migrating" : "starting", async () => {
       if (migrateFirst) return migrate(endpoints.direct);

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { nodePostgresConfig, postgresJsOptions } from "../../src/db/connection/drivers";
-import { parseConnectionUrl } from "../../src/db/connection/settings";
+import { parseConnectionUrl, unverifiedServerWarning } from "../../src/db/connection/settings";
 import { tlsTransport, unresolvedEndpoint } from "../../src/db/connection/transport";
 
 const parse = (query: string, base = "postgres://app:p%40ss@db.example.com:6543/main") => parseConnectionUrl(`${base}${query}`, "DATABASE_URL");
@@ -85,5 +85,22 @@ describe("connection URLs", () => {
     expect(refusal("?uselibpqcompat=true")).toMatch(/^DATABASE_URL parameter uselibpqcompat is not supported/);
     expect(refusal("?sslcert=/a.crt")).toBe("DATABASE_URL needs both sslcert and sslkey for a client certificate");
     expect(() => parseConnectionUrl("postgres://a@h1:5432,h2:5432/db", "DATABASE_URL")).toThrow(/several hosts/);
+  });
+});
+
+describe("a server on another machine without verify-full", () => {
+  it("is warned of for every sslmode below verify-full (libpq's default, prefer, included)", () => {
+    for (const query of ["", "?sslmode=disable", "?sslmode=allow", "?sslmode=prefer", "?sslmode=require", "?sslmode=verify-ca"]) {
+      const warning = unverifiedServerWarning(parse(query));
+      expect(warning, query).toMatch(/^DATABASE_URL: sslmode=[\w-]+ on db\.example\.com does not verify the server's certificate and name.*use sslmode=verify-full/);
+      expect(warning).not.toContain("p@ss");
+    }
+  });
+
+  it("is not warned of with verify-full, on loopback or over a Unix socket", () => {
+    expect(unverifiedServerWarning(parse("?sslmode=verify-full"))).toBeNull();
+    for (const base of ["postgres://app@localhost/main", "postgres://app@127.0.0.1/main", "postgres://app@[::1]/main", "postgres://app@x/main?host=/run/postgresql"]) {
+      expect(unverifiedServerWarning(parse("", base)), base).toBeNull();
+    }
   });
 });

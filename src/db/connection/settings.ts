@@ -147,3 +147,22 @@ function connectTimeout(value: string | undefined | null, source: string): numbe
 export function describeServer(settings: ConnectionSettings): string {
   return `${settings.socket ? `socket ${settings.host}` : `${settings.host}:${settings.port}`}/${settings.database}`;
 }
+
+/**
+ * A warning when `settings` reach a server on another machine without
+ * checking who answers: any `sslmode` below `verify-full` (what libpq
+ * defaults to, `prefer`, included) lets a machine in between read and change
+ * everything, the tokens in the queries too. Null for a Unix socket, a
+ * loopback host and `verify-full`.
+ */
+export function unverifiedServerWarning(settings: ConnectionSettings): string | null {
+  if (settings.socket || settings.ssl.mode === "verify-full" || isLoopbackHost(settings.host)) return null;
+  return (
+    `${settings.source}: sslmode=${settings.ssl.mode} on ${settings.host} does not verify the server's certificate and name, ` +
+    "so a machine in between could read and change the traffic; use sslmode=verify-full (with sslrootcert=system or your provider's CA file)"
+  );
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
