@@ -3,25 +3,28 @@
  * walked with one. Every read answers (2xx, or 404 for a resource that does
  * not exist); every write, and the two reads kept from it (the signing keys,
  * and a run's step list, which carries unredacted data for the executing
- * SDK), answer 403 with a JSON error and change no row. The route list comes from the router
- * itself, so a new route cannot skip the check.
+ * SDK), answer 403 with a JSON error and change no row. What may be called is
+ * an allow-list, the operations declared `read`; the route list comes from
+ * the router itself, so a new route that declares no access fails here.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config/config";
 import { useReceiver } from "./support/receiver";
+import { type Access, operationOf } from "../src/http/openapi/operation";
 import { appRoutes } from "./support/routes";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
 
 const READONLY = "readonly-token-0123456789";
 
+const tokenRoutes = appRoutes().filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"));
 /** Every /v2 route that needs a token, as "METHOD /path", from the router. */
-const ROUTES = [
-  ...new Set(
-    appRoutes()
-      .filter((route) => route.method !== "ALL" && route.path.startsWith("/v2/") && !route.path.startsWith("/v2/workflows/hooks"))
-      .map((route) => `${route.method} ${route.path}`),
-  ),
-];
+const ROUTES = [...new Set(tokenRoutes.map((route) => `${route.method} ${route.path}`))];
+/** What each route's operation declares (its `describe` is one of the route's handlers), by route. */
+const DECLARED = new Map<string, Access | undefined>(ROUTES.map((route) => [route, undefined]));
+for (const route of tokenRoutes) {
+  const spec = operationOf(route.handler);
+  if (spec) DECLARED.set(`${route.method} ${route.path}`, spec.access);
+}
 
 const dispatch = useDispatch({ readonlyTokens: [READONLY] });
 const receiver = useReceiver((req) => (req.path === "/fail" ? { status: 500 } : { status: 200, body: "ok" }));
@@ -77,9 +80,16 @@ async function rowCounts(): Promise<Record<string, number>> {
 }
 
 describe("a read-only token", () => {
+  // What a read-only token may call is an allow-list: the operations declared `read`.
+  const reads = ROUTES.filter((route) => DECLARED.get(route) === "read");
+  const writes = ROUTES.filter((route) => !reads.includes(route));
   const denied = ["GET /v2/keys", "GET /v2/workflows/runs/:id"];
-  const writes = ROUTES.filter((route) => !route.startsWith("GET ") || denied.includes(route));
-  const reads = ROUTES.filter((route) => !writes.includes(route));
+
+  it("is allowed what the operations declare: every route declares its access, and only reads are declared `read`", () => {
+    const undeclared = ROUTES.filter((route) => !["read", "full-token"].includes(DECLARED.get(route) ?? "none"));
+    expect(undeclared, "routes whose operation declares no token access").toEqual([]);
+    expect(reads.filter((route) => !route.startsWith("GET ")), "`read` operations that are not GETs").toEqual([]);
+  });
 
   it("covers the router: writes and reads are both there", () => {
     expect(writes).toContain("POST /v2/publish/*");

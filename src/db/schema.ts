@@ -315,7 +315,7 @@ export const accessTokens = dispatch.table(
     /** The operator's handle for the token (domain/access-tokens/access-tokens.ts `checkTokenName`). */
     name: text("name").primaryKey(),
     digest: bytea("digest").notNull(),
-    /** A read-only token reads only (http/server/middleware.ts `isRead`). */
+    /** A read-only token calls only the operations declared `read` (http/openapi/operation.ts). */
     readOnly: boolean("read_only").notNull(),
     /**
      * The `UserID` inside the token (settings.ts `generateAccessToken`), which the workflow SDK puts

@@ -14,7 +14,7 @@ import type { DestinationGuard } from "../outbound/destination-guard";
 export interface AppDeps {
   config: Config;
   sql: Sql;
-  /** Every token accepted on /v2, full or read-only (`isRead`): configured, generated and stored ones. */
+  /** Every token accepted on /v2, full or read-only (a read-only one calls only the operations declared `read`): configured, generated and stored ones. */
   acceptedTokens: TokenSet;
   /** Hides what messages ask to hide (`Redact-Fields`) wherever the API shows them. */
   redactor: Redactor;

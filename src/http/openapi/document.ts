@@ -171,7 +171,7 @@ function requestBody(body: BodySpec, queryNames: string[]): Json {
 export function responsesOf(spec: OperationSpec, method: string): Json {
   const answers: Json = {};
   for (const [status, doc] of Object.entries(spec.responses)) answers[status] = response(doc);
-  for (const status of errorStatuses(spec, method)) {
+  for (const status of errorStatuses(spec)) {
     answers[status] ??= { description: ERROR_TEXT[status] ?? "Error.", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
   }
   return answers;
@@ -184,14 +184,14 @@ function response(doc: ResponseDoc): Json {
 }
 
 /** 400 always; those of the access; the operation's own; a database outage where it reads the database. */
-function errorStatuses(spec: OperationSpec, method: string): number[] {
+function errorStatuses(spec: OperationSpec): number[] {
   const access: Record<Access, number[]> = {
-    token: method === "get" || method === "head" ? [401] : [401, 403],
+    read: [401],
     "full-token": [401, 403],
     "metrics-token": [401],
     public: [],
   };
-  return [...new Set([400, ...access[spec.access ?? "token"], ...(spec.errors ?? []), ...(spec.database === false ? [] : [503])])].sort();
+  return [...new Set([400, ...access[spec.access], ...(spec.errors ?? []), ...(spec.database === false ? [] : [503])])].sort();
 }
 
 function jsonSchema(schema: v.GenericSchema): Json {

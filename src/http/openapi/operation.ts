@@ -11,10 +11,11 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
-import { badRequest } from "../../domain/errors";
+import { AppError, badRequest } from "../../domain/errors";
 import type { JsonPath } from "../../domain/storable-text";
 import { jsonOf } from "../body";
 import { bulkParams, type Params, queryParams } from "../query";
+import { ACCESS } from "../redactor-for";
 
 /** The groups the reference shows operations in, one per resource. */
 export type Tag =
@@ -55,11 +56,14 @@ export type BodySpec =
 /** An answer: its meaning, and the schema of its JSON when it has one worth stating. */
 export type ResponseDoc = string | { description: string; json?: v.GenericSchema; contentType?: string };
 
-/** Who may call the operation. */
+/**
+ * Who may call the operation: every operation says (there is no default), so
+ * what a read-only token may do is the list of operations declared `read`.
+ */
 export type Access =
-  /** Any access token; a read-only one only reads (see `isRead` in server/middleware.ts). */
-  | "token"
-  /** A full access token only, even to read. */
+  /** Any access token, read-only ones included: an operation that reads and changes nothing. */
+  | "read"
+  /** A full access token only: everything that changes something, and what reveals secrets. */
   | "full-token"
   /** An access token or DISPATCH_METRICS_TOKEN. */
   | "metrics-token"
@@ -70,7 +74,7 @@ export interface OperationSpec<B extends BodySpec | undefined = BodySpec | undef
   summary: string;
   description?: string;
   tag: Tag;
-  access?: Access;
+  access: Access;
   /** Path parameters by name (`:name` in the route; `*` is `destination`, the rest of the path). */
   path?: Record<string, string>;
   /** Query parameters by name: the only ones `op.query` and `op.bulk` accept. */
@@ -108,6 +112,10 @@ const ANSWERING = "operation" as never;
 export function operation<B extends BodySpec | undefined = undefined>(spec: OperationSpec<B>): Operation<B> {
   // The last operation marked is the one whose handler answered: a route that hands a request on lets the next mark it.
   const describe: MiddlewareHandler = async (c, next) => {
+    // A read-only token may call what is declared `read`, and nothing else (server/middleware.ts requireToken).
+    if (spec.access === "full-token" && c.get(ACCESS as never) === "readonly") {
+      throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
+    }
     c.set(ANSWERING, spec as never);
     await next();
   };

@@ -54,6 +54,7 @@ const LIST = operation({
   summary: "List destinations",
   description: `${EXTENSION} Every origin Dispatch attempted (or whose circuit was set by hand), by name, with its circuit and health.`,
   tag: "Destinations",
+  access: "read",
   query: {
     circuit: `Only those whose circuit is ${CIRCUIT_STATES.join(", ")}.`,
     cursor: "The cursor of the previous page.",
@@ -67,6 +68,7 @@ const GET = operation({
   summary: "Get a destination",
   description: EXTENSION,
   tag: "Destinations",
+  access: "read",
   path: PATH,
   responses: { 200: { description: "The destination.", json: DestinationSchema } },
   errors: [404],
@@ -75,6 +77,7 @@ const OPEN = operation({
   summary: "Open a destination's circuit by hand",
   description: `${EXTENSION} Its messages wait, spending no retries, until the circuit is closed by hand: no probe, no give-up. Messages in flight finish.`,
   tag: "Destinations",
+  access: "full-token",
   path: PATH,
   responses: { 200: { description: "The destination, its circuit open.", json: DestinationSchema } },
 });
@@ -82,6 +85,7 @@ const CLOSE = operation({
   summary: "Close a destination's circuit by hand",
   description: `${EXTENSION} Whatever its state (and a 429's hold): its waiting messages are attempted again, and its failures are counted from zero.`,
   tag: "Destinations",
+  access: "full-token",
   path: PATH,
   responses: { 200: { description: "The destination, its circuit closed.", json: DestinationSchema } },
   errors: [404],

@@ -44,6 +44,7 @@ const LIST = operation({
   summary: "List the DLQ",
   description: "Messages whose every attempt failed, with their last answer, oldest first unless `order` says otherwise.",
   tag: "DLQ",
+  access: "read",
   query: { ...PARAMETERS, source: "`workflow` lists the workflow DLQ instead (what the workflow SDK calls)." },
   responses: { 200: { description: "A page of entries.", json: pageOf("messages", DlqMessageSchema) } },
 });
@@ -51,6 +52,7 @@ const DELETE_MANY = operation({
   summary: "Delete DLQ entries",
   description: "The entries given by id, else a page of those matching the filters; the answer's cursor continues.",
   tag: "DLQ",
+  access: "full-token",
   query: PARAMETERS,
   body: FILTER_BODY,
   responses: { 200: { description: "How many were deleted.", json: v.object({ deleted: v.number(), cursor: v.optional(v.string()) }) } },
@@ -59,6 +61,7 @@ const RETRY_MANY = operation({
   summary: "Retry DLQ entries",
   ...OVERRIDES,
   tag: "DLQ",
+  access: "full-token",
   query: PARAMETERS,
   body: FILTER_BODY,
   responses: { 201: { description: "The new messages; an empty cursor when done.", json: v.object({ responses: v.array(RETRIED), cursor: v.string() }) } },
@@ -68,6 +71,7 @@ const RETRY = operation({
   summary: "Retry a DLQ entry",
   ...OVERRIDES,
   tag: "DLQ",
+  access: "full-token",
   path: DLQ_ID,
   responses: { 201: { description: "The new message.", json: RETRIED } },
   errors: [404, 412],
@@ -75,6 +79,7 @@ const RETRY = operation({
 const GET = operation({
   summary: "Get a DLQ entry",
   tag: "DLQ",
+  access: "read",
   path: DLQ_ID,
   responses: { 200: { description: "The entry.", json: DlqMessageSchema } },
   errors: [404],
@@ -82,6 +87,7 @@ const GET = operation({
 const DELETE = operation({
   summary: "Delete a DLQ entry",
   tag: "DLQ",
+  access: "full-token",
   path: DLQ_ID,
   responses: { 200: { description: "Deleted.", json: v.object({ deleted: v.literal(1) }) } },
   errors: [404],

@@ -27,17 +27,19 @@ const KEY_INFO = v.object({
 const KEY = { key: "The flow-control key." };
 const DONE = "Done.";
 const action = (summary: string, description: string, query?: Record<string, string>) =>
-  operation({ summary, description, tag: "Flow control", path: KEY, ...(query && { query }), responses: { 200: DONE }, errors: [404] });
+  operation({ summary, description, tag: "Flow control", access: "full-token", path: KEY, ...(query && { query }), responses: { 200: DONE }, errors: [404] });
 
 const LIST = operation({
   summary: "List flow-control keys",
   tag: "Flow control",
+  access: "read",
   query: { search: "Only keys containing this text." },
   responses: { 200: { description: "The keys with their limits and what counts against them.", json: v.array(KEY_INFO) } },
 });
 const GET = operation({
   summary: "Get a flow-control key",
   tag: "Flow control",
+  access: "read",
   path: KEY,
   responses: { 200: { description: "The key.", json: KEY_INFO } },
   errors: [404],
@@ -59,6 +61,7 @@ const GLOBAL = operation({
   summary: "Global parallelism",
   description: "Deliveries in flight across every worker, and how many the workers may run at once.",
   tag: "Flow control",
+  access: "read",
   responses: { 200: "The figures." },
 });
 

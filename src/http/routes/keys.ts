@@ -21,6 +21,7 @@ const rotation = (summary: string) =>
     summary,
     description: "The next key becomes the current one and a new next key is made. Keys from configuration are rotated in the configuration instead (409).",
     tag: "Signing keys",
+    access: "full-token",
     responses: { 200: KEYS },
     errors: [409],
   });

@@ -35,6 +35,7 @@ const logOperation = (key: "events" | "logs", summary: string) =>
     summary,
     description: "What happened to messages, newest first unless `order` says otherwise: one entry per state change and attempt.",
     tag: "Logs",
+    access: "read",
     query: PARAMETERS,
     responses: { 200: { description: "A page of the log.", json: pageOf(key, LogEntrySchema) } },
   });

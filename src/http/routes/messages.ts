@@ -27,6 +27,7 @@ const GET = operation({
   summary: "Get a message",
   description: "What the message asks to hide (Redact-Fields) is shown redacted.",
   tag: "Messages",
+  access: "read",
   path: ID,
   responses: { 200: { description: "The message.", json: MessageSchema } },
   errors: [404],
@@ -35,6 +36,7 @@ const CANCEL = operation({
   summary: "Cancel a message",
   description: "A pending message is not delivered; one being delivered is cancelled once its attempt ends. A finished one stays as it is.",
   tag: "Messages",
+  access: "full-token",
   path: ID,
   responses: { 200: CANCELLED },
   errors: [404],
@@ -46,6 +48,7 @@ const RETRY_NOW = operation({
     "is attempted at once instead of at its next delivery time. Its retries left are unchanged. " +
     "A message that is not waiting on a backoff answers 409, saying what it does instead.",
   tag: "Messages",
+  access: "full-token",
   path: ID,
   responses: {
     200: {
@@ -61,6 +64,7 @@ const CANCEL_MANY = operation({
     "The messages given by id, else every pending message matching every filter given (values of one filter are alternatives), " +
     "as they were when the request came: no filter cancels every pending message.",
   tag: "Messages",
+  access: "full-token",
   query: {
     messageIds: "Message ids; the filters are then ignored. Several: repeat the parameter or join them with commas.",
     count: { type: "integer", description: "Accepted (1 to 500) and ignored, as the hosted service does: every match is cancelled." },

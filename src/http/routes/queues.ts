@@ -20,6 +20,7 @@ const NAME = { name: "The queue's name." };
 const UPSERT = operation({
   summary: "Create or update a queue",
   tag: "Queues",
+  access: "full-token",
   body: {
     name: "queue",
     json: v.object({
@@ -38,11 +39,13 @@ const UPSERT = operation({
 const LIST = operation({
   summary: "List queues",
   tag: "Queues",
+  access: "read",
   responses: { 200: { description: "The queues.", json: v.array(QueueSchema) } },
 });
 const GET = operation({
   summary: "Get a queue",
   tag: "Queues",
+  access: "read",
   path: NAME,
   responses: { 200: { description: "The queue.", json: QueueSchema } },
   errors: [404],
@@ -51,6 +54,7 @@ const DELETE = operation({
   summary: "Delete a queue",
   description: "What still waits in it is cancelled. A name no queue has changes nothing and answers 200, as every delete of a named resource does.",
   tag: "Queues",
+  access: "full-token",
   path: NAME,
   responses: { 200: "Deleted (or there was none)." },
 });
@@ -58,11 +62,12 @@ const PAUSE = operation({
   summary: "Pause a queue",
   description: "Its messages wait until it is resumed.",
   tag: "Queues",
+  access: "full-token",
   path: NAME,
   responses: { 200: "Paused." },
   errors: [404],
 });
-const RESUME = operation({ summary: "Resume a queue", tag: "Queues", path: NAME, responses: { 200: "Resumed." }, errors: [404] });
+const RESUME = operation({ summary: "Resume a queue", tag: "Queues", access: "full-token", path: NAME, responses: { 200: "Resumed." }, errors: [404] });
 
 /** Routes of the queue resource. */
 export function queueRoutes(deps: AppDeps) {

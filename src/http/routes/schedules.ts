@@ -64,6 +64,7 @@ const SAVE = operation({
     PUBLISH_HEADER_NOTE,
   ].join("\n"),
   tag: "Schedules",
+  access: "full-token",
   path: { destination: "An http(s) URL as is, or a URL group's name." },
   headers: [
     { name: "Svc-Cron", required: true, description: "Five-field cron expression, UTC unless prefixed `CRON_TZ=<IANA zone> `." },
@@ -78,11 +79,13 @@ const SAVE = operation({
 const LIST = operation({
   summary: "List schedules",
   tag: "Schedules",
+  access: "read",
   responses: { 200: { description: "The schedules.", json: v.array(SCHEDULE) } },
 });
 const GET = operation({
   summary: "Get a schedule",
   tag: "Schedules",
+  access: "read",
   path: ID,
   responses: { 200: { description: "The schedule.", json: SCHEDULE } },
   errors: [404],
@@ -91,6 +94,7 @@ const DELETE = operation({
   summary: "Delete a schedule",
   description: "An id no schedule has changes nothing and answers 200, as every delete of a named resource does.",
   tag: "Schedules",
+  access: "full-token",
   path: ID,
   responses: { 200: "Deleted (or there was none)." },
 });
@@ -98,6 +102,7 @@ const PAUSE = operation({
   summary: "Pause a schedule",
   description: "Its ticks publish nothing until it is resumed. PATCH (what the SDKs send) and POST both work.",
   tag: "Schedules",
+  access: "full-token",
   path: ID,
   responses: { 200: "Paused." },
   errors: [404],
@@ -106,6 +111,7 @@ const RESUME = operation({
   summary: "Resume a schedule",
   description: "The next tick after now publishes; missed ones do not. PATCH and POST both work.",
   tag: "Schedules",
+  access: "full-token",
   path: ID,
   responses: { 200: "Resumed." },
   errors: [404],

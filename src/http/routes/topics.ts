@@ -26,11 +26,13 @@ const NAME = { name: "The URL group's name." };
 const LIST = operation({
   summary: "List URL groups",
   tag: "URL groups",
+  access: "read",
   responses: { 200: { description: "The URL groups with their endpoints.", json: v.array(URL_GROUP) } },
 });
 const GET = operation({
   summary: "Get a URL group",
   tag: "URL groups",
+  access: "read",
   path: NAME,
   responses: { 200: { description: "The URL group.", json: URL_GROUP } },
   errors: [404],
@@ -39,6 +41,7 @@ const DELETE = operation({
   summary: "Delete a URL group",
   description: "A name no group has changes nothing and answers 200, as every delete of a named resource does.",
   tag: "URL groups",
+  access: "full-token",
   path: NAME,
   responses: { 200: "Deleted (or there was none)." },
 });
@@ -46,6 +49,7 @@ const ADD = operation({
   summary: "Add endpoints",
   description: "Creates the URL group when new. Publishing to the group sends one message to each endpoint.",
   tag: "URL groups",
+  access: "full-token",
   path: NAME,
   body: ENDPOINTS,
   responses: { 200: "Added." },
@@ -55,6 +59,7 @@ const REMOVE = operation({
   summary: "Remove endpoints",
   description: "Each endpoint is named by its url or its name. The group goes when its last endpoint does.",
   tag: "URL groups",
+  access: "full-token",
   path: NAME,
   body: ENDPOINTS,
   responses: { 200: "Removed." },

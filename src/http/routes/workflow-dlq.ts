@@ -94,6 +94,7 @@ function newRunOperation(mode: NewRunMode, many: boolean) {
     summary: `${what} ${many ? "failed runs" : "a failed run"}`,
     description: `Each entry's run ${how}, as a new run; the entry leaves the DLQ. Headers here override the original run's settings (also with the \`Upstash-\` prefix).${many ? ` At most ${MAX_RESTARTS} entries per call; the cursor continues.` : ""}`,
     tag: "Workflows",
+    access: "full-token",
     ...(many ? { query: ACTION_PARAMETERS, body: FILTER_BODY } : { path: DLQ_ID }),
     headers: OVERRIDE_HEADERS,
     responses: many
@@ -107,6 +108,7 @@ const LIST = operation({
   summary: "List the workflow DLQ",
   description: "Failed workflow runs, each with its failed step's last answer. `GET /v2/dlq?source=workflow` lists the same (what the SDK calls).",
   tag: "Workflows",
+  access: "read",
   query: LIST_PARAMETERS,
   responses: { 200: { description: "A page of entries.", json: pageOf("messages", WORKFLOW_DLQ_MESSAGE) } },
 });
@@ -116,6 +118,7 @@ const DELETE_MANY = operation({
   summary: "Delete workflow DLQ entries",
   description: "The entries given by id, else a page of those matching the filters.",
   tag: "Workflows",
+  access: "full-token",
   query: ACTION_PARAMETERS,
   body: FILTER_BODY,
   responses: { 200: { description: "How many were deleted.", json: v.object({ deleted: v.number(), cursor: v.optional(v.string()) }) } },
@@ -128,6 +131,7 @@ const RETRY_FAILURE_FUNCTION = operation({
   summary: "Retry a failed failure function",
   description: "Calls the run's failure function again when it failed (400 when it is in progress, succeeded or was cancelled).",
   tag: "Workflows",
+  access: "full-token",
   path: DLQ_ID,
   responses: { 200: { description: "The run whose failure function is called again.", json: NEW_RUN } },
   errors: [404, 409],
@@ -137,6 +141,7 @@ const CANCEL_FAILURE_FUNCTION = operation({
   description:
     "Cancels the run's failure callback while it is in progress (after the run failed, or after a retry): nothing more is sent, and the failure function shows `CALLBACK_CANCELED`. 400 when none is in progress. Answers 302 without a body, as the hosted service documents it.",
   tag: "Workflows",
+  access: "full-token",
   path: DLQ_ID,
   responses: { 302: "Cancelled (no body)." },
   errors: [404],
@@ -144,6 +149,7 @@ const CANCEL_FAILURE_FUNCTION = operation({
 const GET = operation({
   summary: "Get a workflow DLQ entry",
   tag: "Workflows",
+  access: "read",
   path: DLQ_ID,
   responses: { 200: { description: "The entry.", json: WORKFLOW_DLQ_MESSAGE } },
   errors: [404],
@@ -151,6 +157,7 @@ const GET = operation({
 const DELETE = operation({
   summary: "Delete a workflow DLQ entry",
   tag: "Workflows",
+  access: "full-token",
   path: DLQ_ID,
   responses: { 200: { description: "Deleted.", json: v.object({ deleted: v.number() }) } },
   errors: [404],

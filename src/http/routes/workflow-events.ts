@@ -41,6 +41,7 @@ const WAIT = operation({
   summary: "Wait for an event (workflow SDK)",
   description: "Registers a run's step as waiting for the event; a notify resumes it, else it is resumed at its timeout.",
   tag: "Workflows",
+  access: "full-token",
   path: { eventId: EVENT_ID },
   body: {
     name: "wait request",
@@ -60,6 +61,7 @@ const NOTIFY = operation({
   summary: "Notify an event",
   description: "Resumes every step waiting for the event with the body as its data.",
   tag: "Workflows",
+  access: "full-token",
   path: { eventId: EVENT_ID },
   body: { bytes: "The event's data." },
   responses: { 200: NOTIFIED },
@@ -69,6 +71,7 @@ const NOTIFY_RUN = operation({
   summary: "Notify an event of one run",
   description: "As notify, for one run; an event that comes before its wait is kept for the wait to find (lookback).",
   tag: "Workflows",
+  access: "full-token",
   path: { runId: "The run's id.", eventId: EVENT_ID },
   body: { bytes: "The event's data." },
   responses: { 200: NOTIFIED },
@@ -77,6 +80,7 @@ const NOTIFY_RUN = operation({
 const WAITERS = operation({
   summary: "List the steps waiting for an event",
   tag: "Workflows",
+  access: "read",
   path: { eventId: EVENT_ID },
   responses: { 200: { description: "The waiting steps, oldest first.", json: v.array(WAITER) } },
 });

@@ -59,6 +59,7 @@ const LOGS = operation({
   summary: "List workflow runs",
   description: "Workflow runs with their steps, newest first; what the run asks to hide is shown redacted. `fromDate`/`toDate` bound the runs' creation.",
   tag: "Workflows",
+  access: "read",
   query: PARAMETERS,
   responses: { 200: { description: "A page of runs.", json: RUN_PAGE } },
 });
@@ -69,6 +70,7 @@ const EVENTS = operation({
     "Events come run by run (newest run first), each run's newest first; `fromDate`/`toDate` bound the events' times. With `groupBy=workflowRunId`: the runs, as `GET /v2/workflows/logs`.",
   ].join(" "),
   tag: "Workflows",
+  access: "read",
   query: PARAMETERS,
   responses: { 200: { description: "A page of events, or of runs.", json: v.union([EVENT_PAGE, RUN_PAGE]) } },
 });

@@ -24,6 +24,7 @@ const CANCEL_MANY = operation({
   summary: "Cancel workflow runs",
   description: "The runs given by id, else at most `count` active runs matching every filter given.",
   tag: "Workflows",
+  access: "full-token",
   query: {
     workflowRunIds: `Run ids; the filters are then ignored. ${MULTI}`,
     workflowUrl: "Workflow URLs: prefixes unless workflowUrlExactMatch=true. Repeat the parameter for several.",
@@ -46,6 +47,7 @@ const END = operation({
   summary: "End a workflow run (workflow SDK)",
   description: "With `cancel=true` the run is cancelled; otherwise it succeeded, with the body as its result. Ending an ended run changes nothing.",
   tag: "Workflows",
+  access: "full-token",
   path: RUN_ID,
   query: { cancel: { type: "boolean", description: "`true` cancels the run." } },
   body: { text: "The run's result (when it succeeded)." },

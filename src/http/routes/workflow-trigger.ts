@@ -43,6 +43,7 @@ const TRIGGER = operation({
   summary: "Start a workflow run",
   description: `Calls the workflow at the URL with the body as the run's input. Headers configure the run as publish headers do (here \`Upstash-\` unless \`Svc-\` ones are given); \`Svc-Workflow-RunId\` chooses the run's id.\n${PUBLISH_HEADER_NOTE}`,
   tag: "Workflows",
+  access: "full-token",
   path: { destination: "The workflow's URL, as is." },
   headers: [
     ...publishHeaders(),
@@ -65,6 +66,7 @@ const BATCH_TRIGGER = operation({
   summary: "Start several workflow runs",
   description: `Up to ${MAX_BATCH_ITEMS} runs at once, each as \`POST /v2/trigger/{destination}\` with its \`headers\` (the trigger's headers, \`Upstash-Workflow-Unknown-Sdk\` included; \`Upstash-\` unless \`Svc-\` ones are given) and \`body\` (the run's input); all start or none.`,
   tag: "Workflows",
+  access: "full-token",
   body: { name: "batch trigger", json: BatchTriggerSchema, isBytes: isItemBody },
   responses: {
     201: {

@@ -14,9 +14,11 @@ import { requestParts } from "../request";
  * Requires `Authorization: Bearer <token>` or `?qstash_token=<token>` to be
  * one of `tokens`' full or read-only tokens, compared in constant time
  * (hashing first evens out lengths); one the set does not hold yet is looked
- * up where tokens are stored before the 401. A read-only token may only read: any
- * other request answers 403 and changes nothing (see `isRead`). The set is
- * asked at each request, so a token created or revoked since applies.
+ * up where tokens are stored before the 401. A read-only token may call only
+ * the operations declared `read` (openapi/operation.ts checks it as the route
+ * answers); here, as a second line, it may not use a method that changes
+ * anything. The set is asked at each request, so a token created or revoked
+ * since applies.
  */
 export function requireToken(tokens: TokenSet): MiddlewareHandler {
   const digests = new AcceptedDigests();
@@ -29,7 +31,7 @@ export function requireToken(tokens: TokenSet): MiddlewareHandler {
     const access = accessOf(tokens.current(), digest) ?? (await tokens.lookup?.(digest)) ?? null;
     if (access === null) throw new AppError(401, "invalid token");
     digests.accepted(presented, digest);
-    if (access === "readonly" && !isRead(c.req.method, c.req.path)) {
+    if (access === "readonly" && c.req.method !== "GET" && c.req.method !== "HEAD") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
     c.set(ACCESS as never, access as never);
@@ -57,18 +59,6 @@ class AcceptedDigests {
     if (this.kept.size >= AcceptedDigests.MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(token, digest);
   }
-}
-
-/**
- * What a read-only token may do: every GET (and HEAD) but two. The signing
- * keys: their holder can sign requests that receivers take for Dispatch's.
- * A run's step list (`GET /v2/workflows/runs/{id}`): it is served to the
- * workflow SDK executing the run, so it carries the originals of what the run
- * asks to hide (domain/messages/redaction.ts); readers see the run in the logs instead.
- */
-export function isRead(method: string, path: string): boolean {
-  if (method !== "GET" && method !== "HEAD") return false;
-  return !/^\/v2\/keys\/?$/.test(path) && !/^\/v2\/workflows\/runs\/[^/]+\/?$/.test(path);
 }
 
 /**
