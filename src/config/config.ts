@@ -52,6 +52,8 @@ export interface Config {
   secret: string | null;
   /** A dashboard session with no request for this long ends (DISPATCH_SESSION_IDLE). */
   sessionIdleMs: number;
+  /** Failed authentications (API 401s, refused sign-ins) an address may have in a minute before 429s; 0: no limit. */
+  authFailureLimit: number;
   allowPrivateNetworks: boolean;
   maxMessageBytes: number;
   deduplicationWindowMs: number;
@@ -181,6 +183,7 @@ const EnvSchema = v.object({
   DISPATCH_NEXT_SIGNING_KEY: secretText(32),
   DISPATCH_SECRET: secretText(32),
   DISPATCH_SESSION_IDLE: duration("1h"),
+  DISPATCH_AUTH_FAILURE_LIMIT: integer(30, 0, 1_000_000),
   DISPATCH_ALLOW_PRIVATE_NETWORKS: flag,
   DISPATCH_MAX_MESSAGE_SIZE: integer(1_048_576, 1024, 100 * 1_048_576),
   DISPATCH_DEDUPLICATION_WINDOW: duration("10m"),
@@ -260,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
     secret: e.DISPATCH_SECRET,
     sessionIdleMs: e.DISPATCH_SESSION_IDLE,
+    authFailureLimit: e.DISPATCH_AUTH_FAILURE_LIMIT,
     nextSigningKey: e.DISPATCH_NEXT_SIGNING_KEY,
     allowPrivateNetworks: e.DISPATCH_ALLOW_PRIVATE_NETWORKS,
     maxMessageBytes: e.DISPATCH_MAX_MESSAGE_SIZE,

@@ -13,9 +13,10 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /**
  * What every process gets unless `env` says otherwise: PATH, HOME, and the
  * secret test services seal their databases with (they share databases
- * with in-process services).
+ * with in-process services), and no throttle of failed authentication (every
+ * test's client is 127.0.0.1; test/auth-throttle.test.ts tests it).
  */
-const BASE_ENV = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DISPATCH_SECRET: TEST_SECRET };
+const BASE_ENV = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DISPATCH_SECRET: TEST_SECRET, DISPATCH_AUTH_FAILURE_LIMIT: "0" };
 const running = new Set<DispatchProcess>();
 
 /** A started Dispatch process. */

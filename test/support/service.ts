@@ -52,6 +52,8 @@ export function testConfig(databaseUrl: string, overrides: Partial<Config> = {})
     // Circuits open only in the tests about them (test/destinations/): elsewhere a burst of failures a test
     // makes on purpose would hold its messages until a probe, at timings no test should depend on.
     circuitFailures: 1_000_000,
+    // Likewise the throttle of failed authentication (test/auth-throttle.test.ts): every test's client is 127.0.0.1.
+    authFailureLimit: 0,
     // Every JSON answer is checked against the API document: a field it does not describe fails the test.
     checkAnswers: true,
     ...overrides,

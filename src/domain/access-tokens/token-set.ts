@@ -64,6 +64,10 @@ export interface TokenSet {
 
 /** The longest a created or revoked token can go unseen when its NOTIFY was lost. */
 export const REFRESH_INTERVAL_MS = 30_000;
+/** How long a digest found in no table is taken as unknown without asking again (the set's next read forgets them all). */
+const UNKNOWN_KEPT_MS = 5_000;
+/** Unknown digests kept at most: made-up tokens cannot grow it. */
+const MAX_UNKNOWN = 4096;
 
 /** A set that never changes: `full` and `readOnly` tokens. */
 export function fixedTokenSet(full: string[], readOnly: string[]): TokenSet {
@@ -92,6 +96,8 @@ export class LiveTokenSet implements TokenSet {
   private timer: NodeJS.Timeout | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private stopped = false;
+  /** Digests looked up lately and not found, with when that stops holding. */
+  private readonly unknown = new Map<string, number>();
 
   constructor(
     private readonly sql: Sql,
@@ -111,11 +117,19 @@ export class LiveTokenSet implements TokenSet {
    * A stored token the set does not hold yet (created since the last read:
    * `dispatch token create` prints it as soon as it commits): found by its
    * digest, it is accepted, and the set is read again. A revoked token is
-   * gone from the table, so it is never found here.
+   * gone from the table, so it is never found here. A digest not found is
+   * not looked up again for a few seconds, until the set is next read (a
+   * token created since is then in the set): repeated unknown tokens cost
+   * no query each.
    */
   async lookup(candidate: Buffer): Promise<Access | null> {
+    const key = candidate.toString("base64");
+    if ((this.unknown.get(key) ?? 0) > Date.now()) return null;
     const found = await findAccessToken(this.sql, candidate);
-    if (found === null) return null;
+    if (found === null) {
+      this.rememberUnknown(key);
+      return null;
+    }
     void this.refresh();
     return found.readOnly ? "readonly" : "full";
   }
@@ -160,7 +174,13 @@ export class LiveTokenSet implements TokenSet {
     }
   }
 
+  private rememberUnknown(key: string): void {
+    if (this.unknown.size >= MAX_UNKNOWN) this.unknown.delete(this.unknown.keys().next().value!);
+    this.unknown.set(key, Date.now() + UNKNOWN_KEPT_MS);
+  }
+
   private use(stored: AccessTokenDigest[]): void {
+    this.unknown.clear();
     const configured = this.configured.current();
     const full = stored.filter((token) => !token.readOnly);
     const storedUserIds = full.map((token) => token.userId).filter((id) => id !== null);

@@ -2,20 +2,23 @@
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { tokenDigest, type TokenAccess } from "./access";
+import type { AuthFailures } from "../server/auth-failures";
 import type { DashboardEnv } from "./env";
 import { safeNext, SIGN_IN_PATH } from "./guard";
 import { type DashboardSessions, SESSION_COOKIE, SESSION_LIFETIME_MS } from "./session";
 
 /** `GET|POST /dashboard/login` and `POST /dashboard/logout`. */
-export function signInRoutes(access: TokenAccess, sessions: DashboardSessions) {
+export function signInRoutes(access: TokenAccess, sessions: DashboardSessions, failures: AuthFailures) {
   return new Hono<DashboardEnv>()
     .get("/login", (c) => c.render(<SignInPage next={safeNext(c.req.query("next"))} />, SIGN_IN))
     .post("/login", async (c) => {
+      failures.check(c);
       const form = c.get("form");
       const next = safeNext(form.get("next"));
       const token = form.get("token")?.trim() ?? "";
       const role = token === "" ? null : access.roleOf(token);
       if (role === null) {
+        failures.failed(c);
         const error = token === "" ? "Enter a token." : "That is not a token of this Dispatch. Check it and try again.";
         c.status(401);
         return c.render(<SignInPage next={next} error={error} />, SIGN_IN);

@@ -33,15 +33,18 @@ import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
 import { browserHeaders } from "./browser-headers";
 import { renderError } from "./errors";
+import { AuthFailures } from "./auth-failures";
 import { requestIds, requireToken, timeRequests } from "./middleware";
 
 const isDashboard = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
 
 /** Builds the API over its dependencies. */
 export function createApp(deps: AppDeps) {
-  const ui = dashboard(deps);
+  // Failed authentication, throttled per address: the API's 401s and the dashboard's refused sign-ins.
+  const failures = new AuthFailures(deps.config.authFailureLimit);
+  const ui = dashboard(deps, failures);
   const v2 = new Hono()
-    .use(requireToken(deps.acceptedTokens))
+    .use(requireToken(deps.acceptedTokens, failures))
     // The outer bound (a batch); publishing routes apply the message size limit themselves.
     .use(readBody(deps.config.maxMessageBytes * 10))
     .route("/", publishRoutes(deps))
@@ -73,7 +76,7 @@ export function createApp(deps: AppDeps) {
     .route("/health", healthRoutes(deps))
     .route("/echo", deps.echo ? echoRoutes(deps) : new Hono())
     // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.
-    .use("/metrics", requireToken(withReadOnly(deps.acceptedTokens, deps.config.metricsToken ? [deps.config.metricsToken] : [])))
+    .use("/metrics", requireToken(withReadOnly(deps.acceptedTokens, deps.config.metricsToken ? [deps.config.metricsToken] : []), failures))
     .route("/metrics", metricsRoutes(deps))
     // Webhooks of waiting runs are called by third parties without a token (docs/workflow-protocol.md §7.5).
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))

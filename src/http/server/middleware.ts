@@ -8,6 +8,7 @@ import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
 import { answeringRoute } from "../input";
+import type { AuthFailures } from "./auth-failures";
 import { requestParts } from "../request";
 
 /**
@@ -20,16 +21,23 @@ import { requestParts } from "../request";
  * anything. The set is asked at each request, so a token created or revoked
  * since applies.
  */
-export function requireToken(tokens: TokenSet): MiddlewareHandler {
+export function requireToken(tokens: TokenSet, failures: AuthFailures): MiddlewareHandler {
   const digests = new AcceptedDigests();
   return async (c, next) => {
+    failures.check(c);
     const header = requestParts(c).headers.authorization;
     const bearer = header?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
     const presented = bearer ?? c.req.query("qstash_token");
-    if (presented === undefined) throw new AppError(401, "missing Authorization: Bearer <token>");
+    if (presented === undefined) {
+      failures.failed(c);
+      throw new AppError(401, "missing Authorization: Bearer <token>");
+    }
     const digest = digests.of(presented);
     const access = accessOf(tokens.current(), digest) ?? (await tokens.lookup?.(digest)) ?? null;
-    if (access === null) throw new AppError(401, "invalid token");
+    if (access === null) {
+      failures.failed(c);
+      throw new AppError(401, "invalid token");
+    }
     digests.accepted(presented, digest);
     if (access === "readonly" && c.req.method !== "GET" && c.req.method !== "HEAD") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);

@@ -29,9 +29,10 @@ import { urlGroupRoutes } from "../views/url-groups/routes";
 import { workflowRoutes } from "../views/workflows/routes";
 import { sameOrigin } from "../same-origin";
 import { DashboardSessions } from "../session";
+import type { AuthFailures } from "../../server/auth-failures";
 
 /** The dashboard's routes (mounted at `/dashboard`) and the frame its error pages use. */
-export function dashboard(deps: AppDeps) {
+export function dashboard(deps: AppDeps, failures: AuthFailures) {
   const { paths, routes: assets } = dashboardAssets();
   const access = tokenAccess(deps.acceptedTokens);
   const sessions = new DashboardSessions(deps.sql, memo(() => ensureSessionKey(deps.sql, deps.secretBox)), deps.config.sessionIdleMs);
@@ -41,7 +42,7 @@ export function dashboard(deps: AppDeps) {
     .use(sameOrigin())
     .use(readForm())
     .use(pageLayout(paths))
-    .route("/", signInRoutes(access, sessions))
+    .route("/", signInRoutes(access, sessions, failures))
     .use(requireSession(access, sessions))
     .route("/", overviewRoutes(deps))
     .route("/", messageRoutes(deps))
