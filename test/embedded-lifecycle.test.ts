@@ -191,6 +191,9 @@ describe("npm start killed outright", () => {
   it("restarts a Postgres left running without its watchdog, saying so in one line", async () => {
     const first = await start([], LOCAL);
     const postgres = serverPid()!;
+    // The watchdog runs as sh -c: nothing in the data folder is run (earlier versions wrote watchdog.sh there).
+    expect(existsSync(join(project, ".dispatch", "watchdog.sh"))).toBe(false);
+    expect(watchdogPids().length).toBeGreaterThan(0);
     await killWatchdog();
     await crash(first.child);
     expect(isAlive(postgres)).toBe(true);
@@ -202,8 +205,8 @@ describe("npm start killed outright", () => {
 });
 
 /**
- * Kills the watchdog: every process running its script (from the process
- * list; the script is in the project's data folder), until none is left. The
+ * Kills the watchdog: every process running as `dispatch-watchdog` for this
+ * project's cluster (from the process list), until none is left. The
  * shell forks a copy of itself for each `$(...)` it runs, with the same
  * command line, and once process ids wrap around such a copy can be listed
  * before the watchdog itself: killing only the first one found could leave
@@ -224,11 +227,12 @@ async function killWatchdog(): Promise<void> {
 }
 
 function watchdogPids(): number[] {
-  const script = join(project, ".dispatch", "watchdog.sh");
   return readdirOrEmpty("/proc").filter((entry) => {
     if (!/^\d+$/.test(entry)) return false;
     try {
-      return readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes(script) && isAlive(Number(entry));
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const watching = args.includes("dispatch-watchdog") && args.some((arg) => arg.startsWith(join(project, ".dispatch")));
+      return watching && isAlive(Number(entry));
     } catch {
       return false; // Gone meanwhile.
     }

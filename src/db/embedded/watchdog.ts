@@ -9,11 +9,16 @@
  * none is alive (and none registers within a second) it asks the server for
  * a fast shutdown, and an immediate one if it is not gone within 30 s. It
  * ends when the server does. POSIX only: on Windows there is no watchdog, and
- * a start cleans up what a killed process left (cluster.ts).
+ * a start cleans up what a killed process left (cluster.ts). The loop is
+ * given to `sh -c`, never written to a file: nothing in the data folder is
+ * run (earlier versions ran `watchdog.sh` from it; a start removes it).
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
+
+/** The name the watchdog runs under (its `$0`), which `ps` shows. */
+export const WATCHDOG_NAME = "dispatch-watchdog";
 
 const SCRIPT = `
 users=$1; server=$2
@@ -47,14 +52,13 @@ done
 
 /**
  * Starts the watchdog of the server `serverPid`, whose users register in
- * `usersDir`; its script is written beside that folder, so that `ps` shows
- * what it is. Returns its pid (null where there is none).
+ * `usersDir`, as `sh -c <loop> dispatch-watchdog <usersDir> <pid>`, so that
+ * `ps` shows what it is. Returns its pid (null where there is none).
  */
 export function startWatchdog(usersDir: string, serverPid: number): number | null {
   if (process.platform === "win32") return null;
-  const script = join(dirname(usersDir), "watchdog.sh");
-  writeFileSync(script, `# Stops the embedded Postgres once no Dispatch process uses it (src/db/embedded/watchdog.ts).${SCRIPT}`);
-  const child = spawn("/bin/sh", [script, usersDir, String(serverPid)], { detached: true, stdio: "ignore" });
+  rmSync(join(dirname(usersDir), "watchdog.sh"), { force: true });
+  const child = spawn("/bin/sh", ["-c", SCRIPT, WATCHDOG_NAME, usersDir, String(serverPid)], { detached: true, stdio: "ignore" });
   child.on("error", () => {});
   child.unref();
   return child.pid ?? null;
