@@ -64,7 +64,10 @@ describe("compose.yaml", () => {
     for (const command of commands) expect(validCommand(command), command.join(" ")).toBe(true);
     for (const service of ["postgres", "migrate", "api", "worker"]) expect(compose).toMatch(new RegExp(`^  ${service}:$`, "m"));
     expect(compose).toMatch(/condition: service_completed_successfully/);
-    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/\S+@postgres:5432\//);
+    // The bundled Postgres by default; a database elsewhere by DATABASE_URL from the environment.
+    expect(compose).toMatch(/DATABASE_URL: \$\{DATABASE_URL:-postgres:\/\/\S+@postgres:5432\/\S+\}/);
+    // Every replica shares the key-encryption secret, and compose refuses to start without it.
+    expect(compose).toMatch(/DISPATCH_SECRET: \$\{DISPATCH_SECRET:\?/);
   });
 });
 
