@@ -12,7 +12,7 @@ import { isDatabaseUnavailable } from "./db/availability";
 import { DatabaseStartError } from "./db/connection/errors";
 import { EmbeddedDatabaseError } from "./db/embedded/errors";
 import { createLog, type Log } from "./observability/log";
-import { type Role, type Service, startService } from "./service";
+import { ListenError, type Role, type Service, startService } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
 /** Commands without arguments, as typed after `dispatch`. */
@@ -146,7 +146,7 @@ function exit(code: number, message: string): void {
 main(process.argv.slice(2)).catch((error: Error) => {
   if (error instanceof UsageError) return exit(2, error.message === "" ? USAGE : `${error.message}\n${USAGE}`);
   // Expected failures (a bad variable, a database that cannot be used) are explained in their message; a defect shows its stack.
-  if (error instanceof DatabaseStartError) return exit(1, `dispatch: ${error.message}`);
+  if (error instanceof DatabaseStartError || error instanceof ListenError) return exit(1, `dispatch: ${error.message}`);
   const explained = error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
   exit(1, explained ? error.message : `failed to start: ${error.stack ?? error.message}`);
 });

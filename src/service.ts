@@ -65,9 +65,19 @@ export async function startService(
   try {
     return await explained(endpoints, budget, "starting", () => startParts(config, role, log, now, database, pools));
   } catch (error) {
-    await closePools(pools);
+    // A start that could not listen has stopped what it started, its pools included.
+    if (!(error instanceof ListenError)) await closePools(pools);
     throw error;
   }
+}
+
+/**
+ * The API could not listen where it was told (the address is taken, most
+ * often by another Dispatch): everything the start had begun is stopped,
+ * and the message says what to set.
+ */
+export class ListenError extends Error {
+  override readonly name = "ListenError";
 }
 
 /**
@@ -132,7 +142,13 @@ async function startParts(
     echo: database.embedded !== null,
   };
   const host = config.host ?? (database.embedded !== null ? "127.0.0.1" : "0.0.0.0");
-  const server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config.port, host);
+  let server: ServerType | null = null;
+  try {
+    server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config.port, host);
+  } catch (error) {
+    await shutdown({ server: null, worker, acceptedTokens, http, pools, availability }).catch(() => {});
+    throw listenError(error as NodeJS.ErrnoException, host, config.port);
+  }
   const baseUrl = server ? baseUrlOf(server, host, config) : null;
   if (server && deps.echo) guard.allowOwnEcho((server.address() as AddressInfo).port, baseUrl);
   return {
@@ -192,10 +208,35 @@ async function followAccessTokens(
   return tokens;
 }
 
+/**
+ * How long an idle keep-alive connection is kept: longer than clients and
+ * load balancers keep theirs (AWS ALB 60 s), so that it is they who close it.
+ * Node's 5 s let a client reuse a connection the server was closing at that
+ * moment (ECONNRESET; the SDKs do not retry every call).
+ */
+const KEEP_ALIVE_MS = 65_000;
+
+/** Listens on `host`:`port`; rejects with the server's error (the address in use, say). */
 function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<ServerType> {
-  return new Promise((resolve) => {
-    const server = serve({ fetch: withResourceCase(app.fetch), port, hostname: host }, () => resolve(server));
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: withResourceCase(app.fetch), port, hostname: host }, () => {
+      server.off("error", reject);
+      resolve(server);
+    });
+    server.once("error", reject);
+    Object.assign(server, { keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: KEEP_ALIVE_MS + 1000 });
   });
+}
+
+/** What a failed listen says: which address, and what to set. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): ListenError {
+  const address = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (error.code === "EADDRINUSE") {
+    return new ListenError(`cannot listen on ${address}: the address is in use (another Dispatch, or another program); set PORT to a free port, or stop the one using it`);
+  }
+  if (error.code === "EACCES") return new ListenError(`cannot listen on ${address}: not allowed (ports below 1024 need privileges); set PORT to 1024 or above`);
+  if (error.code === "EADDRNOTAVAIL") return new ListenError(`cannot listen on ${address}: no interface of this machine has that address; set HOST to one it has (127.0.0.1, 0.0.0.0)`);
+  return new ListenError(`cannot listen on ${address}: ${error.message}`);
 }
 
 function baseUrlOf(server: ServerType, listening: string, config: Config): string {
@@ -215,8 +256,7 @@ async function shutdown(parts: {
 }): Promise<void> {
   // Nothing waits for the database any more: work still waiting fails and is released.
   parts.availability.stop();
-  const closed = parts.server ? new Promise((resolve) => parts.server!.close(resolve)) : Promise.resolve();
-  (parts.server as { closeIdleConnections?: () => void } | null)?.closeIdleConnections?.();
+  const closed = parts.server ? closeServer(parts.server) : Promise.resolve();
   // Each step runs even if an earlier one failed: the embedded database must always be stopped.
   const steps = [
     () => parts.worker?.stop(),
@@ -228,6 +268,23 @@ async function shutdown(parts: {
   for (const step of steps) await Promise.resolve(step()).catch((error: unknown) => failures.push(error));
   await closePools(parts.pools).catch((error: unknown) => failures.push(error));
   if (failures.length > 0) throw failures[0];
+}
+
+/**
+ * Stops accepting connections and resolves once every one is gone: idle ones
+ * are closed at once, and each that goes idle after its request is answered
+ * is closed as it does (keep-alive would hold it for KEEP_ALIVE_MS).
+ */
+function closeServer(server: ServerType): Promise<void> {
+  const http = server as ServerType & { closeIdleConnections?: () => void };
+  const sweep = setInterval(() => http.closeIdleConnections?.(), 100);
+  return new Promise((resolve) => {
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
+    http.closeIdleConnections?.();
+  });
 }
 
 /** Ends the pools, then the embedded database, which is stopped whatever else failed. */

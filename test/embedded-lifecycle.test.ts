@@ -266,6 +266,32 @@ describe("beside a running service", () => {
     expect(serverPid()).toBe(postgres);
   });
 
+  it("a second dispatch start on a taken port says so in one line and exits 1 at once, leaving the first and its cluster as they were", async () => {
+    const first = await start([], LOCAL);
+    const postgres = serverPid()!;
+    const port = new URL(first.url).port;
+    const child = spawn(process.execPath, ["bin/dispatch.js", "start"], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: port, HOST: "127.0.0.1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    started.add(child);
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once("exit", (exitCode) => resolve(exitCode)));
+    expect(code, output).toBe(1);
+    expect(output.trim().split("\n").filter((line) => /cannot listen/.test(line))).toEqual([
+      `dispatch: cannot listen on 127.0.0.1:${port}: the address is in use (another Dispatch, or another program); set PORT to a free port, or stop the one using it`,
+    ]);
+    expect(output).not.toMatch(/uncaughtException|EADDRINUSE|at .*\.js:\d+/);
+    // The first serves on, on the same cluster.
+    expect(isAlive(postgres)).toBe(true);
+    expect(serverPid()).toBe(postgres);
+    expect((await request(`${first.url}/health`)).status).toBe(200);
+    expect((await publish(first, `/v2/publish/${receiver.url}/after-refused-start`, { body: "x" })).status).toBe(200);
+  });
+
   it("a second dispatch start joins the cluster; either can stop first, and the last one stops Postgres", async () => {
     const first = await start([], LOCAL);
     const second = await start(["start"], LOCAL);
