@@ -574,6 +574,8 @@ export const workflowRuns = dispatch.table(
     uniqueIndex("workflow_runs_active_idx").on(t.runId).where(sql`${t.state} = 'RUN_STARTED'`),
     index("workflow_runs_run_id_idx").on(t.runId, t.createdAt),
     index("workflow_runs_created_at_idx").on(t.createdAt),
+    // A DLQ entry's run (the workflow DLQ, and a plain DLQ retry telling a run's failed step from a message).
+    index("workflow_runs_dlq_idx").on(t.dlqId).where(sql`${t.dlqId} is not null`),
   ],
 );
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
 import { sleep } from "../support/receiver";
 import { messagesWhere, storedRun, storedRuns } from "../support/rows";
+import { dashboardSession } from "../support/dashboard-session";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { startWorkflowApp, type WorkflowApp, type WorkflowRoute } from "../support/workflow-app";
 
@@ -20,6 +21,8 @@ const failing = new Set<string>();
 /** How often each step function body ran, by `<group>:<n>:<step>`. */
 const ran = new Map<string, number>();
 const seen = new Map<string, unknown>();
+/** The run that ran the third step of `<group>:<n>`. */
+const finishedBy = new Map<string, string>();
 let failureFunctionFails = true;
 
 const bump = (key: string) => ran.set(key, (ran.get(key) ?? 0) + 1);
@@ -68,7 +71,10 @@ beforeAll(async () => {
         if (failing.has(group)) throw new Error(`second step of ${group} fails`);
         return "two";
       });
-      await context.run("third", () => bump(`${group}:${n}:third`));
+      await context.run("third", () => {
+        bump(`${group}:${n}:third`);
+        finishedBy.set(`${group}:${n}`, context.workflowRunId);
+      });
       return `${a}-${b}`;
     },
   };
@@ -132,6 +138,47 @@ async function failedRun(group: string) {
   });
   return { workflowRunId, entry };
 }
+
+describe("a plain DLQ retry of a run's failed step", () => {
+  it.each(["the API", "the dashboard"])("through %s resumes the run from the failed step, which finishes; the entry leaves both DLQs", async (via) => {
+    const group = via === "the API" ? "plain-api" : "plain-dashboard";
+    const { workflowRunId, entry } = await failedRun(group);
+    failing.delete(group);
+    if (via === "the API") {
+      const response = await dispatch.api(`/v2/dlq/retry/${entry.dlqId}`, { method: "POST" });
+      expect(response.status).toBe(201);
+      const { messageId } = await response.json();
+      // The message the retry answers is the failed step published again, in a new run.
+      const [retried] = await dispatch.service.sql<{ runId: string }[]>`
+        select r.run_id as "runId" from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk where m.id = ${messageId}`;
+      expect(retried!.runId).toMatch(/^wfr_/);
+      expect(retried!.runId).not.toBe(workflowRunId);
+    } else {
+      const { cookie, csrf } = await dashboardSession(dispatch.baseUrl);
+      // The plain DLQ marks the entry as a run's step and links the run, in the list and on its page.
+      for (const page of ["/dashboard/dlq", `/dashboard/dlq/${entry.dlqId}`]) {
+        const html = await (await fetch(`${dispatch.baseUrl}${page}`, { headers: { cookie } })).text();
+        expect(html, page).toContain(`href="/dashboard/workflows/${workflowRunId}"`);
+      }
+      const response = await fetch(`${dispatch.baseUrl}/dashboard/dlq/${entry.dlqId}/retry`, {
+        method: "POST",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: `_csrf=${csrf}`,
+        redirect: "manual",
+      });
+      expect(response.status).toBe(303);
+    }
+    // The completed first step was kept; the failed second ran again; the third ran: the run went on to its end.
+    await until(`the resumed run of ${group} to run its third step`, () => (ranOf(group, 0).third === 1 ? true : undefined));
+    expect(ranOf(group, 0)).toEqual({ first: 1, second: 2, third: 1 });
+    const resumed = finishedBy.get(`${group}:0`)!;
+    expect(resumed).not.toBe(workflowRunId);
+    expect(await ended([resumed])).toEqual(["RUN_SUCCESS"]);
+    expect((await runStates([workflowRunId])).get(workflowRunId)).toBe("RUN_FAILED");
+    expect((await app.client.dlq.list({ filter: { workflowRunId } })).messages).toEqual([]);
+    expect((await dispatch.api(`/v2/dlq/${entry.dlqId}`)).status).toBe(404);
+  });
+});
 
 describe("workflow DLQ", () => {
   it("bulk-resumes 55 failed runs, 50 per request, with overrides, keeping completed steps", async () => {

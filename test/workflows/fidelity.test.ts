@@ -17,7 +17,9 @@ import { useDispatch } from "../support/service";
 import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
 
 const MiB = 1024 * 1024;
-const dispatch = useDispatch({ maxMessageBytes: 8 * MiB });
+// Megabyte steps: a worker taken for dead (the fixture's 3 s without a heartbeat, which a loaded CI machine can
+// stall past while this process parses the JSON) would have its steps attempted twice.
+const dispatch = useDispatch({ maxMessageBytes: 8 * MiB, workerDeadAfterMs: 30_000 });
 let app: WorkflowApp;
 // A third party answering with lower-case names on the wire, as most servers do; /echo sends the body back.
 const thirdParty = useReceiver((request) => ({

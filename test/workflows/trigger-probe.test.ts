@@ -17,7 +17,9 @@ import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/wo
 
 const MiB = 1024 * 1024;
 /** Sleeps are scaled (a 2 s sleep waits 20 ms); the large trigger body needs the size limit raised, as in fidelity.test.ts. */
-const dispatch = useDispatch({ delayScale: 0.01, maxMessageBytes: 8 * MiB });
+// Exact call counts: a worker taken for dead (the fixture's 3 s without a heartbeat, which a loaded CI machine
+// can stall past while this process parses megabytes of JSON) would have its steps attempted twice.
+const dispatch = useDispatch({ delayScale: 0.01, maxMessageBytes: 8 * MiB, workerDeadAfterMs: 30_000 });
 let app: WorkflowApp;
 /** Sits in front of the second workflow and records what its endpoint got, the probe included. */
 let secondEndpoint: Receiver;

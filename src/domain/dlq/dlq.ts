@@ -18,6 +18,9 @@ import { insertMessages } from "../publish/insert";
 import { parsePublishOptions, type PublishLimits, type MessageSettings } from "../publish/options";
 import { buildMessage } from "../publish/prepare";
 import { linkRetries } from "./retry-links";
+import { type RetryOverrides, runEntries } from "./run-entries";
+
+export type { RetryOverrides };
 
 /** A DLQ entry: the failed message and the last response it got. */
 export interface DlqEntry {
@@ -28,6 +31,8 @@ export interface DlqEntry {
   responseStatus: number | null;
   responseHeaders: Record<string, string[]> | null;
   responseBody: Buffer | null;
+  /** The workflow run whose failed step this is (a workflow DLQ entry: a retry resumes it), else null. */
+  workflowRunId: string | null;
 }
 
 /** Entries by id (any count, no paging), or by filter. */
@@ -67,11 +72,6 @@ export async function deleteDlqEntries(tx: Tx, selection: DlqSelection, page: Dl
 }
 
 /** Publish headers of a retry request that override the original's configuration. */
-export interface RetryOverrides {
-  /** Request headers, lower-case names; only those with the dialect's prefix count. */
-  headers: Record<string, string>;
-  dialect: Dialect;
-}
 
 /**
  * Retries a page of the entries `selection` picks: each becomes a new
@@ -87,12 +87,18 @@ export async function retryDlqEntries(
   settings: MessageSettings,
 ): Promise<PageOf<PublishResult>> {
   const { items, cursor } = await selectEntries(tx, selection, page, true);
-  const messages = items.map((entry) => retryMessage(entry.message, overrides, settings.limits));
+  // A failed workflow step continues its run (run-entries.ts); any other entry is published again.
+  const ofRuns = await runEntries().ofRuns(tx, items.map((entry) => entry.dlqId));
+  const resumed = ofRuns.size === 0 ? new Map<string, PublishResult>() : await runEntries().resume(tx, [...ofRuns], overrides, settings);
+  const plain = items.filter((entry) => !ofRuns.has(entry.dlqId));
+  const messages = plain.map((entry) => retryMessage(entry.message, overrides, settings.limits));
   const results = await insertMessages(tx, messages, settings);
-  const retried = items.flatMap((entry, index) => (results[index]!.deduplicated ? [] : [{ entry, retry: results[index]!.messageId }]));
+  const retried = plain.flatMap((entry, index) => (results[index]!.deduplicated ? [] : [{ entry, retry: results[index]!.messageId }]));
   await tx`delete from dispatch.dlq where dlq_id = any(${retried.map(({ entry }) => entry.dlqId)}::text[])`;
   await linkRetries(tx, retried.map(({ entry, retry }) => ({ original: entry.message.id, retry })));
-  return { items: results, cursor };
+  const byEntry = new Map(plain.map((entry, index) => [entry.dlqId, results[index]!]));
+  for (const [dlqId, result] of resumed) byEntry.set(dlqId, result);
+  return { items: items.flatMap((entry) => byEntry.get(entry.dlqId) ?? []), cursor };
 }
 
 /** Retries one entry, or answers 404. */
@@ -122,9 +128,10 @@ async function selectEntries(tx: Tx, selection: DlqSelection, page: DlqPage, loc
   const latestFirst = page.order === "latestFirst";
   const rows = await tx<EntryRow[]>`
     select d.dlq_id as "dlqId", d.message_id as "messageId", d.error, d.response_status as "responseStatus",
-      d.response_headers as "responseHeaders", d.response_body as "responseBody",
+      d.response_headers as "responseHeaders", d.response_body as "responseBody", r.run_id as "workflowRunId",
       (extract(epoch from d.created_at) * 1000000)::bigint::text as position
     from dispatch.dlq d join dispatch.messages m on m.id = d.message_id
+      left join dispatch.workflow_runs r on r.dlq_id = d.dlq_id
     where ${byIds ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection, page)}
     order by ${latestFirst ? tx`d.created_at desc, d.dlq_id desc` : tx`d.created_at, d.dlq_id`}
     ${byIds ? tx`` : tx`limit ${page.count + 1}`}

@@ -4,12 +4,21 @@
  * and telling a run about its messages' outcomes (delivery/outcome.ts). The
  * service calls it once at start-up.
  */
+import { installRunEntries } from "../dlq/run-entries";
 import { installRunHooks } from "../delivery/run-hooks";
 import { installWorkflowBinder } from "../publish/workflow-binding";
 import { bindMessagesToRuns } from "./binding";
+import { runEntryIds } from "./dlq/dlq";
+import { resumeFromPlainRetry } from "./dlq/resume";
+import { readRunOverrides } from "./dlq/run-overrides";
 import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "./lifecycle";
 
 export function installWorkflowHooks(): void {
   installWorkflowBinder(bindMessagesToRuns);
+  installRunEntries({
+    ofRuns: runEntryIds,
+    resume: (tx, dlqIds, overrides, settings) =>
+      resumeFromPlainRetry(tx, dlqIds, readRunOverrides(overrides.headers, overrides.dialect, settings.limits), settings),
+  });
   installRunHooks({ callbackFields: workflowCallbackFields, recordFailureFunction, failsRun, failRun });
 }

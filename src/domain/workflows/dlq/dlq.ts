@@ -50,6 +50,12 @@ export type WorkflowDlqFilter = RunFilter & { responseStatus?: number[] };
 export type WorkflowDlqSelection = { dlqIds: string[] } | { filter: WorkflowDlqFilter; range: TimeRange };
 
 
+/** Of `dlqIds`, those that are entries of the workflow DLQ (the failed step a run's `dlq_id` names). */
+export async function runEntryIds(tx: Tx, dlqIds: string[]): Promise<Set<string>> {
+  const rows = await tx<{ dlqId: string }[]>`select dlq_id as "dlqId" from dispatch.workflow_runs where dlq_id = any(${dlqIds}::text[])`;
+  return new Set(rows.map((row) => row.dlqId));
+}
+
 /** Lists the entries `selection` picks, a page at a time. */
 export function listWorkflowDlq(tx: Tx, selection: WorkflowDlqSelection, page: Page) {
   return selectWorkflowDlq(tx, selection, page, false);

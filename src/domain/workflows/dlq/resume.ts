@@ -9,7 +9,7 @@ import { AppError } from "../../errors";
 import type { WorkflowCallType } from "../../headers/workflow";
 import { newMessageId } from "../../ids";
 import type { StoredMessage } from "../../messages/message";
-import type { NewMessage } from "../../messages/new-message";
+import type { NewMessage, PublishResult } from "../../messages/new-message";
 import { findMessages } from "../../messages/message";
 import type { Page, PageOf } from "../../paging";
 import { insertMessages } from "../../publish/insert";
@@ -42,9 +42,30 @@ export async function newRunsFromDlq(
 ): Promise<PageOf<StartedRun>> {
   const { items, cursor } = await selectWorkflowDlq(tx, selection, page, true);
   const runs: StartedRun[] = [];
-  for (const entry of items) runs.push(await startNewRun(tx, entry, mode, overrides, settings));
+  for (const entry of items) runs.push((await startNewRun(tx, entry, mode, overrides, settings)).started);
   await tx`delete from dispatch.dlq where dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
   return { items: runs, cursor };
+}
+
+/**
+ * A plain DLQ retry of entries that are failed steps of workflow runs
+ * (dlq/run-entries.ts): each run is resumed from its failed step, as the
+ * workflow DLQ's Resume does, and its entry removed. Returns, by DLQ id, the
+ * message the new run published for the failed step (what a retry answers).
+ */
+export async function resumeFromPlainRetry(
+  tx: Tx,
+  dlqIds: string[],
+  overrides: RunOverrides,
+  settings: MessageSettings,
+): Promise<Map<string, PublishResult>> {
+  const { items } = await selectWorkflowDlq(tx, { dlqIds }, { cursor: null, count: dlqIds.length }, true);
+  const resumed = new Map<string, PublishResult>();
+  for (const entry of items) {
+    resumed.set(entry.dlqId, (await startNewRun(tx, entry, "resume", overrides, settings)).failedStep);
+  }
+  await tx`delete from dispatch.dlq where dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
+  return resumed;
 }
 
 /** Resumes or restarts the run of one entry, or answers 404. */
@@ -72,7 +93,7 @@ async function startNewRun(
   mode: NewRunMode,
   overrides: RunOverrides,
   settings: MessageSettings,
-): Promise<StartedRun> {
+): Promise<{ started: StartedRun; failedStep: PublishResult }> {
   const original = (await findRun(tx, entry.run.pk))!;
   const runId = newRunId();
   const labels = overrides.labels ?? original.labels ?? [];
@@ -96,9 +117,11 @@ async function startNewRun(
     where seq = any(${kept}::bigint[]) order by seq`;
   const sources = new Map((await findMessages(tx, rerun.map((step) => step.messageId))).map((m) => [m.id, m]));
   const target = { runId, workflowUrl: original.workflowUrl, featureSet: original.featureSet };
+  const sourceIds: string[] = [];
   const messages = rerun.flatMap(({ messageId, body }) => {
     const source = sources.get(messageId);
     if (!source) return [];
+    sourceIds.push(messageId);
     // A step that was waiting (a sleep) keeps the rest of its wait; the failed one is due now.
     const delayMs = overrides.delayMs ?? Math.max(0, source.nextDeliveryAt.getTime() - Date.now());
     const message = rerunMessage(source, body, target, delayMs);
@@ -106,8 +129,10 @@ async function startNewRun(
     message.labels = overrides.labels ?? message.labels;
     return [message];
   });
-  await insertMessages(tx, messages, settings);
-  return { workflowRunId: runId, workflowCreatedAt: created.createdAt.getTime() };
+  const published = await insertMessages(tx, messages, settings);
+  // What the new run publishes again for the failed step (the last resort: its last message).
+  const failedStep = published[sourceIds.indexOf(entry.message.id)] ?? published.at(-1)!;
+  return { started: { workflowRunId: runId, workflowCreatedAt: created.createdAt.getTime() }, failedStep };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { DlqEntry } from "../../../../domain/dlq/dlq";
 import type { StoredMessage } from "../../../../domain/messages/message";
 import { Action, Badge, BodyBlock, Facts, HeadersTable, Time } from "../../components";
 import type { Viewer } from "../../env";
-import { type BodyView, dlqEntryPath, messagePath } from "../../params";
+import { type BodyView, dlqEntryPath, messagePath, runPath } from "../../params";
 
 /** `entry`, whose `message` is shown redacted. */
 export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; view: BodyView | null; now: number; viewer: Viewer }) => {
@@ -22,10 +22,19 @@ export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; v
             ["Failed", <Time at={message.completedAt} now={now} />],
             ["Last response", entry.responseStatus === null ? "no response" : `HTTP ${entry.responseStatus}`],
             ["Error", entry.error ?? "—"],
+            ...(entry.workflowRunId === null
+              ? []
+              : [["Workflow run", <a href={runPath(entry.workflowRunId)}>{entry.workflowRunId}</a>] as const]),
           ]}
         />
+        {entry.workflowRunId !== null && (
+          <p class="muted">
+            This is the failed step of a workflow run: Retry resumes the run from this step, as a new run (as Resume does
+            on the run's page); the failed run stays failed.
+          </p>
+        )}
         <div class="actions">
-          <Action viewer={viewer} action={`${path}/retry`} label="Retry" />
+          <Action viewer={viewer} action={`${path}/retry`} label={entry.workflowRunId === null ? "Retry" : "Retry (resume the run)"} />
           <Action viewer={viewer} action={`${path}/delete`} label="Delete" danger confirm="Delete this DLQ entry?" />
         </div>
       </div>

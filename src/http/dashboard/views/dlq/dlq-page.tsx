@@ -10,7 +10,7 @@ import type { PageOf } from "../../../../domain/paging";
 import { ByTimePager, Live, Time } from "../../components";
 import { canAct, type Viewer } from "../../env";
 import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, TextFilters } from "../../filters";
-import { dlqEntryPath } from "../../params";
+import { dlqEntryPath, runPath } from "../../params";
 import { AnswerLine, StatusText } from "../messages/answer-line";
 import { RecentRetries } from "./recent-retries";
 
@@ -116,6 +116,11 @@ const EntryRow = ({ entry, now, selectable }: { entry: DlqEntry; now: number; se
     <td class="mono">
       <a href={dlqEntryPath(entry.dlqId)}>{entry.dlqId}</a>
       <div class="muted">{entry.message.id}</div>
+      {entry.workflowRunId !== null && (
+        <div>
+          step of workflow run <a href={runPath(entry.workflowRunId)}>{entry.workflowRunId}</a>
+        </div>
+      )}
     </td>
     <td class="url">{entry.message.url}</td>
     <td class="last-answer">

@@ -1,0 +1,1 @@
+CREATE INDEX "workflow_runs_dlq_idx" ON "dispatch"."workflow_runs" USING btree ("dlq_id") WHERE "dispatch"."workflow_runs"."dlq_id" is not null;
