@@ -27,6 +27,7 @@ const USAGE = [
   "       dispatch token revoke NAME               revoke a created access token",
   "       dispatch keys [rotate]                   print (or rotate) the signing keys",
   "       dispatch env                             print the variables the official SDKs read (QSTASH_URL, ...)",
+  "       dispatch help                            print this",
 ].join("\n");
 
 /** Arguments the CLI does not take: exit 2 with the message and the usage. */
@@ -34,7 +35,8 @@ class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseCommandLine(argv);
-  if (values.help) return exit(0, USAGE);
+  // `dispatch help` and `dispatch --help` (or `-h`) ask for the usage: it is an answer, not an error.
+  if (values.help || (positionals.length === 1 && positionals[0] === "help")) return exit(0, USAGE);
   const command = commandOf(positionals, values);
   if (command !== null) {
     const config = loadConfig();

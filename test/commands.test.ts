@@ -72,6 +72,13 @@ describe("dispatch commands", () => {
     expect(configured.stdout + configured.stderr).toMatch(/DISPATCH_CURRENT_SIGNING_KEY/);
   });
 
+  it.each([["help"], ["--help"], ["-h"]])("dispatch %s prints the usage to stdout and exits 0", async (arg) => {
+    const result = await dispatch([arg], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^usage: dispatch start/);
+    expect(result.stdout).toMatch(/dispatch help +print this/);
+  });
+
   it("an unknown command prints the usage and exits 2", async () => {
     const result = await dispatch(["frobnicate"], {});
     expect(result.code).toBe(2);
