@@ -70,7 +70,11 @@ export function banner(service: StartedService, config: Config, showSecrets: boo
   const lines = [
     `Dispatch is running (role: ${service.role}${service.embedded ? ", embedded Postgres" : ""}).`,
     ...(service.baseUrl
-      ? [`  URL:                 ${service.baseUrl}`, `  Dashboard:           ${service.baseUrl}/dashboard (sign in with the token)`]
+      ? [
+          `  URL:                 ${service.baseUrl}`,
+          `  Dashboard:           ${service.baseUrl}/dashboard (sign in with the token)`,
+          `  API reference:       ${service.baseUrl}/docs`,
+        ]
       : []),
     `  Token:               ${token}`,
     `  Current signing key: ${keys.current}`,

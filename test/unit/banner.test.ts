@@ -27,6 +27,12 @@ describe("the banner", () => {
     expect(text).toContain(`Bearer ${service.tokens[0]}`);
   });
 
+  it("links the dashboard and the API reference", () => {
+    const text = banner(service, loadConfig({}), false);
+    expect(text).toContain("Dashboard:           http://127.0.0.1:8080/dashboard");
+    expect(text).toContain("API reference:       http://127.0.0.1:8080/docs");
+  });
+
   it("not shown: none of them, and where to get them", () => {
     const text = banner(service, loadConfig({}), false);
     for (const secret of secrets) expect(text).not.toContain(secret);
