@@ -84,6 +84,8 @@ export async function startServiceProcess(
     ...passThrough,
     DATABASE_URL: databaseUrl,
     DISPATCH_TOKEN: token,
+    // As README "Security" asks of a deployment: stored secrets sealed (and no warning at start).
+    DISPATCH_SECRET: "bench-secret-0123456789-0123456789-0123456789",
     DISPATCH_ALLOW_PRIVATE_NETWORKS: "true",
     PORT: "0",
     HOST: "127.0.0.1",
