@@ -3,20 +3,34 @@
  * rotation (`POST /v2/keys/rotate`). As on the API, a read-only session does
  * not see them: their holder could sign requests receivers take for Dispatch's.
  */
+import { DIALECTS, type Dialect } from "../../../../db/vocabulary";
+import { DIALECT_NAMES, dialectSummary } from "../../../../domain/delivery/dialect-summary";
 import type { SigningKeys } from "../../../../domain/delivery/signing";
 import { Action } from "../../components";
 import type { Viewer } from "../../env";
 
 export const KEYS_PATH = "/dashboard/keys";
 
-/** The keys (null for a read-only session), and whether configuration sets them (then they are rotated there). */
-export const KeysPage = ({ keys, configured, viewer }: { keys: SigningKeys | null; configured: boolean; viewer: Viewer }) => (
+/** What the keys page shows. */
+export interface KeysView {
+  /** Null for a read-only session. */
+  keys: SigningKeys | null;
+  /** Whether configuration sets them (then they are rotated there). */
+  configured: boolean;
+  /** The deployment's dialect (DISPATCH_DEFAULT_DIALECT): what a publish naming none is signed in. */
+  dialect: Dialect;
+  viewer: Viewer;
+}
+
+/** The keys, the signature header each dialect carries them in, and the rotation. */
+export const KeysPage = ({ keys, configured, dialect, viewer }: KeysView) => (
   <>
     <h1>Signing keys</h1>
     <p class="muted">
-      Every delivery carries a signature (a JWT in <code>Svc-Signature</code>, or <code>Upstash-Signature</code>) made with the
-      current key; receivers accept the current or the next key, so a rotation loses no delivery.
+      Every delivery carries a signature (a JWT) made with the current key, in its message's dialect; receivers accept the current
+      or the next key, so a rotation loses no delivery.
     </p>
+    <DialectsCard dialect={dialect} />
     {keys === null ? (
       <p class="card">The signing keys are shown to a full token only, as <code>GET /v2/keys</code> answers.</p>
     ) : (
@@ -50,4 +64,29 @@ const KeyRow = ({ label, value }: { label: string; value: string }) => (
     <summary>{label} key (click to show)</summary>
     <pre class="mono">{value}</pre>
   </details>
+);
+
+/** Each dialect's signature header and backoff, and the deployment's, with how to change it. */
+const DialectsCard = ({ dialect }: { dialect: Dialect }) => (
+  <section class="card" data-dialects>
+    <p>
+      A publish with neither <code>Svc-</code> nor <code>Upstash-</code> headers (curl, the Python and Go clients' plain publish) is
+      in this deployment's dialect: <strong data-deployment-dialect={dialect}>{DIALECT_NAMES[dialect]}</strong>, set by{" "}
+      <code>DISPATCH_DEFAULT_DIALECT</code>
+      {dialect === "svc" && (
+        <>
+          {" "}
+          (set it to <code>upstash</code> where receivers verify with the official SDKs' <code>Receiver</code>)
+        </>
+      )}
+      .
+    </p>
+    <ul>
+      {DIALECTS.map((each) => (
+        <li data-dialect={each}>
+          {DIALECT_NAMES[each]}: {dialectSummary(each)}.
+        </li>
+      ))}
+    </ul>
+  </section>
 );

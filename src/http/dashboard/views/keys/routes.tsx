@@ -14,7 +14,7 @@ export function keyRoutes(deps: AppDeps) {
       pageParams(c, NOTICE_PARAMS);
       const viewer = c.get("viewer");
       const keys = canAct(viewer) ? await readSigningKeys(deps.sql, deps.signingKeys) : null;
-      return c.render(<KeysPage keys={keys} configured={configured} viewer={viewer} />, { title: "Signing keys", section: "keys" });
+      return c.render(<KeysPage keys={keys} configured={configured} dialect={deps.config.defaultDialect} viewer={viewer} />, { title: "Signing keys", section: "keys" });
     })
     .post("/keys/rotate", async (c) => {
       await deps.sql.begin((tx) => rotateSigningKeys(tx, deps.signingKeys));

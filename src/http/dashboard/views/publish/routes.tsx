@@ -17,7 +17,7 @@ import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { messagePath, pageParams } from "../../params";
 import { eventRoutes } from "./event-routes";
 import { type Known, PUBLISH_PATH, PublishPage } from "./publish-page";
-import { formBody, formHeaders } from "./request";
+import { formBody, formDialect, formHeaders } from "./request";
 import { publishSettings } from "../../../publish-settings";
 
 /** How many URL group and queue names the destination fields suggest. */
@@ -28,7 +28,7 @@ export function publishRoutes(deps: AppDeps) {
   // Made as the API's publisher is (http/routes/publish.ts).
   const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null);
   const show = async (c: Context<DashboardEnv>, refusal: Refusal | null = null) => {
-    const props = { viewer: c.get("viewer"), known: await known(deps), refusal };
+    const props = { viewer: c.get("viewer"), known: await known(deps), dialect: deps.config.defaultDialect, refusal };
     return c.render(<PublishPage {...props} />, { title: "Publish a message", section: "publish" });
   };
   return new Hono<DashboardEnv>()
@@ -41,7 +41,7 @@ export function publishRoutes(deps: AppDeps) {
       formAction("publish", show, async (c, form) => {
         const request = {
           destination: requiredField(form, "destination"),
-          headers: formHeaders(form),
+          headers: formHeaders(form, formDialect(form, deps.config.defaultDialect)),
           body: formBody(form, deps.config.maxMessageBytes),
           queueName: optionalField(form, "queue"),
           callerIp: callerIp(c),

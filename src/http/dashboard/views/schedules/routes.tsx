@@ -23,13 +23,13 @@ import { formAction, type Refusal, requiredField } from "../../form";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
 import { bodyViewParam, linkTo, pageParams, placeOf, schedulePath } from "../../params";
-import { formBody, formHeaders } from "../publish/request";
+import { formBody, formDialect, formHeaders } from "../publish/request";
 import { nextTicks } from "./next-ticks";
 import { SchedulePage } from "./schedule-page";
 import { SCHEDULES_PATH, SchedulesPage } from "./schedules-page";
 import { publishSettings } from "../../../publish-settings";
 
-/** The fields of the create form that set a schedule's headers (after `Svc-`). */
+/** The fields of the create form that set a schedule's headers (after the dialect's prefix). */
 const SCHEDULE_FIELDS = { cron: "cron", scheduleId: "schedule-id", queue: "queue-name", method: "method", retries: "retries", delay: "delay" };
 
 /** Messages of a schedule a page of its page shows. */
@@ -41,7 +41,7 @@ export function scheduleRoutes(deps: AppDeps) {
   const show = async (c: Context<DashboardEnv>, after: string | null, refusal: Refusal | null = null) => {
     const page = await schedulePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
     const states = await scheduleStates(deps.sql, page.items);
-    const props = { page, states, after, now: nowOf(deps), viewer: c.get("viewer"), refusal };
+    const props = { page, states, after, now: nowOf(deps), viewer: c.get("viewer"), dialect: deps.config.defaultDialect, refusal };
     return c.render(<SchedulesPage {...props} />, { title: "Schedules", section: "schedules" });
   };
   return new Hono<DashboardEnv>()
@@ -51,7 +51,7 @@ export function scheduleRoutes(deps: AppDeps) {
       formAction("create-schedule", (c, refusal) => show(c, null, refusal), async (c, form) => {
         const request = {
           destination: requiredField(form, "destination"),
-          headers: formHeaders(form, SCHEDULE_FIELDS),
+          headers: formHeaders(form, formDialect(form, deps.config.defaultDialect), SCHEDULE_FIELDS),
           body: formBody(form, deps.config.maxMessageBytes),
           callerIp: callerIp(c),
         };

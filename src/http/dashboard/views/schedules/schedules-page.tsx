@@ -1,12 +1,14 @@
 /** Schedules by id, 50 a page: cron, destination, next and last tick, what the last tick made; create, pause, resume, delete. */
+import type { Dialect } from "../../../../db/vocabulary";
 import type { PageOf } from "../../../../domain/paging";
 import type { ScheduleRow as Schedule } from "../../../../domain/schedules/schedules";
 import { Action, Badge, ByNamePager, Live, PauseToggle, Time } from "../../components";
 import { canAct, type Viewer } from "../../env";
 import type { Refusal } from "../../form";
-import { ActionForm, Choice, Field, TextArea } from "../../inputs";
+import { ActionForm, Choice, Field, Suggestions, TextArea } from "../../inputs";
 import { linkTo, messagePath, placeFields, schedulePath } from "../../params";
-import { METHOD_OPTIONS } from "../publish/publish-page";
+import { DialectChoice } from "../publish/dialect-choice";
+import { CONTENT_TYPES, METHOD_OPTIONS } from "../publish/publish-page";
 
 export const SCHEDULES_PATH = "/dashboard/schedules";
 
@@ -20,15 +22,17 @@ export const SchedulesPage = (props: {
   after: string | null;
   now: number;
   viewer: Viewer;
+  /** The deployment's dialect, the create form's first choice. */
+  dialect: Dialect;
   refusal: Refusal | null;
 }) => {
-  const { page, states, after, now, viewer, refusal } = props;
+  const { page, states, after, now, viewer, dialect, refusal } = props;
   // An action on this page comes back to it.
   const place = placeFields({ after, search: null });
   return (
     <>
       <h1>Schedules</h1>
-      <CreateSchedule viewer={viewer} refusal={refusal} />
+      <CreateSchedule viewer={viewer} dialect={dialect} refusal={refusal} />
       <Live url={linkTo(SCHEDULES_PATH, { after })}>
         {page.items.length === 0 ? (
           <p class="muted">No schedules yet. Create one above, or POST /v2/schedules/&lt;destination&gt; with a Cron header.</p>
@@ -111,7 +115,7 @@ export const DeleteSchedule = ({ viewer, id, fields }: { viewer: Viewer; id: str
 );
 
 /** The fields of `POST /v2/schedules/<destination>` that a schedule is mostly made with. */
-const CreateSchedule = ({ viewer, refusal }: { viewer: Viewer; refusal: Refusal | null }) => (
+const CreateSchedule = ({ viewer, dialect, refusal }: { viewer: Viewer; dialect: Dialect; refusal: Refusal | null }) => (
   canAct(viewer) && <details class="card" open={refusal?.form === "create-schedule"}>
     <summary>Create a schedule</summary>
     <ActionForm viewer={viewer} action={SCHEDULES_PATH} name="create-schedule" refusal={refusal} class="form">
@@ -123,11 +127,21 @@ const CreateSchedule = ({ viewer, refusal }: { viewer: Viewer; refusal: Refusal 
       </fieldset>
       <fieldset>
         <Choice name="method" label="Method" options={METHOD_OPTIONS} value="POST" />
-        <Field name="retries" label="Retries" hint="Svc-Retries" size={5} inputmode="numeric" />
-        <Field name="delay" label="Delay" hint="Svc-Delay: 10s, 5m" size={6} />
+        <Field name="retries" label="Retries" hint="after the first attempt of each message" size={5} inputmode="numeric" />
+        <Field name="delay" label="Delay" hint="after each tick, before the first attempt: 10s, 5m" size={6} />
+        <DialectChoice deployment={dialect} />
       </fieldset>
-      <TextArea name="headers" label="Headers, one a line" rows={3} hint="Name: value, delivered as given; a Svc- line sets a publish option" />
-      <TextArea name="body" label="Body" rows={4} hint="the body of every message it publishes" />
+      <fieldset>
+        <Field name="contentType" label="Content-Type" hint="of every message it publishes; none when empty" size={24} list="content-types" />
+        <TextArea
+          name="headers"
+          label="Headers, one a line"
+          rows={3}
+          hint="Name: value, delivered as given; an Upstash- (or Svc-) line sets any other publish option (Upstash-Timeout: 30s)"
+        />
+        <TextArea name="body" label="Body" rows={4} hint="the body of every message it publishes" />
+      </fieldset>
+      <Suggestions id="content-types" names={CONTENT_TYPES} />
       <button type="submit" class="primary">
         Create schedule
       </button>
