@@ -124,6 +124,7 @@ describe("the reference page", () => {
     expect(html).not.toContain(TEST_TOKEN);
     const assets = [...html.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((match) => match[1]!);
     expect(assets.map((path) => path.replace(/-[0-9a-f]{12}\./, "."))).toEqual([
+      "/docs/assets/favicon.svg",
       "/docs/assets/swagger-ui.css",
       "/docs/assets/reference.css",
       "/docs/assets/swagger-ui-bundle.js",

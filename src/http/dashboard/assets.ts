@@ -1,6 +1,7 @@
 /**
  * The dashboard's static files, served by the process itself (no CDN): htmx
- * (read from its npm package at start), the stylesheet and a small script,
+ * (read from its npm package at start), the stylesheet, a small script and
+ * the icon,
  * each under a name holding its content hash, so they are cached for a year
  * and a new release is fetched at once.
  */
@@ -8,6 +9,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Hono } from "hono";
+import { FAVICON_SVG, FAVICON_TYPE } from "../favicon";
 import { CLIENT_SCRIPT } from "./client";
 import { STYLESHEET } from "./style";
 
@@ -30,6 +32,7 @@ export interface AssetPaths {
   htmx: string;
   style: string;
   script: string;
+  favicon: string;
 }
 
 /** The assets and the routes serving them (mounted at `/dashboard/assets`). */
@@ -38,6 +41,7 @@ export function dashboardAssets(): { paths: AssetPaths; routes: Hono } {
     htmx: asset("htmx", "js", "text/javascript; charset=utf-8", htmxSource()),
     style: asset("style", "css", "text/css; charset=utf-8", STYLESHEET),
     script: asset("dashboard", "js", "text/javascript; charset=utf-8", CLIENT_SCRIPT),
+    favicon: asset("favicon", "svg", FAVICON_TYPE, FAVICON_SVG),
   };
   const byName = new Map(Object.values(files).map((file) => [file.name, file]));
   const routes = new Hono().get("/:name", (c) => {
@@ -48,5 +52,6 @@ export function dashboardAssets(): { paths: AssetPaths; routes: Hono } {
     return c.body(file.body);
   });
   const path = (file: Asset) => `/dashboard/assets/${file.name}`;
-  return { paths: { htmx: path(files.htmx), style: path(files.style), script: path(files.script) }, routes };
+  const paths = { htmx: path(files.htmx), style: path(files.style), script: path(files.script), favicon: path(files.favicon) };
+  return { paths, routes };
 }

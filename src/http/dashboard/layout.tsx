@@ -86,6 +86,7 @@ export const Layout: FC<{
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{title} · Dispatch</title>
+        <link rel="icon" type="image/svg+xml" href={frame.assets.favicon} />
         <link rel="stylesheet" href={frame.assets.style} />
         <script src={frame.assets.htmx} defer></script>
         <script src={frame.assets.script} defer></script>

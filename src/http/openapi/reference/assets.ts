@@ -1,8 +1,8 @@
 /**
  * The files of the reference page, served by the process itself (nothing
  * from elsewhere): Swagger UI's browser bundle and stylesheet, read from the
- * swagger-ui-dist npm package, and the page's own script and style
- * (client.ts). Each is served under a name holding its content hash, cached
+ * swagger-ui-dist npm package, the page's own script and style
+ * (client.ts), and Dispatch's icon (favicon.ts). Each is served under a name holding its content hash, cached
  * for a year, gzipped when the browser takes it. Read and compressed once,
  * when the reference is first asked for.
  */
@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { gzipSync } from "node:zlib";
 import { Hono } from "hono";
+import { FAVICON_SVG, FAVICON_TYPE } from "../../favicon";
 import { REFERENCE_SCRIPT, REFERENCE_STYLE } from "./client";
 
 /** A served file: its hashed name, its type, and its bytes as they are and gzipped. */
@@ -30,6 +31,7 @@ export interface ReferencePaths {
   swaggerStyle: string;
   script: string;
   style: string;
+  favicon: string;
 }
 
 const JS = "text/javascript; charset=utf-8";
@@ -54,13 +56,20 @@ const filesOf = () =>
     swaggerStyle: asset("swagger-ui", "css", CSS, swaggerFile("swagger-ui.css")),
     script: asset("reference", "js", JS, REFERENCE_SCRIPT),
     style: asset("reference", "css", CSS, REFERENCE_STYLE),
+    favicon: asset("favicon", "svg", FAVICON_TYPE, FAVICON_SVG),
   });
 
 /** The paths of the assets (reading them the first time). */
 export function referencePaths(): ReferencePaths {
   const all = filesOf();
   const path = (key: keyof ReferencePaths) => `${ASSETS_PATH}/${all[key].name}`;
-  return { swaggerScript: path("swaggerScript"), swaggerStyle: path("swaggerStyle"), script: path("script"), style: path("style") };
+  return {
+    swaggerScript: path("swaggerScript"),
+    swaggerStyle: path("swaggerStyle"),
+    script: path("script"),
+    style: path("style"),
+    favicon: path("favicon"),
+  };
 }
 
 /** The routes serving the assets (mounted at ASSETS_PATH). */

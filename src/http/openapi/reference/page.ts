@@ -9,7 +9,7 @@ import type { ReferencePaths } from "./assets";
 export function referencePage(title: string, documentPath: string, paths: ReferencePaths): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)} API reference</title>
+<title>${escape(title)} API reference</title><link rel="icon" type="image/svg+xml" href="${paths.favicon}">
 <link rel="stylesheet" href="${paths.swaggerStyle}"><link rel="stylesheet" href="${paths.style}"></head>
 <body><nav class="reference-bar"><strong>${escape(title)} API</strong><a href="/dashboard">Dashboard</a><a href="${documentPath}">${documentPath}</a></nav>
 <noscript><p>This page needs JavaScript. The API document is at <a href="${documentPath}">${documentPath}</a>.</p></noscript>

@@ -1,0 +1,50 @@
+/**
+ * What every page shares, in the browser: Dispatch's icon, linked by each
+ * dashboard page and the API reference and served, so that no page asks for
+ * anything that is not there (no 404 in the service's access log, which also
+ * hears the browser's own icon requests, no error in the console).
+ */
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { SECTIONS } from "../../src/http/dashboard/layout";
+import { TEST_TOKEN, useDispatch } from "../support/service";
+import { signIn, useBrowser } from "./support/browser";
+
+/** The service's access log lines (`GET /route 200 in 1.2 ms`), debug lines included. */
+const logged: string[] = [];
+const dispatch = useDispatch({}, { log: (line) => logged.push(line) });
+const browser = useBrowser();
+
+/** Every answer of 400 or more the page got, and every error its console showed, from now on. */
+function failuresOf(page: Page): string[] {
+  const failures: string[] = [];
+  page.on("response", (response) => {
+    if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+  });
+  page.on("console", (message) => {
+    if (message.type() === "error") failures.push(`console: ${message.text()}`);
+  });
+  return failures;
+}
+
+describe("the icon", () => {
+  it("is linked by every dashboard page and the API reference, and served as an SVG", async () => {
+    // The browser asks for an icon once, on the first page it opens (the sign-in page), and keeps what it got.
+    logged.length = 0;
+    const page = await browser.page();
+    const failures = failuresOf(page);
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    for (const path of [...SECTIONS.map(([, , href]) => href), "/docs"]) {
+      await page.goto(`${dispatch.baseUrl}${path}`);
+      await page.waitForLoadState("networkidle");
+      const href = await page.getAttribute("link[rel=icon]", "href");
+      expect(href, path).toMatch(/^\/(dashboard|docs)\/assets\/favicon-[0-9a-f]{12}\.svg$/);
+      const icon = await page.request.get(`${dispatch.baseUrl}${href}`);
+      expect(icon.status(), path).toBe(200);
+      expect(icon.headers()["content-type"]).toBe("image/svg+xml");
+      expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    }
+    expect(failures).toEqual([]);
+    expect(logged.filter((line) => / 404 in /.test(line))).toEqual([]);
+  });
+});
