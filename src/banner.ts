@@ -10,6 +10,7 @@
  * operator's and only named.
  */
 import type { Config } from "./config/config";
+import { dialectSummary } from "./domain/delivery/dialect-summary";
 import type { SigningKeys } from "./domain/delivery/signing";
 
 /** What the SDK variables are made of. */
@@ -29,9 +30,16 @@ export function sdkEnvironment(settings: SdkSettings): string[] {
   ];
 }
 
-/** The base URL clients reach the API at, for commands that run no server: DISPATCH_BASE_URL or localhost on PORT. */
+/**
+ * The base URL clients reach the API at, for commands that run no server:
+ * DISPATCH_BASE_URL, else HOST (127.0.0.1 when unset with the embedded
+ * database, where `start` listens; localhost for a wildcard) on PORT.
+ */
 export function configuredBaseUrl(config: Config): string {
-  return config.baseUrl ?? `http://localhost:${config.port}`;
+  if (config.baseUrl !== null) return config.baseUrl;
+  const wildcard = config.host === "0.0.0.0" || config.host === "::";
+  const host = config.host === null ? (config.databaseUrl === null ? "127.0.0.1" : "localhost") : wildcard ? "localhost" : config.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
 }
 
 /** What the banner shows of a started service. */
@@ -59,6 +67,7 @@ export function showsSecrets(service: Pick<StartedService, "madeSecrets">, termi
 
 /** The banner, its lines joined; generated secrets appear only when `showSecrets` (see `showsSecrets`). */
 export function banner(service: StartedService, config: Config, showSecrets: boolean): string {
+  if (config.qstashDev) return devBanner(service, config);
   const tokenConfigured = config.tokens.length > 0;
   const keysConfigured = config.currentSigningKey !== null;
   const token = tokenConfigured ? "(DISPATCH_TOKEN)" : showSecrets ? service.tokens[0]! : RUN_ENV;
@@ -79,6 +88,7 @@ export function banner(service: StartedService, config: Config, showSecrets: boo
     `  Token:               ${token}`,
     `  Current signing key: ${keys.current}`,
     `  Next signing key:    ${keys.next}`,
+    dialectLine(config),
     ...(config.allowPrivateNetworks
       ? ["  SSRF guard:          off (DISPATCH_ALLOW_PRIVATE_NETWORKS=true: destinations on this machine and private networks are reached)"]
       : []),
@@ -105,5 +115,39 @@ export function banner(service: StartedService, config: Config, showSecrets: boo
     `  curl -X POST '${service.baseUrl}/v2/publish/${destination}' \\`,
     `    -H "Authorization: Bearer ${bearer}" -H 'Content-Type: application/json' \\`,
     `    -d '{"hello":"world"}'`,
+  ].join("\n");
+}
+
+/**
+ * What a publish naming no dialect is signed with, and its retries' backoff
+ * (DISPATCH_DEFAULT_DIALECT); the native default says how receivers that
+ * verify with the SDKs' Receiver get their header.
+ */
+export function dialectLine(config: Pick<Config, "defaultDialect">): string {
+  const hint = config.defaultDialect === "svc" ? " (DISPATCH_DEFAULT_DIALECT=upstash signs them Upstash-Signature, as the SDKs' Receiver needs)" : "";
+  return `  Plain publishes:     ${config.defaultDialect} dialect, ${dialectSummary(config.defaultDialect)}${hint}`;
+}
+
+/**
+ * The banner in the SDKs' development mode: its credentials are public, so
+ * it shows them, and says what an app sets to use it.
+ */
+function devBanner(service: StartedService, config: Config): string {
+  const url = service.baseUrl ?? `http://127.0.0.1:${config.port}`;
+  const port = new URL(url).port;
+  return [
+    `Dispatch is running as the QStash SDKs' development server (DISPATCH_QSTASH_DEV, role: ${service.role}, embedded Postgres).`,
+    `  URL:                 ${url}`,
+    `  Dashboard:           ${url}/dashboard (sign in with the token)`,
+    `  API reference:       ${url}/docs`,
+    `  Token:               ${service.tokens[0]} (the SDKs' public development token)`,
+    `  Current signing key: ${service.signingKeys.current}`,
+    `  Next signing key:    ${service.signingKeys.next}`,
+    dialectLine(config),
+    "  SSRF guard:          off (dev mode: your app on this machine is a destination)",
+    "",
+    "In your app's environment (@upstash/qstash 2.11+, @upstash/workflow 1.3+), nothing else is needed:",
+    "  QSTASH_DEV=true",
+    ...(port === "8080" ? [] : [`  QSTASH_DEV_PORT=${port}`]),
   ].join("\n");
 }

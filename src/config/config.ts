@@ -9,6 +9,7 @@ import { DIALECTS, type Dialect } from "../db/vocabulary";
 import { parseDuration } from "../domain/duration";
 import { DEFAULT_RETENTION_PACE } from "../domain/retention";
 import { LOG_LEVELS, type LogLevel } from "../observability/log";
+import { asQstashDev, qstashDevProblems } from "./qstash-dev";
 
 /** The service's typed configuration. */
 export interface Config {
@@ -31,8 +32,14 @@ export interface Config {
    * claimed by its own worker and attempts them at once (domain/publish/local-delivery.ts).
    */
   deliverFromPublish: boolean;
-  /** The dialect of a publish with neither `Svc-` nor `Upstash-` headers. */
+  /**
+   * The dialect of a publish with neither `Svc-` nor `Upstash-` headers, and
+   * the dashboard's choice for its Publish page and schedule form: `upstash`
+   * where receivers verify with the official SDKs' Receiver.
+   */
   defaultDialect: Dialect;
+  /** The official SDKs' development server (qstash-dev.ts): their token and keys, embedded and loopback only. */
+  qstashDev: boolean;
   /** Check every JSON answer against the API document and log a mismatch as an internal error (development; the tests). */
   checkAnswers: boolean;
   dataDir: string;
@@ -176,6 +183,7 @@ const EnvSchema = v.object({
   DISPATCH_DATA_DIR: v.optional(v.string(), ".dispatch"),
   DISPATCH_DEFAULT_DIALECT: v.optional(v.picklist(DIALECTS, `must be one of ${DIALECTS.join(", ")}`), "svc"),
   DISPATCH_CHECK_ANSWERS: flag,
+  DISPATCH_QSTASH_DEV: flag,
   DISPATCH_TOKEN: tokenList,
   DISPATCH_READONLY_TOKEN: tokenList,
   DISPATCH_METRICS_TOKEN: secretText(16),
@@ -255,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrate: e.DISPATCH_MIGRATE,
     deliverFromPublish: e.DISPATCH_DELIVER_FROM_PUBLISH,
     defaultDialect: e.DISPATCH_DEFAULT_DIALECT,
+    qstashDev: e.DISPATCH_QSTASH_DEV,
     checkAnswers: e.DISPATCH_CHECK_ANSWERS,
     dataDir: e.DISPATCH_DATA_DIR,
     tokens: e.DISPATCH_TOKEN,
@@ -316,8 +325,9 @@ function checkConsistency(config: Config): Config {
   if (config.readonlyTokens.some((token) => config.tokens.includes(token))) {
     problems.push("a token is in both DISPATCH_TOKEN and DISPATCH_READONLY_TOKEN");
   }
+  if (config.qstashDev) problems.push(...qstashDevProblems(config));
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
-  return config;
+  return config.qstashDev ? asQstashDev(config) : config;
 }
 
 /** The configured signing keys, when both are set. */

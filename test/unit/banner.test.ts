@@ -1,4 +1,4 @@
-/** What the start-up banner prints of secrets, and of the SSRF guard. */
+/** What the start-up banner prints of secrets, of the SSRF guard, of the deployment's dialect, and in the SDKs' dev mode. */
 import { describe, expect, it } from "vitest";
 import { banner, showsSecrets, type StartedService } from "../../src/banner";
 import { loadConfig } from "../../src/config/config";
@@ -56,5 +56,28 @@ describe("the banner", () => {
   it("says when the SSRF guard is off, and only then", () => {
     expect(banner(service, loadConfig({}), false)).not.toContain("SSRF guard");
     expect(banner(service, loadConfig({ DISPATCH_ALLOW_PRIVATE_NETWORKS: "true" }), false)).toMatch(/SSRF guard:\s+off \(DISPATCH_ALLOW_PRIVATE_NETWORKS=true/);
+  });
+
+  it("says what a publish naming no dialect is signed with and how it backs off, and how to get Upstash-Signature", () => {
+    const native = banner(service, loadConfig({}), false);
+    expect(native).toContain("Plain publishes:     svc dialect, Svc-Signature (iss Dispatch)");
+    expect(native).toContain("retries after 1 s, 7 s, 55 s, 7 min, …, at most 1 d");
+    expect(native).toContain("DISPATCH_DEFAULT_DIALECT=upstash signs them Upstash-Signature");
+    const compat = banner(service, loadConfig({ DISPATCH_DEFAULT_DIALECT: "upstash" }), false);
+    expect(compat).toContain("Plain publishes:     upstash dialect, Upstash-Signature (iss Upstash): what @upstash/qstash's Receiver");
+    expect(compat).toContain("retries after 12 s, 2 min, 30 min, 6 h, …, at most 1 d");
+    expect(compat).not.toContain("DISPATCH_DEFAULT_DIALECT=upstash signs");
+  });
+
+  it("in the SDKs' dev mode shows their public credentials and the one line an app sets", () => {
+    const config = loadConfig({ DISPATCH_QSTASH_DEV: "true" });
+    const dev = { ...service, tokens: config.tokens, signingKeys: { current: config.currentSigningKey!, next: config.nextSigningKey! } };
+    const text = banner(dev, config, false);
+    expect(text).toContain("QStash SDKs' development server");
+    expect(text).toContain(`Token:               ${config.tokens[0]} (the SDKs' public development token)`);
+    expect(text).toContain("  QSTASH_DEV=true");
+    expect(text).not.toContain("QSTASH_DEV_PORT");
+    expect(text).toContain("upstash dialect");
+    expect(banner({ ...dev, baseUrl: "http://127.0.0.1:8288" }, config, false)).toContain("  QSTASH_DEV_PORT=8288");
   });
 });
