@@ -9,111 +9,20 @@
  * Run from a copy of the project in a `mktemp -d` folder (mode 700): as root
  * the embedded database then runs as `postgres` with its data relocated.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "@upstash/qstash";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSql } from "../src/db/client";
 import { isAlive } from "../src/db/embedded/cluster-users";
 import { poll } from "./support/poll";
+import { crash, type Running, SHELL_ENV, stop, useProjectCopy } from "./support/project-copy";
 import { useReceiver } from "./support/receiver";
 import { request } from "./support/service";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-let project: string;
+const copy = useProjectCopy();
+const { start, command, serverPid } = copy;
 const receiver = useReceiver();
-const started = new Set<ChildProcess>();
-
-beforeAll(async () => {
-  // A copy of the project where a clone in `mktemp -d` would be, its packages linked (not copied).
-  project = join(mkdtempSync(join(tmpdir(), "dispatch-clone-")), "project");
-  chmodSync(join(project, ".."), 0o700);
-  for (const part of ["bin", "dist", "scripts", "sql", "src", "package.json"]) cpSync(join(ROOT, part), join(project, part), { recursive: true });
-  symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"));
-});
-afterEach(async () => {
-  for (const child of started) killGroup(child);
-  await poll(() => [...started].every((child) => child.exitCode !== null || child.signalCode !== null), "every started process gone");
-  started.clear();
-});
-afterAll(async () => {
-  await poll(() => serverPid() === null || !isAlive(serverPid()!), "the embedded Postgres stopped");
-  // Under root the data was relocated to /var/lib/dispatch/clusters: remove it with the project.
-  const link = join(project, ".dispatch", "pg");
-  if (existsSync(link)) rmSync(realpathSync(link), { recursive: true, force: true });
-  rmSync(join(project, ".."), { recursive: true, force: true });
-});
-
-/** A started process: what it printed, and the banner's URL and token once ready. */
-interface Running {
-  child: ChildProcess;
-  output(): string;
-  url: string;
-  token: string;
-}
-
-/** Runs `npm start` (or `dispatch <args>`) in the project, in its own process group, and waits for the banner. */
-async function start(args: string[] = [], env: Record<string, string> = {}): Promise<Running> {
-  const [program, programArgs] = args.length === 0 ? ["npm", ["start", "--silent"]] : [process.execPath, ["bin/dispatch.js", ...args]];
-  const child = spawn(program, programArgs, {
-    cwd: project,
-    detached: true,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: "0", HOST: "127.0.0.1", DISPATCH_DELAY_SCALE: "0.1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  started.add(child);
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
-  await poll(() => output.includes("Dispatch is running") || child.exitCode !== null, "the banner", 40_000);
-  if (!output.includes("Dispatch is running")) throw new Error(`not ready:\n${output}`);
-  await poll(() => /Try it/.test(output) && /-d '\{"hello":"world"\}'/.test(output), "the whole banner");
-  // Not a terminal: the banner shows no secret, and `dispatch token` prints the token.
-  const token = (await command(["token"])).stdout.trim().split("\n").at(-1)!;
-  return { child, output: () => output, url: output.match(/URL:\s+(\S+)/)![1]!, token };
-}
-
-/** Runs an operator command in the project to its end. */
-function command(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["bin/dispatch.js", ...args], { cwd: project, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** SIGKILL to the whole process group, as the OOM killer or a terminal's kill -9 of a group does. */
-function killGroup(child: ChildProcess): void {
-  try {
-    process.kill(-child.pid!, "SIGKILL");
-  } catch {
-    // Gone already.
-  }
-}
-
-/** SIGTERM to the group (what a supervisor sends), and waits until the process we started is gone. */
-async function stop(child: ChildProcess): Promise<void> {
-  process.kill(-child.pid!, "SIGTERM");
-  await poll(() => child.exitCode !== null || child.signalCode !== null, "the process stopped");
-}
-
-/** Kills the group and waits until the process we started is gone. */
-async function crash(child: ChildProcess): Promise<void> {
-  killGroup(child);
-  await poll(() => child.exitCode !== null || child.signalCode !== null, "the killed process gone");
-}
-
-/** The pid of the embedded Postgres its postmaster.pid names, or null. */
-function serverPid(): number | null {
-  const file = join(project, ".dispatch", "pg", "postmaster.pid");
-  return existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : null;
-}
 
 /** For the tests that deliver to a receiver on this machine: the SSRF guard is on by default. */
 const LOCAL = { DISPATCH_ALLOW_PRIVATE_NETWORKS: "true" };
@@ -123,7 +32,7 @@ const publish = (running: Running, path: string, init: RequestInit = {}) =>
 
 /** The embedded Postgres's port, as its postmaster.pid says. */
 function serverPort(): number {
-  return Number(readFileSync(join(project, ".dispatch", "pg", "postmaster.pid"), "utf8").split("\n")[3]);
+  return Number(readFileSync(join(copy.dir(), ".dispatch", "pg", "postmaster.pid"), "utf8").split("\n")[3]);
 }
 
 /** Whether the cluster's superuser signs in with `password`: true, or the server's error. */
@@ -140,7 +49,7 @@ async function signsIn(password: string): Promise<true | string> {
 }
 
 describe("the embedded database's superuser", () => {
-  const passwordPath = () => join(project, ".dispatch", "postgres-password");
+  const passwordPath = () => join(copy.dir(), ".dispatch", "postgres-password");
 
   it("has a random password, kept 0600 in the data folder: the fixed one of earlier versions is refused", async () => {
     const running = await start();
@@ -192,7 +101,7 @@ describe("npm start killed outright", () => {
     const first = await start([], LOCAL);
     const postgres = serverPid()!;
     // The watchdog runs as sh -c: nothing in the data folder is run (earlier versions wrote watchdog.sh there).
-    expect(existsSync(join(project, ".dispatch", "watchdog.sh"))).toBe(false);
+    expect(existsSync(join(copy.dir(), ".dispatch", "watchdog.sh"))).toBe(false);
     expect(watchdogPids().length).toBeGreaterThan(0);
     await killWatchdog();
     await crash(first.child);
@@ -231,7 +140,7 @@ function watchdogPids(): number[] {
     if (!/^\d+$/.test(entry)) return false;
     try {
       const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      const watching = args.includes("dispatch-watchdog") && args.some((arg) => arg.startsWith(join(project, ".dispatch")));
+      const watching = args.includes("dispatch-watchdog") && args.some((arg) => arg.startsWith(join(copy.dir(), ".dispatch")));
       return watching && isAlive(Number(entry));
     } catch {
       return false; // Gone meanwhile.
@@ -270,16 +179,9 @@ describe("beside a running service", () => {
     const first = await start([], LOCAL);
     const postgres = serverPid()!;
     const port = new URL(first.url).port;
-    const child = spawn(process.execPath, ["bin/dispatch.js", "start"], {
-      cwd: project,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: port, HOST: "127.0.0.1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    started.add(child);
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", (exitCode) => resolve(exitCode)));
+    const second = copy.spawnIn(process.execPath, ["bin/dispatch.js", "start"], { ...SHELL_ENV, PORT: port, HOST: "127.0.0.1" }, { group: false });
+    const code = await new Promise<number | null>((resolve) => second.child.once("exit", (exitCode) => resolve(exitCode)));
+    const output = second.output();
     expect(code, output).toBe(1);
     expect(output.trim().split("\n").filter((line) => /cannot listen/.test(line))).toEqual([
       `dispatch: cannot listen on 127.0.0.1:${port}: the address is in use (another Dispatch, or another program); set PORT to a free port, or stop the one using it`,
