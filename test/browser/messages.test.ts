@@ -1,8 +1,10 @@
 /**
  * Messages and the DLQ in the browser: filter the list, open a failed message
- * and read its attempt timeline, retry its DLQ entry and watch the retry
- * deliver to a real receiver, delete selected entries, cancel a pending
- * message; redacted fields stay hidden; a read-only session cannot act.
+ * and read its attempt timeline, retry its DLQ entry (from its page, or from
+ * its row of the list) and watch the retry deliver to a real receiver, go
+ * back from an entry to the list it was opened from, delete selected
+ * entries, cancel a pending message; redacted fields stay hidden; a
+ * read-only session cannot act.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
@@ -101,6 +103,57 @@ describe("messages", () => {
     expect(dlq.messages).toEqual([]);
   });
 
+  it("retries a DLQ entry from its row in the list, with the session's CSRF token, and the retry delivers", async () => {
+    failing.add("/row-retry");
+    const ids = [await publish("/row-retry", { "Svc-Retries": "0" }, "first"), await publish("/row-retry", { "Svc-Retries": "0" }, "second")];
+    for (const id of ids) await settled(id, "FAILED");
+    const page = await browser.page();
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    await page.goto(`${dispatch.baseUrl}/dashboard/dlq?url=${encodeURIComponent(`${receiver.url}/row-retry`)}`);
+    const row = page.locator(`tr[data-dlq-id]:has-text("${ids[0]}")`);
+    const dlqId = await row.getAttribute("data-dlq-id");
+    // Without the session's CSRF token, or from another site, the row's action is refused like every other form's.
+    const action = `${dispatch.baseUrl}/dashboard/dlq/${dlqId}/retry`;
+    expect((await page.request.post(action, { form: { _csrf: "forged" }, maxRedirects: 0 })).status()).toBe(403);
+    const csrf = await page.inputValue("form[action='/dashboard/dlq/retry'] input[name=_csrf]");
+    const crossSite = await page.request.post(action, { form: { _csrf: csrf }, headers: { Origin: "https://elsewhere.example" }, maxRedirects: 0 });
+    expect(crossSite.status()).toBe(403);
+    expect((await dispatch.api(`/v2/dlq/${dlqId}`)).status).toBe(200);
+
+    failing.delete("/row-retry");
+    await row.locator("button:has-text('Retry')").click();
+    await page.waitForSelector("[role=status]:has-text('Retried as a new message')");
+    await page.waitForSelector(".card .badge.ok:has-text('DELIVERED')", { timeout: 20_000 });
+    const delivered = receiver.requests.filter((request) => request.path === "/row-retry" && request.body.toString() === "first");
+    expect(delivered.length).toBe(2);
+    // Only that row's entry was retried: the other one is still in the DLQ, and was not sent again.
+    const left = await (await dispatch.api(`/v2/dlq?url=${encodeURIComponent(`${receiver.url}/row-retry`)}`)).json();
+    expect(left.messages.map((m: { messageId: string }) => m.messageId)).toEqual([ids[1]]);
+    expect(receiver.requests.filter((request) => request.body.toString() === "second").length).toBe(1);
+  });
+
+  it("leads back from a DLQ entry to the list it was opened from, its filters kept", async () => {
+    failing.add("/back-to-list");
+    const id = await publish("/back-to-list", { "Svc-Retries": "0" });
+    await settled(id, "FAILED");
+    const page = await browser.page();
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    const list = `/dashboard/dlq?url=${encodeURIComponent(`${receiver.url}/back-to-list`)}`;
+    await page.goto(`${dispatch.baseUrl}${list}`);
+    await page.click(`tr:has-text("${id}") a[href^="/dashboard/dlq/"]`);
+    await page.waitForSelector("h1.mono");
+    expect(await page.textContent("main p.back a")).toBe("← DLQ, filtered");
+    await page.click("main p.back a");
+    await page.waitForURL(`${dispatch.baseUrl}${list}`);
+    expect(await page.locator("tr[data-dlq-id]").count()).toBe(1);
+
+    // Opened from elsewhere (a link, the message's page), it leads to the whole DLQ.
+    const { dlqId } = (await (await dispatch.api(`/v2/dlq?url=${encodeURIComponent(`${receiver.url}/back-to-list`)}`)).json()).messages[0];
+    await page.goto(`${dispatch.baseUrl}/dashboard/dlq/${dlqId}`);
+    expect(await page.getAttribute("main p.back a", "href")).toBe("/dashboard/dlq");
+    expect(await page.textContent("main p.back a")).toBe("← DLQ");
+  });
+
   it("deletes the selected DLQ entries and keeps the others", async () => {
     failing.add("/bulk");
     const ids = [];
@@ -152,6 +205,7 @@ describe("messages", () => {
     await page.goto(`${dispatch.baseUrl}/dashboard/dlq`);
     expect(await page.locator("main form[method=post]").count()).toBe(0);
     expect(await page.locator("input[name=dlqIds]").count()).toBe(0);
+    expect(await page.locator("tr[data-dlq-id] button").count()).toBe(0);
     const { dlqId } = (await (await dispatch.api(`/v2/dlq?url=${encodeURIComponent(`${receiver.url}/readonly`)}`)).json()).messages[0];
     const refused = await page.request.post(`${dispatch.baseUrl}/dashboard/dlq/${dlqId}/retry`, { form: { _csrf: "x" }, maxRedirects: 0 });
     expect(refused.status()).toBe(403);

@@ -3,11 +3,18 @@ import type { DlqEntry } from "../../../../domain/dlq/dlq";
 import type { StoredMessage } from "../../../../domain/messages/message";
 import { Action, Badge, BodyBlock, Facts, HeadersTable, Time } from "../../components";
 import type { Viewer } from "../../env";
-import { type BodyView, dlqEntryPath, messagePath, runPath } from "../../params";
+import { type BodyView, dlqEntryPath, linkTo, messagePath, runPath } from "../../params";
 
-/** `entry`, whose `message` is shown redacted. */
-export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; view: BodyView | null; now: number; viewer: Viewer }) => {
-  const { entry, message, view, now, viewer } = props;
+/** `entry`, whose `message` is shown redacted; `list` is the DLQ list it was opened from, kept in its own links. */
+export const DlqEntryPage = (props: {
+  entry: DlqEntry;
+  message: StoredMessage;
+  view: BodyView | null;
+  list: string | null;
+  now: number;
+  viewer: Viewer;
+}) => {
+  const { entry, message, view, list, now, viewer } = props;
   const path = dlqEntryPath(entry.dlqId);
   const messageLink = messagePath(message.id);
   return (
@@ -40,7 +47,7 @@ export const DlqEntryPage = (props: { entry: DlqEntry; message: StoredMessage; v
       </div>
       <h2>Last response</h2>
       <HeadersTable headers={entry.responseHeaders} />
-      <BodyBlock body={entry.responseBody ?? Buffer.alloc(0)} view={view} link={(v) => `${path}?body=${v}`} label="Response body" />
+      <BodyBlock body={entry.responseBody ?? Buffer.alloc(0)} view={view} link={(v) => linkTo(path, { body: v, back: list })} label="Response body" />
       <p>
         The request, and every attempt, are on the <a href={messageLink}>message's page</a>.
       </p>

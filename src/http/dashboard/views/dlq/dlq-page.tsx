@@ -1,8 +1,9 @@
 /**
  * The DLQ: entries newest first with filters (destination URL, URL group,
  * queue, label, response status, time), each with its last response (the
- * status and the first line of the receiver's body), and a selection to
- * retry or delete; below, the latest retries and how each stands.
+ * status and the first line of the receiver's body) and, for a viewer who
+ * may act, its own Retry and a checkbox: a selection to retry or delete;
+ * below, the latest retries and how each stands.
  */
 import type { DlqEntry } from "../../../../domain/dlq/dlq";
 import type { DlqRetry } from "../../../../domain/dlq/retry-links";
@@ -10,7 +11,7 @@ import type { PageOf } from "../../../../domain/paging";
 import { ByTimePager, Live, Time } from "../../components";
 import { canAct, type Viewer } from "../../env";
 import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, TextFilters } from "../../filters";
-import { dlqEntryPath, runPath } from "../../params";
+import { dlqEntryPath, linkTo, runPath } from "../../params";
 import { AnswerLine, StatusText } from "../messages/answer-line";
 import { RecentRetries } from "./recent-retries";
 
@@ -43,6 +44,9 @@ interface DlqList {
 /** The filters, and the entries refreshed in place (held while some are ticked). */
 export const DlqPage = (props: DlqList) => {
   const { page, retries, values, cursor, now, viewer, self } = props;
+  // An entry's page leads back to this page of the list, with its filters.
+  const back = linkTo(PATH, values, { cursor });
+  const table = { entries: page.items, now, viewer, back };
   return (
     <>
       <h1>Dead letter queue</h1>
@@ -53,7 +57,7 @@ export const DlqPage = (props: DlqList) => {
         <FilterButtons clear={PATH} />
       </form>
       <Live url={self} holdWhileChecked>
-        {canAct(viewer) ? <Selection entries={page.items} now={now} viewer={viewer} /> : <EntryTable entries={page.items} now={now} viewer={viewer} />}
+        {canAct(viewer) ? <Selection {...table} /> : <EntryTable {...table} />}
         <ByTimePager path={PATH} values={values} cursor={cursor} next={page.cursor} />
         <RecentRetries retries={retries} now={now} />
       </Live>
@@ -61,8 +65,16 @@ export const DlqPage = (props: DlqList) => {
   );
 };
 
+/** What the entries' table shows: the entries, for `viewer`, each linking `back` to this list. */
+interface EntryTableProps {
+  entries: DlqEntry[];
+  now: number;
+  viewer: Viewer;
+  back: string;
+}
+
 /** The entries with a checkbox each, and the buttons that retry or delete the ticked ones. */
-const Selection = (props: { entries: DlqEntry[]; now: number; viewer: Viewer }) => (
+const Selection = (props: EntryTableProps) => (
   <form method="post" action="/dashboard/dlq/retry">
     <input type="hidden" name="_csrf" value={props.viewer.csrf} />
     <EntryTable {...props} />
@@ -79,8 +91,8 @@ const Selection = (props: { entries: DlqEntry[]; now: number; viewer: Viewer }) 
   </form>
 );
 
-/** The entries, with a checkbox each for a viewer who may act. */
-const EntryTable = (props: { entries: DlqEntry[]; now: number; viewer: Viewer }) =>
+/** The entries, with a checkbox and a Retry each for a viewer who may act. */
+const EntryTable = (props: EntryTableProps) =>
   props.entries.length === 0 ? (
     <p class="muted">The DLQ holds nothing that matches.</p>
   ) : (
@@ -96,17 +108,18 @@ const EntryTable = (props: { entries: DlqEntry[]; now: number; viewer: Viewer })
           <th>Destination</th>
           <th>Last response</th>
           <th>Failed</th>
+          {canAct(props.viewer) && <th></th>}
         </tr>
       </thead>
       <tbody>
         {props.entries.map((entry) => (
-          <EntryRow entry={entry} now={props.now} selectable={canAct(props.viewer)} />
+          <EntryRow entry={entry} now={props.now} selectable={canAct(props.viewer)} back={props.back} />
         ))}
       </tbody>
     </table>
   );
 
-const EntryRow = ({ entry, now, selectable }: { entry: DlqEntry; now: number; selectable: boolean }) => (
+const EntryRow = ({ entry, now, selectable, back }: { entry: DlqEntry; now: number; selectable: boolean; back: string }) => (
   <tr data-dlq-id={entry.dlqId}>
     {selectable && (
       <td>
@@ -114,7 +127,7 @@ const EntryRow = ({ entry, now, selectable }: { entry: DlqEntry; now: number; se
       </td>
     )}
     <td class="mono">
-      <a href={dlqEntryPath(entry.dlqId)}>{entry.dlqId}</a>
+      <a href={linkTo(dlqEntryPath(entry.dlqId), back === PATH ? {} : { back })}>{entry.dlqId}</a>
       <div class="muted">{entry.message.id}</div>
       {entry.workflowRunId !== null && (
         <div>
@@ -130,5 +143,24 @@ const EntryRow = ({ entry, now, selectable }: { entry: DlqEntry; now: number; se
     <td>
       <Time at={entry.message.completedAt} now={now} />
     </td>
+    {selectable && (
+      <td class="row-actions">
+        <RowRetry entry={entry} />
+      </td>
+    )}
   </tr>
 );
+
+/**
+ * The entry's Retry: a submit button of the selection's form (which carries
+ * the session's CSRF token) posting to the entry's own retry, as the Retry
+ * of its page does; the ticked boxes go along and are not read there.
+ */
+const RowRetry = ({ entry }: { entry: DlqEntry }) => {
+  const label = entry.workflowRunId === null ? "Retry" : "Retry (resume the run)";
+  return (
+    <button type="submit" class="primary" formaction={`${dlqEntryPath(entry.dlqId)}/retry`} aria-label={`${label}: ${entry.dlqId}`}>
+      {label}
+    </button>
+  );
+};

@@ -1,6 +1,7 @@
 /**
- * The DLQ: the entries, filtered and newest first, and an entry's page; retry
- * and delete one entry or the selected ones, through the DLQ's domain
+ * The DLQ: the entries, filtered and newest first, and an entry's page (with
+ * a way back to the list it was opened from); retry and delete one entry
+ * (from its page or its row) or the selected ones, through the DLQ's domain
  * functions (domain/dlq/dlq.ts), as `POST /v2/dlq/retry` and `DELETE /v2/dlq` do.
  */
 import { redactorFor } from "../../../redactor-for";
@@ -11,12 +12,13 @@ import { recentRetries } from "../../../../domain/dlq/retry-links";
 import { badRequest } from "../../../../domain/errors";
 import { messageSettings } from "../../../../domain/publish/options";
 import type { AppDeps } from "../../../deps";
-import { singleParam, statusCodesParam } from "../../../query";
+import { type Params, singleParam, statusCodesParam } from "../../../query";
 import type { DashboardEnv } from "../../env";
 import { messageListFilter } from "../../filters";
 import { doneRedirect, NOTICE_PARAMS } from "../../notices";
 import { currentUrl, nowOf } from "../../page";
 import { bodyViewParam, messagePath, pageParams } from "../../params";
+import { backLink, backPath } from "../messages/back";
 import { DlqEntryPage } from "./dlq-entry-page";
 import { DLQ_FILTERS, DlqPage } from "./dlq-page";
 import { RECENT_RETRIES } from "./recent-retries";
@@ -51,10 +53,12 @@ export function dlqRoutes(deps: AppDeps) {
       onSelected(deps.sql, "deleted-many", (tx, dlqIds) => deleteDlqEntries(tx, { dlqIds }, byIds(dlqIds))),
     )
     .get("/dlq/:dlqId", async (c) => {
-      const view = bodyViewParam(pageParams(c, ["body", ...NOTICE_PARAMS]));
-      const entry = await findDlqEntry(deps.sql, c.req.param("dlqId"));
-      const props = { entry, message: redactorFor(c, deps.redactor).message(entry.message), view, now: nowOf(deps), viewer: c.get("viewer") };
-      return c.render(<DlqEntryPage {...props} />, { title: entry.dlqId, section: "dlq" });
+      const params = pageParams(c, ["body", "back", ...NOTICE_PARAMS]);
+      const [entry, list] = [await findDlqEntry(deps.sql, c.req.param("dlqId")), listOpenedFrom(c, params)];
+      const message = redactorFor(c, deps.redactor).message(entry.message);
+      const props = { entry, message, view: bodyViewParam(params), list, now: nowOf(deps), viewer: c.get("viewer") };
+      const back = list === null ? { href: PATH, label: "DLQ" } : backLink(list);
+      return c.render(<DlqEntryPage {...props} />, { title: entry.dlqId, section: "dlq", back });
     })
     .post("/dlq/:dlqId/retry", async (c) => {
       const result = await deps.sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), NO_OVERRIDES, settings));
@@ -86,6 +90,12 @@ function selected(form: Map<string, string>): string[] {
   const ids = (form.get("dlqIds") ?? "").split(",").filter((id) => id !== "");
   if (ids.length > MAX_SELECTED) throw badRequest(`select at most ${MAX_SELECTED} entries at a time`);
   return ids;
+}
+
+/** The DLQ list (its filters, its page) an entry's page was opened from, as its `back` parameter says; null for none. */
+function listOpenedFrom(c: Context<DashboardEnv>, params: Params): string | null {
+  const from = backPath(c, params);
+  return from !== null && from.startsWith(`${PATH}?`) ? from : null;
 }
 
 /** The one page holding the entries `dlqIds` names. */
