@@ -2,7 +2,8 @@
  * What every page shares, in the browser: Dispatch's icon, linked by each
  * dashboard page and the API reference and served, so that no page asks for
  * anything that is not there (no 404 in the service's access log, which also
- * hears the browser's own icon requests, no error in the console).
+ * hears the browser's own icon requests, no error in the console); the
+ * navigation's link to the API reference, and the reference's way back.
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -46,5 +47,21 @@ describe("the icon", () => {
     }
     expect(failures).toEqual([]);
     expect(logged.filter((line) => / 404 in /.test(line))).toEqual([]);
+  });
+});
+
+describe("the navigation", () => {
+  it("links the API reference from every page, and the reference leads back to the dashboard", async () => {
+    const page = await browser.page();
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    for (const [, , href] of SECTIONS) {
+      await page.goto(`${dispatch.baseUrl}${href}`);
+      expect(await page.getAttribute("header.top nav a:has-text('API reference')", "href"), href).toBe("/docs");
+    }
+    await page.click("header.top nav a:has-text('API reference')");
+    await page.waitForSelector(".opblock-tag-section");
+    expect(new URL(page.url()).pathname).toBe("/docs");
+    await page.click(".reference-bar a:has-text('Dashboard')");
+    await page.waitForSelector("h1:has-text('Overview')");
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The page shell: navigation, who is signed in, sign-out, an action's notice,
- * and the assets. Applied once, by `pageLayout` (hono's `jsxRenderer`): a
- * page handler renders its page component with `c.render(<Page />, head)`.
+ * The page shell: navigation (with a link to the API reference), who is
+ * signed in, sign-out, an action's notice, and the assets. Applied once, by
+ * `pageLayout` (hono's `jsxRenderer`): a page handler renders its page
+ * component with `c.render(<Page />, head)`.
  */
 import type { Context } from "hono";
 import { raw } from "hono/html";
@@ -114,7 +115,10 @@ export const Layout: FC<{
   </>
 );
 
-/** The sections, the one the page is in marked; who is signed in, and sign-out. */
+/** Where the API reference is (http/routes/api-document.ts). */
+const API_REFERENCE_PATH = "/docs";
+
+/** The sections, the one the page is in marked, and the API reference; who is signed in, and sign-out. */
 const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | undefined }) => (
   <>
     <nav>
@@ -123,6 +127,9 @@ const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | un
           {label}
         </a>
       ))}
+      <a href={API_REFERENCE_PATH} class="reference" data-link="api-reference">
+        API reference
+      </a>
     </nav>
     <div class="who">
       <span>{viewer.role === "full" ? "full access" : "read-only"}</span>

@@ -11,6 +11,7 @@ header.top .brand { font-weight: 700; color: #fff; }
 header.top nav { display: flex; gap: .9rem; flex-wrap: wrap; flex: 1; }
 header.top nav a { color: #c8d3e0; }
 header.top nav a.here { color: #fff; font-weight: 600; }
+header.top nav a.reference { margin-left: auto; }
 header.top .who { display: flex; gap: .6rem; align-items: center; color: #c8d3e0; }
 main { padding: 1.2rem; max-width: 1400px; margin: 0 auto; }
 h1 { font-size: 1.35rem; margin: 0 0 1rem; }
