@@ -1,14 +1,40 @@
 /**
- * Flow control's holds on the work list (domain/flow-control/): a claimed
- * message its key cannot start is held (off the list and unclaimed, parked
- * until a release), and held messages go back on the list when the key has
- * room, now or at the moment its rate window frees a slot. Each statement
- * changes only rows still in the state it starts from (work-list.ts): held
- * ones pending under their claim, released ones held and pending.
+ * Flow control's marks on the work list (domain/flow-control/): a claimed
+ * message its key admits is in flight for the key (`flow_active`, what its
+ * parallelism counts) until its attempt is over; one its key cannot start is
+ * held (off the list and unclaimed, parked until a release), and held
+ * messages go back on the list when the key has room, now or at the moment
+ * its rate window frees a slot. Each statement changes only rows still in the
+ * state it starts from (work-list.ts): admitted, freed and held ones pending
+ * (or, freed, cancelled) under the claim that made the attempt, released
+ * ones held and pending.
  */
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
 import { DUE_CHANNEL } from "./work-list";
+
+/** Counts the admitted `messages` in flight for their keys, while they are pending under their claims. */
+export async function markFlowActive(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
+  if (messages.length === 0) return;
+  await tx`
+    update dispatch.messages m set flow_active = true
+    from unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.claimId)}::bigint[]) as a(id, claim_id)
+    where m.id = a.id and m.claim_id = a.claim_id and ${isPending(tx, "m.state")}`;
+}
+
+/**
+ * Frees the slots of finished attempts: a message is no longer in flight for
+ * its key while it is still under the claim that made the attempt (finished
+ * by it or cancelled meanwhile). One re-admitted under a newer claim after a
+ * sweep keeps the slot its new attempt holds.
+ */
+export async function freeFlowSlots(tx: Tx, attempts: { id: string; claimId: number }[]): Promise<void> {
+  if (attempts.length === 0) return;
+  await tx`
+    update dispatch.messages m set flow_active = false
+    from unnest(${attempts.map((m) => m.id)}::text[], ${attempts.map((m) => m.claimId)}::bigint[]) as f(id, claim_id)
+    where m.id = f.id and m.claim_id = f.claim_id and m.flow_active`;
+}
 
 /** Holds the claimed `messages` back: off the claim, parked for a release. */
 export async function holdClaimed(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {

@@ -81,6 +81,9 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   // The attempts come first in the log, before the callback messages their outcomes publish.
   const positions = await reserveLogPositions(tx, records.length);
   const notes = records.map((): AttemptNotes => ({ retry: false, failure: null, notes: [] }));
+  // Every attempt is over, recorded or overtaken by a cancel: it frees its flow-control slot, before a
+  // transition (a failed probe back into its line) lets go of the claim the slot is freed under.
+  await releaseDeliveries(tx, records.map((record) => record.message));
   const claimed = new Set<string>();
   const changes: CircuitChange[] = [];
   for (const [i, record] of records.entries()) {
@@ -97,8 +100,6 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
     await finish(tx, record, settings, notes[i]!);
   }
   await insertAttempts(tx, records, positions, notes);
-  // Every attempt, recorded or overtaken by a cancel, frees its flow-control slot.
-  await releaseDeliveries(tx, records.map((record) => record.message));
   return changes;
 }
 

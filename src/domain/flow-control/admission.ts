@@ -14,10 +14,9 @@
  * `releaseAllParked` as a safety net.
  */
 import type { ClaimedMessage } from "../../db/queries/claim-messages";
-import { holdClaimed } from "../../db/queries/flow-control-holds";
+import { freeFlowSlots, holdClaimed, markFlowActive } from "../../db/queries/flow-control-holds";
 import type { Sql, Tx } from "../../db/client";
 import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
-import type { StoredMessage } from "../messages/message";
 import { freeSlots, keyStates, rateMarginMs } from "./keys";
 import { releaseParked, windowAfter } from "./release";
 
@@ -93,20 +92,19 @@ export async function withdrawAdmission(sql: Sql, message: ClaimedMessage, admit
 }
 
 /**
- * Records that `messages` (with keys) finished their attempts: they no longer
- * count as in flight, and their keys release what may start now.
+ * Records that the attempts of `messages` (claimed; those with keys count)
+ * are over: they no longer count as in flight under the claims that made
+ * them, and their keys release what may start now.
  */
-export async function releaseDeliveries(tx: Tx, messages: StoredMessage[]): Promise<void> {
+export async function releaseDeliveries(tx: Tx, messages: ClaimedMessage[]): Promise<void> {
   const keyed = messages.filter((message) => message.flowControlKey !== null);
   if (keyed.length === 0) return;
-  await tx`update dispatch.messages set flow_active = false where id = any(${keyed.map((m) => m.id)}::text[]) and flow_active`;
+  await freeFlowSlots(tx, keyed.map((message) => ({ id: message.id, claimId: message.claimId })));
   await releaseParked(tx, keyed.map((message) => message.flowControlKey!));
 }
 
 async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
-  if (admitted.length > 0) {
-    await tx`update dispatch.messages set flow_active = true where id = any(${admitted.map((m) => m.id)}::text[])`;
-  }
+  await markFlowActive(tx, admitted.map((message) => ({ id: message.id, claimId: message.claimId })));
   await holdClaimed(tx, held.map((message) => ({ id: message.id, claimId: message.claimId })));
 }
 
