@@ -3,10 +3,11 @@
  * `dispatch.messages` itself: a message is on it while its `due_at` is set,
  * held by a worker while its `claim_id` names a live claim, and finished once
  * its `state` leaves the pending ones (CREATED, RETRY). Every statement that
- * changes `due_at`, `claim_id` or `state` is one of these modules, and each
- * guards itself in SQL (the row must still be in the state the transition
- * starts from), so that a cancel, a sweep or another replica that got there
- * first wins and the statement changes nothing:
+ * changes `due_at`, `claim_id` or `state` (or any other column of
+ * `dispatch.messages`) is one of these modules, and each guards itself in
+ * SQL (the row must still be in the state the transition starts from), so
+ * that a cancel, a sweep or another replica that got there first wins and
+ * the statement changes nothing:
  *
  * | transition | module | guard |
  * |---|---|---|
@@ -27,6 +28,14 @@
  * | held by flow control: off the list, unclaimed | flow-control-holds.ts | pending under the claim |
  * | released by flow control: back on the list | flow-control-holds.ts | held and pending |
  * | handed back unattempted, or a dead worker's claim swept: back on the list | sweep-claims.ts | pending under the claim, off the list |
+ *
+ * Two marks beside the work list are written here too, each with its guard:
+ *
+ * | mark | module | guard |
+ * |---|---|---|
+ * | `flow_active` set: admitted, in flight for its flow-control key | flow-control-holds.ts (`markFlowActive`) | pending under the claim |
+ * | `flow_active` cleared: the attempt is over (its key's slot is free) | flow-control-holds.ts (`freeFlowSlots`); sweep-claims.ts with the sweep | under the claim that made the attempt |
+ * | `retried_as`, `retried_at`: the DLQ retry a failed message became | link-retries.ts | the retry exists |
  *
  * Writers that make a message due now send one NOTIFY on `DUE_CHANNEL` per
  * statement; delayed ones are found by the workers' poll.

@@ -17,7 +17,7 @@ import { afterPosition, type Page, type PageOf, pageOf, positionCursor } from ".
 import { insertMessages } from "../publish/insert";
 import { parsePublishOptions, type PublishLimits, type MessageSettings } from "../publish/options";
 import { buildMessage } from "../publish/prepare";
-import { linkRetries } from "./retry-links";
+import { linkRetries } from "../../db/queries/link-retries";
 import { type RetryOverrides, runEntries } from "./run-entries";
 
 export type { RetryOverrides };

@@ -6,7 +6,8 @@
  * `retried_as` is set) serves every question: the retries newest first, the
  * original of a retry (its `created_at` and id), and how many failed
  * messages were retried. Only failed messages have DLQ entries, so every
- * message with `retried_as` failed; what is still failing is its retry.
+ * message with `retried_as` failed; what is still failing is its retry. The
+ * link is written by db/queries/link-retries.ts.
  */
 import type { Tx } from "../../db/client";
 import type { MessageState } from "../../db/vocabulary";
@@ -17,16 +18,6 @@ export interface LinkedMessage {
   state: MessageState | null;
   /** Its DLQ entry, when it failed too. */
   dlqId: string | null;
-}
-
-/** Records that each `retry` was published by retrying the DLQ entry of `original`. */
-export async function linkRetries(tx: Tx, links: { original: string; retry: string }[]): Promise<void> {
-  if (links.length === 0) return;
-  await tx`
-    update dispatch.messages o set retried_as = l.retry, retried_at = r.created_at
-    from unnest(${links.map((l) => l.original)}::text[], ${links.map((l) => l.retry)}::text[]) as l(original, retry)
-      join dispatch.messages r on r.id = l.retry
-    where o.id = l.original`;
 }
 
 /** A message's links: the retry its DLQ entry became, and the failed message it is the retry of. */
