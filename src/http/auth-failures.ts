@@ -8,8 +8,8 @@
  * lookups unknown tokens cost, not a distributed attack.
  */
 import type { Context } from "hono";
-import { AppError } from "../../domain/errors";
-import { callerIp } from "../request";
+import { AppError } from "../domain/errors";
+import { callerIp } from "./request";
 
 const WINDOW_MS = 60_000;
 /** Addresses followed at most; beyond, those whose minute is over go first, then the oldest. */

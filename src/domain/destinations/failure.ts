@@ -7,7 +7,15 @@
  * size do not count; nor does a 5xx the workflow SDK answered itself (a
  * step's code threw: the server is up).
  */
-import type { Attempt } from "../delivery/attempt";
+
+/**
+ * What a finished attempt says of its destination (what delivery/attempt.ts's
+ * `Attempt` holds, of which this reads only these fields): an answer, or a
+ * network error with its code, or an attempt not sent at all.
+ */
+export type AttemptResult =
+  | { kind: "response"; status: number; headers: Record<string, string[]> }
+  | { kind: "error"; code: string | null; notSent?: true };
 
 const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 const RESET_CODES = new Set(["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"]);
@@ -19,7 +27,7 @@ const WORKFLOW_SDK_HEADER = "upstash-workflow-sdk-version";
  * ("timeouts", "refused connections", "HTTP 503", ...), or null when it does
  * not count against its destination.
  */
-export function failureKind(attempt: Attempt): string | null {
+export function failureKind(attempt: AttemptResult): string | null {
   if (attempt.kind === "response") {
     const { status, headers } = attempt;
     if (status === 429) return "HTTP 429";

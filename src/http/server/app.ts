@@ -33,7 +33,7 @@ import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
 import { browserHeaders } from "./browser-headers";
 import { renderError } from "./errors";
-import { AuthFailures } from "./auth-failures";
+import { AuthFailures } from "../auth-failures";
 import { requestIds, requireToken, timeRequests } from "./middleware";
 
 const isDashboard = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");

@@ -8,7 +8,7 @@ import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
 import { answeringRoute } from "../input";
-import type { AuthFailures } from "./auth-failures";
+import type { AuthFailures } from "../auth-failures";
 import { requestParts } from "../request";
 
 /**

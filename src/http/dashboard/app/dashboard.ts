@@ -29,7 +29,7 @@ import { urlGroupRoutes } from "../views/url-groups/routes";
 import { workflowRoutes } from "../views/workflows/routes";
 import { sameOrigin } from "../same-origin";
 import { DashboardSessions } from "../session";
-import type { AuthFailures } from "../../server/auth-failures";
+import type { AuthFailures } from "../../auth-failures";
 
 /** The dashboard's routes (mounted at `/dashboard`) and the frame its error pages use. */
 export function dashboard(deps: AppDeps, failures: AuthFailures) {
