@@ -3,7 +3,8 @@
  * dashboard page and the API reference and served, so that no page asks for
  * anything that is not there (no 404 in the service's access log, which also
  * hears the browser's own icon requests, no error in the console); the
- * navigation's link to the API reference, and the reference's way back.
+ * navigation's link to the API reference, and the reference's way back;
+ * Pause and Resume not in the red of the buttons that destroy.
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -63,5 +64,29 @@ describe("the navigation", () => {
     expect(new URL(page.url()).pathname).toBe("/docs");
     await page.click(".reference-bar a:has-text('Dashboard')");
     await page.waitForSelector("h1:has-text('Overview')");
+  });
+});
+
+/** What a function run in the page reads of its styles (the tests are compiled without the DOM's types). */
+interface Styled {
+  getComputedStyle(element: unknown): { color: string };
+}
+
+describe("buttons", () => {
+  it("colour Pause amber and Resume blue, apart from the red of Delete", async () => {
+    for (const [queueName, paused] of [["tone-active", false], ["tone-paused", true]] as const) {
+      const created = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName, parallelism: 1, paused }) });
+      expect(created.status).toBe(200);
+    }
+    const page = await browser.page();
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    await page.goto(`${dispatch.baseUrl}/dashboard/queues`);
+    const colour = (row: string, label: string) =>
+      page.locator(`tr[data-queue=${row}] button:has-text('${label}')`).evaluate((button) => (globalThis as unknown as Styled).getComputedStyle(button).color);
+    const red = await colour("tone-active", "Delete");
+    expect(red).toBe("rgb(198, 40, 40)");
+    expect(await colour("tone-active", "Pause")).toBe("rgb(154, 103, 0)");
+    expect(await colour("tone-paused", "Resume")).toBe("rgb(255, 255, 255)");
+    expect(await page.locator("button.danger:has-text('Pause'), button.danger:has-text('Resume')").count()).toBe(0);
   });
 });

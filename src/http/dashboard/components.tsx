@@ -129,29 +129,32 @@ export const BodyBlock: FC<{ body: Buffer; view: BodyView | null; link: (view: B
 
 /**
  * A button that POSTs to `action` with the session's CSRF token; nothing for a
- * read-only viewer. `confirm` asks first (client.ts).
+ * read-only viewer. Red when `danger` (it destroys or gives up something),
+ * amber when `caution` (it holds something back, and can be undone), else
+ * the page's primary blue. `confirm` asks first (client.ts).
  */
 export const Action: FC<{
   viewer: Viewer;
   action: string;
   label: string;
   danger?: boolean;
+  caution?: boolean;
   confirm?: string;
   fields?: Record<string, string>;
-}> = ({ viewer, action, label, danger, confirm, fields }) =>
+}> = ({ viewer, action, label, danger, caution, confirm, fields }) =>
   canAct(viewer) ? (
     <form class="inline" method="post" action={action} data-confirm={confirm}>
       <input type="hidden" name="_csrf" value={viewer.csrf} />
       {Object.entries(fields ?? {}).map(([name, value]) => (
         <input type="hidden" name={name} value={value} />
       ))}
-      <button type="submit" class={danger ? "danger" : "primary"}>
+      <button type="submit" class={danger ? "danger" : caution ? "caution" : "primary"}>
         {label}
       </button>
     </form>
   ) : null;
 
-/** Resume when `paused`, else Pause: a POST to `<base>/resume` or `<base>/pause`, with `fields`. */
+/** Resume when `paused`, else Pause (amber: it holds, it does not destroy): a POST to `<base>/resume` or `<base>/pause`, with `fields`. */
 export const PauseToggle: FC<{ viewer: Viewer; base: string; paused: boolean; fields?: Record<string, string> }> = ({
   viewer,
   base,
@@ -161,7 +164,7 @@ export const PauseToggle: FC<{ viewer: Viewer; base: string; paused: boolean; fi
   paused ? (
     <Action viewer={viewer} action={`${base}/resume`} label="Resume" fields={fields} />
   ) : (
-    <Action viewer={viewer} action={`${base}/pause`} label="Pause" danger fields={fields} />
+    <Action viewer={viewer} action={`${base}/pause`} label="Pause" caution fields={fields} />
   );
 
 /** What a pager's two links say. */

@@ -38,6 +38,7 @@ input, select, button { font: inherit; padding: .3rem .5rem; border: 1px solid #
 button { cursor: pointer; background: #eef2f7; }
 button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
 button.danger { color: var(--bad); border-color: #e9b4b4; }
+button.caution { color: var(--warn); border-color: #e3c77a; background: #fff8e1; }
 form.inline { display: inline; }
 form.form fieldset { border: 0; padding: 0; margin: 0 0 .8rem; display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: start; }
 form.form legend { font-weight: 600; margin-bottom: .4rem; padding: 0; }
