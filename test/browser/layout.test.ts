@@ -3,7 +3,7 @@
  * dashboard page and the API reference and served, so that no page asks for
  * anything that is not there (no 404 in the service's access log, which also
  * hears the browser's own icon requests, no error in the console); the
- * navigation's link to the API reference, and the reference's way back;
+ * footer's link to the API reference, and the reference's way back;
  * Pause and Resume not in the red of the buttons that destroy.
  */
 import type { Page } from "playwright-core";
@@ -51,15 +51,17 @@ describe("the icon", () => {
   });
 });
 
-describe("the navigation", () => {
-  it("links the API reference from every page, and the reference leads back to the dashboard", async () => {
+describe("the footer", () => {
+  it("links the API reference from every page, the sign-in page too, and the reference leads back to the dashboard", async () => {
     const page = await browser.page();
+    await page.goto(`${dispatch.baseUrl}/dashboard/login`);
+    expect(await page.getAttribute("footer a:has-text('API reference')", "href")).toBe("/docs");
     await signIn(page, dispatch.baseUrl, TEST_TOKEN);
     for (const [, , href] of SECTIONS) {
       await page.goto(`${dispatch.baseUrl}${href}`);
-      expect(await page.getAttribute("header.top nav a:has-text('API reference')", "href"), href).toBe("/docs");
+      expect(await page.getAttribute("footer a:has-text('API reference')", "href"), href).toBe("/docs");
     }
-    await page.click("header.top nav a:has-text('API reference')");
+    await page.click("footer a:has-text('API reference')");
     await page.waitForSelector(".opblock-tag-section");
     expect(new URL(page.url()).pathname).toBe("/docs");
     await page.click(".reference-bar a:has-text('Dashboard')");

@@ -1,6 +1,6 @@
 /**
- * The page shell: navigation (with a link to the API reference), who is
- * signed in, sign-out, an action's notice, and the assets. Applied once, by
+ * The page shell: navigation, who is signed in, sign-out, an action's notice,
+ * a footer linking the API reference, and the assets. Applied once, by
  * `pageLayout` (hono's `jsxRenderer`): a page handler renders its page
  * component with `c.render(<Page />, head)`.
  */
@@ -110,15 +110,13 @@ export const Layout: FC<{
           )}
           {children}
         </main>
+        <Footer />
       </body>
     </html>
   </>
 );
 
-/** Where the API reference is (http/routes/api-document.ts). */
-const API_REFERENCE_PATH = "/docs";
-
-/** The sections, the one the page is in marked, and the API reference; who is signed in, and sign-out. */
+/** The sections, the one the page is in marked; who is signed in, and sign-out. */
 const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | undefined }) => (
   <>
     <nav>
@@ -127,9 +125,6 @@ const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | un
           {label}
         </a>
       ))}
-      <a href={API_REFERENCE_PATH} class="reference" data-link="api-reference">
-        API reference
-      </a>
     </nav>
     <div class="who">
       <span>{viewer.role === "full" ? "full access" : "read-only"}</span>
@@ -139,4 +134,15 @@ const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | un
       </form>
     </div>
   </>
+);
+
+/** On every page, the sign-in page too: where the API is described (http/routes/api-document.ts), for people and for tools. */
+const Footer = () => (
+  <footer class="bottom">
+    <span>Dispatch</span>
+    <a href="/docs" data-link="api-reference">
+      API reference
+    </a>
+    <a href="/openapi.json">OpenAPI document</a>
+  </footer>
 );

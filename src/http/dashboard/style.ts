@@ -11,9 +11,10 @@ header.top .brand { font-weight: 700; color: #fff; }
 header.top nav { display: flex; gap: .9rem; flex-wrap: wrap; flex: 1; }
 header.top nav a { color: #c8d3e0; }
 header.top nav a.here { color: #fff; font-weight: 600; }
-header.top nav a.reference { margin-left: auto; }
 header.top .who { display: flex; gap: .6rem; align-items: center; color: #c8d3e0; }
 main { padding: 1.2rem; max-width: 1400px; margin: 0 auto; }
+footer.bottom { display: flex; gap: 1.2rem; max-width: 1400px; margin: 1rem auto 0; padding: .8rem 1.2rem 1.4rem; border-top: 1px solid var(--line);
+  color: var(--muted); font-size: .85rem; }
 h1 { font-size: 1.35rem; margin: 0 0 1rem; }
 h2 { font-size: 1.05rem; margin: 1.4rem 0 .6rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: .9rem 1rem; margin-bottom: 1rem; }
