@@ -34,7 +34,7 @@ import { parkClaimed } from "../db/queries/destination-lines";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import { destinationOf } from "../db/destination";
 import type { AttemptRecord } from "../domain/delivery/outcome";
-import type { Delivery } from "./deliver";
+import { type DeliverDeps, deliverClaimed } from "./deliver";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
 import type { Log } from "../observability/log";
@@ -62,8 +62,8 @@ export interface ClaimerDeps {
   listener: Listener;
   availability: DatabaseAvailability;
   recorder: Recorder;
-  /** Makes one attempt, if it can start by `startBy` (epoch ms); a probe of its destination's open circuit if `probe`. */
-  attempt: (message: ClaimedMessage, options: { startBy?: number; probe?: boolean }) => Promise<Delivery>;
+  /** What an attempt needs (deliver.ts's `deliverClaimed`, which the loop calls for each message it takes). */
+  deliver: DeliverDeps;
   /** How the slots are shared among destinations. */
   slots: DestinationSlots;
   /** The destinations' circuits and this worker's counts of their attempts. */
@@ -270,7 +270,7 @@ export class Claimer implements LocalDelivery {
   private async attemptInSlot(message: ClaimedMessage, start?: Start, probe = false): Promise<void> {
     let ticket: SlotTicket | null = this.deps.slots.started(destinationKey(message));
     try {
-      const delivery = await this.deps.attempt(message, { startBy: start?.by, probe });
+      const delivery = await deliverClaimed(this.deps.deliver, message, { startBy: start?.by, probe });
       const answered = delivery.kind === "attempted" && !(delivery.record.attempt.kind === "error" && delivery.record.attempt.notSent);
       this.deps.slots.finished(ticket, answered);
       ticket = null;

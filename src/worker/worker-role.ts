@@ -23,7 +23,7 @@ import { Claimer } from "./claimer";
 import { DestinationHealth } from "./destination-health";
 import { DestinationSlots } from "./destination-slots";
 import { DlqWatch } from "./dlq-watch";
-import { type DeliverDeps, deliverClaimed } from "./deliver";
+import type { DeliverDeps } from "./deliver";
 import { Liveness } from "./liveness";
 import { Recorder } from "./recorder";
 import { Scheduler } from "./scheduler";
@@ -118,7 +118,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     listener: deps.listener,
     availability,
     recorder,
-    attempt: (message, options) => deliverClaimed(deliverDeps, message, options),
+    deliver: deliverDeps,
     slots,
     health,
     failedForGood: () => dlqWatch.failed(),

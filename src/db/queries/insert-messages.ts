@@ -41,8 +41,8 @@ export type MessageInsert = Pick<
   | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "deduplicationId" | "labels"
   | "redactFields" | "scheduleId" | "callerIp"
 > & {
-  /** Unix seconds of the first attempt; wins over `delayMs`. */
-  notBefore: number | null;
+  /** The instant of the first attempt, Unix ms (domain/publish/not-before.ts); wins over `delayMs`. */
+  notBeforeMs: number | null;
   delayMs: number;
   /** The flow-control key and its limits, if any (`flow_control_key`, `flow_control_value`). */
   flowControl: { key: string; value: string } | null;
@@ -102,7 +102,7 @@ const COLUMNS: InsertColumn[] = [
   { name: "workflow_call_type", type: "text", value: (r) => (r.workflowRunPk === undefined ? null : r.workflow!.callType) },
   { name: "flow_control_key", type: "text", value: (r) => r.flowControl?.key ?? null },
   { name: "flow_control_value", type: "text", value: (r) => r.flowControl?.value ?? null },
-  { name: "not_before_seconds", type: "bigint", value: (r) => r.notBefore, input: true },
+  { name: "not_before_ms", type: "bigint", value: (r) => r.notBeforeMs, input: true },
   { name: "delay_ms", type: "bigint", value: (r) => r.delayMs, input: true },
 ];
 
@@ -148,7 +148,7 @@ const TIMED = `
   timed as (
     select r.*, ${byteaSliceSql(BODIES, "r.body_offset", "r.body_length")} as body, t.due, greatest(now() + (t.due - now()) * ${DELAY_SCALE}::float8, now()) as next
     from r, lateral (
-      select coalesce(to_timestamp(r.not_before_seconds), now() + r.delay_ms * interval '1 millisecond') as due) t)`;
+      select coalesce(to_timestamp(r.not_before_ms / 1000.0), now() + r.delay_ms * interval '1 millisecond') as due) t)`;
 
 /** `insert … select` of the timed rows, the computed columns' expressions given. */
 const insertTimed = (computed: Record<string, string>, returning: string) => `

@@ -30,7 +30,7 @@ export interface InsertClaim {
 export function canClaimAtInsert(message: NewMessage): boolean {
   return (
     message.delayMs === 0 &&
-    message.notBefore === null &&
+    message.notBeforeMs === null &&
     message.queueName === null &&
     message.flowControl === null &&
     message.workflow === null &&

@@ -14,6 +14,7 @@ import type { MessageOrigin, NewMessage, PublishResult } from "../messages/new-m
 import { checkQueueName } from "../queues/queues";
 import { groupEndpoints, isGroupName } from "../url-groups/url-groups";
 import { deduplicationKey } from "./deduplication";
+import { notBeforeMs } from "./not-before";
 import { type MessageSettings, parsePublishOptions, type PublishOptions } from "./options";
 
 /** One publish: what the HTTP layer hands over for `/publish`, `/enqueue` and each `/batch` item. */
@@ -155,7 +156,7 @@ export function buildMessage(
     redactFields: options.redactFields,
     scheduleId: provenance.scheduleId ?? null,
     callerIp: provenance.callerIp,
-    notBefore: options.notBefore,
+    notBeforeMs: notBeforeMs(options.notBefore, options.workflow),
     delayMs: options.delayMs,
     flowControl: options.flowControl,
     workflow: options.workflow,

@@ -2,8 +2,9 @@
  * Binding workflow messages to their runs as they are stored, in the insert
  * transaction (docs/workflow-protocol.md §3.5, §15 items 2-3): an init message
  * creates its run (or is deduplicated against the active one), every other
- * message joins its run's step list and takes the run's configuration, and a
- * `Not-Before` is held to the end of the second the SDK rounded it to (§5).
+ * message joins its run's step list and takes the run's configuration. (A
+ * step's `Not-Before` was made the end of the second the SDK rounded it to
+ * when the message was built: publish/not-before.ts.)
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
@@ -11,7 +12,6 @@ import { runUserHeaders } from "../headers/workflow";
 import type { NewMessage } from "../messages/new-message";
 import { unionFields } from "../messages/redaction";
 import { checkJsonText } from "../storable-text";
-import { holdRoundedNotBefore } from "./not-before";
 import { appendSteps, createRun, findActiveRun, findLatestRun, type Invoker, type Run, type RunConfig } from "./runs";
 
 /**
@@ -35,7 +35,6 @@ export async function bindMessagesToRuns(tx: Tx, messages: NewMessage[]): Promis
     if (run) steps.push({ runPk: run.pk, messageId: message.id, callType: binding.callType, body: message.body });
   }
   await appendSteps(tx, steps);
-  await holdRoundedNotBefore(tx, messages);
   return duplicates;
 }
 

@@ -202,7 +202,7 @@ export function rerunMessage(source: StoredMessage, body: Buffer, target: RerunT
     redactFields: source.redactFields,
     scheduleId: null,
     callerIp: source.callerIp,
-    notBefore: null,
+    notBeforeMs: null,
     delayMs,
     flowControl: null,
     workflow: {
