@@ -1,6 +1,7 @@
 /**
  * Why, in the browser: a message held by a flow-control key at its limit and
- * one in a paused queue say so on their pages, with links that lead to the
+ * one in a paused queue say so on their pages (and the list says the latter
+ * waits for its queue's resume, not a time), with links that lead to the
  * key, its messages and the queue; a failing receiver's body shows in the
  * FAILED list, the DLQ and the overview's "Failing now"; a DLQ retry links
  * both ways and the overview stops counting the original once its retry is
@@ -96,6 +97,19 @@ describe("why it is waiting", () => {
     const row = page.locator("tr[data-queue=outbox]");
     expect(await row.textContent()).toContain("paused");
     expect(await page.locator("tr[data-queue]").first().getAttribute("data-queue")).toBe("outbox");
+
+    // Its page and the message list say it waits for the queue's resume, not a time (its creation time, before).
+    await page.goto(`${dispatch.baseUrl}/dashboard/messages/${id}`);
+    expect(await page.textContent("dl.facts dd:right-of(dt:has-text('Next attempt'))")).toBe("when its queue is resumed");
+    await page.goto(`${dispatch.baseUrl}/dashboard/messages?queueName=outbox`);
+    const next = page.locator(`tr[data-message-id="${id}"] td:last-child`);
+    expect(await next.textContent()).toBe("when its queue is resumed");
+    expect(await next.locator("time").count()).toBe(0);
+    // Resumed, it is delivered, and the list shows when.
+    expect((await dispatch.api("/v2/queues/outbox/resume", { method: "POST" })).status).toBe(200);
+    await settled(id, "DELIVERED");
+    await page.reload();
+    expect(await next.locator("time").count()).toBe(1);
   });
 });
 

@@ -6,8 +6,9 @@
  * at most `SCAN_LIMIT` messages per page: a page that found fewer matches
  * says how far it searched, and its cursor continues from there, so no page
  * ever reads the whole table. Each message of the page comes with its last
- * attempt's answer (`attempts_message_id_idx`, one row each) and, for a
- * message retried from the DLQ, the retry and its state (`messages_pkey`).
+ * attempt's answer (`attempts_message_id_idx`, one row each), whether it
+ * waits in a paused queue (`queues_pkey`) and, for a message retried from
+ * the DLQ, the retry and its state (`messages_pkey`).
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
@@ -45,8 +46,11 @@ export interface MessageSummary {
   scheduleId: string | null;
   origin: string;
   createdAt: Date;
+  /** When it is attempted next, unless it waits in a paused queue (`queuePaused`): then not before a resume. */
   nextDeliveryAt: Date;
   completedAt: Date | null;
+  /** Pending in a queue that is paused: nothing attempts it until the queue is resumed. */
+  queuePaused: boolean;
   /** The last attempt's answer; null before the first attempt. */
   last: LastAnswer | null;
   /** The message its DLQ entry's retry published, and that message's state (null once removed by retention). */
@@ -70,7 +74,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
     with scanned as materialized (
       select m.id, m.state, m.url, m.topic_name, m.endpoint_name, m.queue_name, m.api, m.labels, m.retried,
         m.max_retries, m.schedule_id, m.origin, m.created_at, m.next_delivery_at, m.completed_at, m.flow_control_key,
-        m.caller_ip, m.retried_as
+        m.caller_ip, m.retried_as, m.pending_queue
       from dispatch.messages m
       where ${withinRange(tx, tx`m.created_at`, query.range)} and ${after(tx, query.cursor)}
       order by m.created_at desc, m.id desc
@@ -90,6 +94,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
       m.queue_name as "queueName", m.flow_control_key as "flowControlKey", m.api, m.labels, m.retried, m.max_retries as "maxRetries",
       m.schedule_id as "scheduleId", m.origin, m.created_at as "createdAt", m.next_delivery_at as "nextDeliveryAt",
       m.completed_at as "completedAt", ${position(tx)} as position,
+      coalesce(q.paused, false) as "queuePaused",
       a.response_status as "lastStatus", a.error as "lastError", a.body as "lastBody", a.id is not null as attempted,
       m.retried_as as "retriedAs", r.state as "retryState"
     from info i left join matched m on true
@@ -97,6 +102,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
         select response_status, error, substring(response_body from 1 for ${ANSWER_BYTES}) as body, id from dispatch.attempts
         where message_id = m.id order by id desc limit 1) a on true
       left join dispatch.messages r on r.id = m.retried_as
+      left join dispatch.queues q on q.name = m.pending_queue
     order by m.created_at desc, m.id desc`;
   return pageOf(rows, query.count, scan);
 }

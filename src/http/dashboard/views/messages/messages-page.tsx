@@ -103,9 +103,18 @@ const MessageRow = ({ m, now, back }: { m: MessageSummary; now: number; back: st
     <td>
       <Time at={m.createdAt} now={now} />
     </td>
-    <td>{m.completedAt === null ? <Time at={m.nextDeliveryAt} now={now} /> : <Time at={m.completedAt} now={now} />}</td>
+    <td>
+      <NextOrFinished m={m} now={now} />
+    </td>
   </tr>
 );
+
+/** When it finished; else when it is attempted next, or, in a paused queue, that it waits for the queue's resume. */
+const NextOrFinished = ({ m, now }: { m: MessageSummary; now: number }) => {
+  if (m.completedAt !== null) return <Time at={m.completedAt} now={now} />;
+  if (m.queuePaused) return <span data-next="queue-resumed">when its queue is resumed</span>;
+  return <Time at={m.nextDeliveryAt} now={now} />;
+};
 
 /** The retry a failed message's DLQ entry became, and how it stands. */
 const RetriedAs = ({ retry }: { retry: NonNullable<MessageSummary["retriedAs"]> }) => (
