@@ -606,7 +606,7 @@ function retentionText(r: RunRetention): string {
   return [
     `### 10-retention: ${int(r.rows)} messages that finished 40 days ago (14-day retention), removed while 1 and 2b run`,
     ``,
-    `Seeded in ${ms(r.seedMs)} (each with its attempt row); the removal (src/domain/retention.ts, 1,000 rows a statement) ` +
+    `Seeded in ${ms(r.seedMs)} (each with its attempt row); the removal (src/worker/maintenance/retention.ts, 1,000 rows a statement) ` +
       `removed ${int(r.pacedPerSecond)} rows a second at the maintenance task's pace while 1 and 2b ran, then the rest without rest; ` +
       `${seconds(r.removalMs)} in all, ${int(r.removed)} removed${r.complete ? ", all of them" : " — NOT all of them"}. ` +
       `Messages and attempts with their indexes: ${mb(r.sizesMiB.empty)} empty, ${mb(r.sizesMiB.seeded)} seeded, ` +

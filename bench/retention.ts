@@ -2,7 +2,7 @@
  * Scenario 10, retention under load: a database holding `rows` messages that
  * finished 40 days ago (each with its attempt row, as the service writes
  * them), beyond the 14-day retention. Scenarios 1 and 2b run on it while
- * the retention removal (src/domain/retention.ts, what the maintenance task
+ * the retention removal (src/worker/maintenance/retention.ts, what the maintenance task
  * runs) deletes them beside; their rates are compared with the empty table's
  * of the same run. Sizes: the message and attempt tables with their indexes
  * before seeding, seeded, once everything expired is gone and VACUUM ran
@@ -13,7 +13,7 @@
 import postgres from "postgres";
 import { createSql } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
-import { removeExpired } from "../src/domain/retention";
+import { removeExpired } from "../src/worker/maintenance/retention";
 import { type BenchContext, publishThenDeliver, type ScenarioResult } from "./scenarios";
 
 export interface RetentionRun {

@@ -5,7 +5,7 @@
  * Rows are aged in the database instead of waiting days.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { removeExpired } from "../src/domain/retention";
+import { removeExpired } from "../src/worker/maintenance/retention";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";

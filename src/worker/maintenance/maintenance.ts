@@ -4,21 +4,43 @@
  * is logged and does not keep the others from running; the task then fails,
  * so graphile-worker retries it.
  */
-import { expiredDeduplicationKeys } from "./deduplication-keys";
-import { idleDestinations } from "./idle-destinations";
-import { staleNotifications } from "./notifications";
-import { parkedFlowControl } from "./parked-flow-control";
+import { releaseAllParked } from "../../domain/flow-control/release";
+import { forgetIdleDestinations } from "../../domain/destinations/destinations";
+import { purgeExpiredDeduplicationKeys } from "../../domain/publish/deduplication";
+import { markStalledRuns, stalledRunReport } from "../../domain/workflows/stalled";
+import { purgeStaleNotifications } from "../../domain/workflows/waits";
 import { retention } from "./retention";
 import type { MaintenanceContext, MaintenanceService } from "./service";
-import { stalledRuns } from "./stalled-runs";
 
 /** The services, in the order they run; retention last, as it may take minutes. */
 export const MAINTENANCE_SERVICES: MaintenanceService[] = [
-  expiredDeduplicationKeys,
-  staleNotifications,
-  stalledRuns,
-  parkedFlowControl,
-  idleDestinations,
+  {
+    // Deduplication ids and content hashes older than their window.
+    name: "expired deduplication keys",
+    run: ({ sql }) => purgeExpiredDeduplicationKeys(sql),
+  },
+  {
+    // Workflow notifications no wait took within a day (docs/workflow-protocol.md §7.5).
+    name: "stale workflow notifications",
+    run: ({ sql }) => purgeStaleNotifications(sql),
+  },
+  {
+    // Started runs with nothing scheduled for five minutes: marked, and each logged once (README "Workflows").
+    name: "stalled workflow runs",
+    async run({ sql, log }) {
+      for (const run of await markStalledRuns(sql)) log(stalledRunReport(run), { runId: run.runId });
+    },
+  },
+  {
+    // Messages held by flow control that nothing else would release (a key's wake-up lost with a crashed worker).
+    name: "parked flow-control messages",
+    run: ({ sql }) => sql.begin((tx) => releaseAllParked(tx)),
+  },
+  {
+    // Destinations idle longer than DISPATCH_RETENTION (closed, nothing in their line); they come back with their next attempt.
+    name: "idle destinations",
+    run: ({ sql, config }) => forgetIdleDestinations(sql, config.retentionMs),
+  },
   retention,
 ];
 
