@@ -16,7 +16,7 @@ import { configuredKeys, type Config } from "./config/config";
 import type { Sql } from "./db/client";
 import { ensureSigningKeys, rotateSigningKeys, type SigningKeySource } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
-import { ensureAccessTokens } from "./domain/settings";
+import { ensureAccessTokens } from "./domain/secrets/stored-secrets";
 import type { Log } from "./observability/log";
 import { type OpenDatabase, openDatabase } from "./service";
 import { createToken, listTokens, revokeToken } from "./token-commands";

@@ -16,7 +16,7 @@ import type { LocalDelivery } from "./domain/publish/local-delivery";
 import { ensureSigningKeys } from "./domain/delivery/signing-keys";
 import { Redactor } from "./domain/messages/redaction";
 import type { SecretBox } from "./domain/secrets/secret-box";
-import { ensureAccessTokens, ensureRedactionKey, sealStoredSecrets } from "./domain/settings";
+import { ensureAccessTokens, ensureRedactionKey, sealStoredSecrets } from "./domain/secrets/stored-secrets";
 import { installWorkflowHooks } from "./domain/workflows/hooks";
 import { createApp, withResourceCase } from "./http/server/app";
 import type { Log } from "./observability/log";

@@ -8,7 +8,7 @@ import type { Config } from "./config/config";
 import type { Sql } from "./db/client";
 import { createAccessToken, listAccessTokens, revokeAccessToken } from "./domain/access-tokens/access-tokens";
 import { REFRESH_INTERVAL_MS } from "./domain/access-tokens/token-set";
-import { hasGeneratedAccessToken } from "./domain/settings";
+import { hasGeneratedAccessToken } from "./domain/secrets/stored-secrets";
 
 /** Creates a token and says so, with the token itself: the only time it is shown. */
 export async function createToken(sql: Sql, request: { name: string | null; readOnly: boolean }): Promise<string> {

@@ -318,7 +318,7 @@ export const accessTokens = dispatch.table(
     /** A read-only token calls only the operations declared `read` (http/openapi/operation.ts). */
     readOnly: boolean("read_only").notNull(),
     /**
-     * The `UserID` inside the token (settings.ts `generateAccessToken`), which the workflow SDK puts
+     * The `UserID` inside the token (domain/secrets/stored-secrets.ts `generateAccessToken`), which the workflow SDK puts
      * in its webhook URLs (docs/workflow-protocol.md §7.5); not a secret. Null for tokens made before it was kept.
      */
     userId: text("user_id"),

@@ -1,7 +1,7 @@
 /**
  * Access tokens operators create, list and revoke (`dispatch token create`,
  * `list`, `revoke`), accepted beside the configured or generated ones
- * (settings.ts). Only a token's sha256 digest is stored: the token is
+ * (secrets/stored-secrets.ts). Only a token's sha256 digest is stored: the token is
  * returned once, by `createAccessToken`, and can never be read back. Every
  * change sends a NOTIFY on `ACCESS_TOKENS_CHANNEL` in its transaction, so the
  * API processes' token sets (token-set.ts) take it up at once.
@@ -10,7 +10,7 @@ import { hash } from "node:crypto";
 import type { Transaction, Tx } from "../../db/client";
 import { AppError, badRequest } from "../errors";
 import { randomBase58 } from "../ids";
-import { generateAccessToken } from "../settings";
+import { generateAccessToken } from "../secrets/stored-secrets";
 
 /** Channel notified when a stored access token is created or revoked. */
 export const ACCESS_TOKENS_CHANNEL = "dispatch_access_tokens";
@@ -38,7 +38,7 @@ export function tokenDigest(token: string): Buffer {
 }
 
 /**
- * The `UserID` inside a token minted as base64 JSON (settings.ts
+ * The `UserID` inside a token minted as base64 JSON (secrets/stored-secrets.ts
  * `generateAccessToken`, and the hosted service's tokens), if it is one: the
  * workflow SDK reads it to build webhook URLs (docs/workflow-protocol.md §7.5).
  */

@@ -9,7 +9,7 @@ import type { Sql, Tx } from "../../db/client";
 import { AppError } from "../errors";
 import { newSigningKey } from "../ids";
 import type { SecretBox } from "../secrets/secret-box";
-import { type Kept, readOrCreate, readSecret, writeSecret } from "../settings";
+import { type Kept, readOrCreate, readSecret, writeSecret } from "../secrets/stored-secrets";
 import type { SigningKeys } from "./signing";
 
 /** Where the keys in force come from: the configuration's, or the stored pair opened with `box`. */

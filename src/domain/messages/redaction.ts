@@ -122,7 +122,7 @@ export const isCredential = (name: string) => CREDENTIAL.test(name);
 
 /**
  * Shows redacted values as `REDACTED:<hex>`, the HMAC-SHA256 of the value
- * under a key kept in the database (domain/settings.ts): equal values show equal
+ * under a key kept in the database (domain/secrets/stored-secrets.ts): equal values show equal
  * hashes, so a reader can tell whether two messages carried the same value,
  * but a guessable value (an e-mail address, a short code) cannot be found by
  * hashing candidates, as a bare SHA-256 would allow.

@@ -1,7 +1,7 @@
 /**
  * Dashboard sessions, kept in `dispatch.dashboard_sessions`. A session is a
  * random id the browser holds in its cookie; the table holds only the id's
- * HMAC-SHA256 under the session key (settings.ts `ensureSessionKey`, derived
+ * HMAC-SHA256 under the session key (secrets/stored-secrets.ts `ensureSessionKey`, derived
  * from DISPATCH_SECRET), so neither a dump of the table nor a replica's copy
  * can make a cookie that passes. A session ends when it is signed out
  * (deleted), idle longer than the idle timeout, or past its lifetime.

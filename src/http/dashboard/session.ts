@@ -2,7 +2,7 @@
  * Dashboard sessions as the dashboard uses them: the cookie holds a random
  * session id, kept server-side (domain/sessions/sessions.ts) so that signing
  * out ends it and an idle timeout ends it; its key is derived from
- * DISPATCH_SECRET (domain/settings.ts `ensureSessionKey`). Forms carry a
+ * DISPATCH_SECRET (domain/secrets/stored-secrets.ts `ensureSessionKey`). Forms carry a
  * CSRF token derived from the cookie, so a form token is good for one
  * session only.
  */

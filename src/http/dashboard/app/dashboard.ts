@@ -7,7 +7,7 @@
  * (views/<section>/routes.tsx) rendering a page component in the one layout.
  */
 import { Hono } from "hono";
-import { ensureSessionKey } from "../../../domain/settings";
+import { ensureSessionKey } from "../../../domain/secrets/stored-secrets";
 import type { AppDeps } from "../../deps";
 import { tokenAccess } from "../access";
 import { dashboardAssets } from "../assets";

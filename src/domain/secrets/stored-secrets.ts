@@ -1,15 +1,16 @@
 /**
- * Settings made on first start and kept in Postgres: the generated access
- * token and the key redacted values are hashed with (the signing keys:
- * delivery/signing-keys.ts). They are secrets, sealed by the service's
- * SecretBox (secrets/secret-box.ts). A second start on the same database
- * reads them back; replicas starting together agree through
+ * Secrets made on first start and kept in Postgres (rows of
+ * `dispatch.settings`): the generated access token, the key redacted values
+ * are hashed with, the dashboard sessions' key, and the signing keys
+ * (delivery/signing-keys.ts reads and rotates them here). They are sealed by
+ * the service's SecretBox (secret-box.ts). A second start on the same
+ * database reads them back; replicas starting together agree through
  * `on conflict do nothing`.
  */
 import { randomBytes } from "node:crypto";
-import type { Sql, Tx } from "../db/client";
-import { randomBase58 } from "./ids";
-import { isSealed, type SecretBox } from "./secrets/secret-box";
+import type { Sql, Tx } from "../../db/client";
+import { randomBase58 } from "../ids";
+import { isSealed, type SecretBox } from "./secret-box";
 
 /** The settings that hold secrets: sealed whenever the service has a key-encryption secret. */
 const SECRET_SETTINGS = ["access_token", "signing_keys", "redaction_key", "dashboard_session_key"] as const;
