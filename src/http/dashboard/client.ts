@@ -7,10 +7,14 @@
  * - Times (`<time datetime>`, components.tsx `Time`) come in UTC; each is shown in the browser's
  *   zone ("23:22:48 GMT+5:30", with the date when it is not today), the UTC time staying in its
  *   title. Its "ago" is counted from the service's clock (`data-now`, when the page was made)
- *   plus the time since, in the words `relative` (components.tsx) uses, every 10 s. A region htmx
- *   swaps in (a list's refresh) is shown so at once (`htmx:afterSwap`).
+ *   plus the time since, every 10 s, by `relativeTime` (domain/relative-time.ts) itself, its
+ *   source put in the script, so the page says it in the words the server used.
+ *   A region htmx swaps in (a list's refresh) is shown so at once (`htmx:afterSwap`).
  */
+import { relativeTime } from "../../domain/relative-time";
+
 export const CLIENT_SCRIPT = `
+${relativeTime.toString()}
 document.addEventListener("submit", (event) => {
   const marked = [event.submitter, event.target].find((element) => element && element.hasAttribute && element.hasAttribute("data-confirm"));
   const question = marked && marked.getAttribute("data-confirm");
@@ -37,13 +41,6 @@ document.addEventListener("change", (event) => {
     const clock = pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds());
     return (day(date) === day(new Date()) ? "" : day(date) + " ") + clock + " " + zoneOf(date);
   };
-  const relative = (at, now) => {
-    const delta = at - now;
-    const abs = Math.abs(delta);
-    const [value, unit] = abs < 60000 ? [abs / 1000, "s"] : abs < 3600000 ? [abs / 60000, "min"] : abs < 86400000 ? [abs / 3600000, "h"] : [abs / 86400000, "d"];
-    const text = Math.floor(value) + " " + unit;
-    return delta < 0 ? text + " ago" : "in " + text;
-  };
   // Each time's service clock, against the browser's when it arrived.
   const skews = new WeakMap();
   const show = (root) => {
@@ -59,7 +56,7 @@ document.addEventListener("change", (event) => {
     for (const time of document.querySelectorAll("time[data-now]")) {
       const ago = time.querySelector(".ago");
       if (!ago || !skews.has(time)) continue;
-      ago.textContent = "(" + relative(new Date(time.getAttribute("datetime")).getTime(), Date.now() + skews.get(time)) + ")";
+      ago.textContent = "(" + relativeTime(new Date(time.getAttribute("datetime")).getTime(), Date.now() + skews.get(time)) + ")";
     }
   };
   const start = () => show(document);

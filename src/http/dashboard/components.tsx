@@ -1,33 +1,24 @@
 /** Pieces every page is made of: times, states, tables of headers, bodies, action buttons, paging, live regions. */
 import type { Child, FC } from "hono/jsx";
+import { relativeTime } from "../../domain/relative-time";
 import { canAct, type Viewer } from "./env";
 import { type BodyView, linkTo } from "./params";
 
 /** `2025-01-31 09:30:12 UTC`. */
 export const utc = (at: Date | number) => new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 
-/** How long ago (or ahead) `at` is from `now`, in words: `3 min ago`, `in 2 h`. */
-export function relative(at: Date | number, now: number): string {
-  const delta = new Date(at).getTime() - now;
-  const abs = Math.abs(delta);
-  const [value, unit] =
-    abs < 60_000 ? [abs / 1000, "s"] : abs < 3_600_000 ? [abs / 60_000, "min"] : abs < 86_400_000 ? [abs / 3_600_000, "h"] : [abs / 86_400_000, "d"];
-  const text = `${Math.floor(value)} ${unit}`;
-  return delta < 0 ? `${text} ago` : `in ${text}`;
-}
-
 /**
  * A time, with how long ago (or ahead) it is from `now`, the service's clock.
  * The page holds it in UTC, which the title keeps; the dashboard's script
  * (client.ts) shows it in the browser's zone and keeps the "ago" counting,
- * from the service's clock (`data-now`).
+ * from the service's clock (`data-now`), in the same words (`relativeTime`).
  */
 export const Time: FC<{ at: Date | number | null | undefined; now: number }> = ({ at, now }) =>
   at === null || at === undefined ? (
     <span class="muted">—</span>
   ) : (
     <time datetime={new Date(at).toISOString()} title={utc(at)} data-now={String(now)}>
-      <span class="at">{utc(at)}</span> <span class="muted ago">({relative(at, now)})</span>
+      <span class="at">{utc(at)}</span> <span class="muted ago">({relativeTime(new Date(at).getTime(), now)})</span>
     </time>
   );
 
