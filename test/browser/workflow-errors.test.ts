@@ -1,7 +1,8 @@
 /**
  * Why a workflow step fails, in the browser, with a real `serve()` app: the
- * error a step threw (its message, and its stack a frame a line) on the run
- * page while the step retries and after the run failed, in the failure
+ * runs list saying a run retries a step, with its last error; the error a
+ * step threw (its message, and its stack a frame a line) on the run page
+ * while the step retries and after the run failed, in the failure
  * function's box too; how long each step took, drawn on the run's time axis;
  * the way back to the list the run was opened from; an answer cut off at
  * the response size limit, marked so; and "Retry now" for a
@@ -126,6 +127,13 @@ describe("a failing workflow step", () => {
     const waiting = await messageInBackoff(workflowRunId);
     const page = await signedIn();
     await page.goto(`${dispatch.baseUrl}/dashboard/workflows?workflowRunId=${workflowRunId}`);
+    // The list says the run is retrying a step, which, with its last error and when it is tried next.
+    const retryingRow = page.locator(`tr[data-run-id="${workflowRunId}"] [data-retrying]`);
+    expect(await retryingRow.getAttribute("data-retrying")).toBe(waiting);
+    const said = (await retryingRow.textContent())!;
+    expect(said).toContain("retrying step “charge card” · failed 1 attempt of 4");
+    expect(said).toMatch(/next .*\(in (29|30) min\)/);
+    expect(await retryingRow.locator(".answer").textContent()).toBe(`Error: ${REJECTED}`);
     await page.click(`a:has-text("${workflowRunId}")`);
     await page.waitForSelector("h2:has-text('Steps')");
 
@@ -161,6 +169,10 @@ describe("a failing workflow step", () => {
     expect(names).toEqual(["init", "load order", "charge card", "confirm"]);
     // The step that waited out a backoff took as long as it waited, far longer than the others.
     expect(await page.textContent(".step[data-step-name='charge card'] .span-words")).toMatch(/^took \d/);
+    // Done, the run is no longer said to be retrying in the list.
+    await page.goto(`${dispatch.baseUrl}/dashboard/workflows?workflowRunId=${workflowRunId}`);
+    expect(await page.textContent(`tr[data-run-id="${workflowRunId}"] .badge`)).toBe("RUN_SUCCESS");
+    expect(await page.locator("[data-retrying]").count()).toBe(0);
   });
 
   it("shows the error in the failed step and in the failure function once the run failed", async () => {

@@ -100,6 +100,7 @@ ol.stack li { white-space: pre-wrap; word-break: break-all; }
 .views a.here { font-weight: 700; color: var(--fg); }
 .answer { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: var(--muted); font-size: .8rem; }
 .answer.bad { color: var(--bad); }
+.retrying { margin-top: .3rem; font-size: .85rem; }
 .card.why { border-left: 4px solid var(--info); }
 .card.why h2 { margin-top: 0; }
 .card.why p { margin: .3rem 0; }

@@ -1,8 +1,13 @@
-/** Workflow runs, newest first, with the filters of `GET /v2/workflows/logs`, ten runs a page, refreshed in place. */
-import { RUN_STATES, type RunLog } from "../../../../domain/workflows/logs/logs";
-import { Badge, ByTimePager, Live, Time } from "../../components";
+/**
+ * Workflow runs, newest first, with the filters of `GET /v2/workflows/logs`,
+ * ten runs a page, refreshed in place; a running run whose step waits out a
+ * retry says so, with the step, its last error and when it is tried next.
+ */
+import { type NextStep, RUN_STATES, type RunLog } from "../../../../domain/workflows/logs/logs";
+import { Badge, ByTimePager, Live, plural, Time } from "../../components";
 import { FilterButtons, type FilterValues, SinceFilter, StateFilter, TextFilters } from "../../filters";
 import { linkTo, runPath } from "../../params";
+import { errorHeadline } from "./step-error";
 
 const PATH = "/dashboard/workflows";
 
@@ -72,6 +77,7 @@ const RunRow = ({ run, now, back }: { run: RunLog; now: number; back: string }) 
     </td>
     <td>
       <Badge state={run.workflowState} />
+      <Retrying run={run} now={now} />
     </td>
     <td class="url">{run.workflowUrl}</td>
     <td>{run.steps.reduce((n, group) => n + group.steps.length, 0)}</td>
@@ -83,3 +89,35 @@ const RunRow = ({ run, now, back }: { run: RunLog; now: number; back: string }) 
     </td>
   </tr>
 );
+
+/** The steps of a running run that wait out a retry after a failed attempt (its log's "next" steps in STEP_RETRY). */
+const retryingSteps = (run: RunLog): NextStep[] =>
+  run.workflowState !== "RUN_STARTED"
+    ? []
+    : run.steps.flatMap((group) => (group.type === "next" ? group.steps.filter((step) => step.state === "STEP_RETRY") : []));
+
+/** "retrying step “charge card”", its attempts so far, when it is tried next, and its last error; nothing for a run with no such step. */
+const Retrying = ({ run, now }: { run: RunLog; now: number }) => {
+  const [step, ...more] = retryingSteps(run);
+  if (step === undefined) return null;
+  const failed = step.errors?.length ?? 0;
+  const last = step.errors?.at(-1);
+  return (
+    <div class="retrying" data-retrying={step.messageId}>
+      <span class="badge warn">retrying</span> {step.stepName === undefined ? "a step" : <>step “{step.stepName}”</>}
+      {failed > 0 && <span class="muted"> · failed {plural(failed, "attempt")} of {step.retries + 1}</span>}
+      {step.nextDeliveryTime !== undefined && (
+        <span class="muted">
+          {" "}
+          · next <Time at={step.nextDeliveryTime} now={now} />
+        </span>
+      )}
+      {more.length > 0 && <span class="muted"> · and {plural(more.length, "more step")}</span>}
+      {last && (
+        <div class="answer bad" title={errorHeadline(last)}>
+          {errorHeadline(last)}
+        </div>
+      )}
+    </div>
+  );
+};

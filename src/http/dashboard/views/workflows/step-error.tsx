@@ -41,7 +41,7 @@ export const AnswerError: FC<{ answer: FailedAnswer; cutAt: number; now: number;
   return (
     <div class="step-error" data-step-error>
       <div class="error">
-        <strong class="error-message">{error ? `${error.name}: ${error.message}` : headline(answer)}</strong>
+        <strong class="error-message">{errorHeadline(answer)}</strong>
         <div class="muted">
           {answer.status > 0 && `HTTP ${answer.status}`}
           {answer.time !== undefined && (
@@ -92,8 +92,12 @@ const Stack: FC<{ error: SdkError; open?: boolean }> = ({ error, open }) =>
     </details>
   );
 
-/** What to say first of an answer that is not the SDK's error: Dispatch's account, else the status. */
-const headline = (answer: FailedAnswer) => answer.error || (answer.status > 0 ? `The step answered HTTP ${answer.status}` : "The step failed");
+/** A failed attempt in a line: the error the step threw (`Name: message`), else Dispatch's account, else the status. */
+export function errorHeadline(answer: FailedAnswer): string {
+  const error = sdkError(answer.body);
+  if (error) return `${error.name}: ${error.message}`;
+  return answer.error || (answer.status > 0 ? `The step answered HTTP ${answer.status}` : "The step failed");
+}
 
 /** Why a stored body is not the whole answer, or null. */
 function bodyNote(body: string, cutAt: number | undefined): string | null {
