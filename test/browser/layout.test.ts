@@ -4,11 +4,16 @@
  * anything that is not there (no 404 in the service's access log, which also
  * hears the browser's own icon requests, no error in the console); the
  * footer's link to the API reference, and the reference's way back;
- * Pause and Resume not in the red of the buttons that destroy.
+ * Pause and Resume not in the red of the buttons that destroy; the messages
+ * table at 800 and 1280 px: it scrolls sideways in its own box, every column
+ * within reach, the page itself never wider than the window, and each id on
+ * one line (the DLQ's ids too).
  */
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SECTIONS } from "../../src/http/dashboard/layout";
+import { poll } from "../support/poll";
+import { type Receiver, startReceiver } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { signIn, useBrowser } from "./support/browser";
 
@@ -16,6 +21,17 @@ import { signIn, useBrowser } from "./support/browser";
 const logged: string[] = [];
 const dispatch = useDispatch({}, { log: (line) => logged.push(line) });
 const browser = useBrowser();
+let receiver: Receiver;
+
+beforeAll(async () => {
+  // Paths under /failing answer a 500 with a long body, which the list's "last answer" shows on one line.
+  receiver = await startReceiver((request) =>
+    request.path.startsWith("/failing")
+      ? { status: 500, body: "the order service could not write order 42 to its database because the table was locked by a migration" }
+      : { status: 200, body: "ok" },
+  );
+});
+afterAll(() => receiver.close());
 
 /** Every answer of 400 or more the page got, and every error its console showed, from now on. */
 function failuresOf(page: Page): string[] {
@@ -71,7 +87,7 @@ describe("the footer", () => {
 
 /** What a function run in the page reads of its styles (the tests are compiled without the DOM's types). */
 interface Styled {
-  getComputedStyle(element: unknown): { color: string };
+  getComputedStyle(element: unknown): { color: string; lineHeight: string; whiteSpace: string };
 }
 
 describe("buttons", () => {
@@ -90,5 +106,87 @@ describe("buttons", () => {
     expect(await colour("tone-active", "Pause")).toBe("rgb(154, 103, 0)");
     expect(await colour("tone-paused", "Resume")).toBe("rgb(255, 255, 255)");
     expect(await page.locator("button.danger:has-text('Pause'), button.danger:has-text('Resume')").count()).toBe(0);
+  });
+});
+
+/** What a function run in the page reads of its layout. */
+interface Box {
+  scrollWidth: number;
+  clientWidth: number;
+  scrollLeft: number;
+  getBoundingClientRect(): { left: number; right: number; top: number; bottom: number; height: number };
+  getClientRects(): { length: number };
+  closest(selector: string): Box | null;
+  querySelector(selector: string): Box | null;
+}
+type Window = { innerWidth: number; document: { scrollingElement: Box; querySelector(selector: string): Box } } & Styled;
+
+/** The table's box and the page: whether the page is wider than the window, and the box scrolled to its right end. */
+const measure = (page: Page) =>
+  page.evaluate(() => {
+    const window = globalThis as unknown as Window;
+    const table = window.document.querySelector("table.messages");
+    const box = table.closest(".table-scroll");
+    if (box === null) return null;
+    const overflows = box.scrollWidth > box.clientWidth;
+    box.scrollLeft = box.scrollWidth;
+    const seen = box.getBoundingClientRect();
+    const lastHeader = table.querySelector("thead th:last-child")!.getBoundingClientRect();
+    return {
+      pageWiderThanWindow: window.document.scrollingElement.scrollWidth > window.innerWidth,
+      overflows,
+      lastColumnInView: lastHeader.left >= seen.left - 1 && lastHeader.right <= seen.right + 1,
+      scrolledTo: box.scrollLeft,
+    };
+  });
+
+/** For each id link `selector` finds: how many lines it takes (client rects), its height and line height, and whether it may wrap. */
+const idLines = (page: Page, selector = "tr[data-message-id] td:first-child > a") =>
+  page.locator(selector).evaluateAll((links) =>
+    links.map((link) => {
+      const box = link as unknown as Box;
+      const style = (globalThis as unknown as Window).getComputedStyle(link);
+      return { rects: box.getClientRects().length, height: box.getBoundingClientRect().height, lineHeight: parseFloat(style.lineHeight), wraps: style.whiteSpace !== "nowrap" };
+    }),
+  );
+
+describe("the messages table", () => {
+  it("scrolls sideways in its own box at 800 px, every column within reach, and keeps each id on one line at 800 and 1280 px", async () => {
+    const long = "/a-rather-long-path/of-a-destination/that-goes-on/and-on?with=a&query=string&more=than&fits=on-a-line";
+    const published: string[] = [];
+    for (const path of [long, `/failing${long}`]) {
+      const response = await dispatch.api(`/v2/publish/${receiver.url}${path}`, { method: "POST", headers: { "Svc-Label": "checkout", "Svc-Retries": "0" }, body: "{}" });
+      expect(response.status).toBe(200);
+      published.push((await response.json()).messageId);
+    }
+    await poll(async () => (await (await dispatch.api(`/v2/messages/${published[1]}`)).json()).state === "FAILED", "the failing message to fail");
+    const context = await browser.context({ viewport: { width: 800, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    await page.goto(`${dispatch.baseUrl}/dashboard/messages`);
+    await page.waitForSelector("tr[data-message-id]");
+
+    const narrow = await measure(page);
+    expect(narrow).toEqual({ pageWiderThanWindow: false, overflows: true, lastColumnInView: true, scrolledTo: expect.any(Number) });
+    expect(narrow!.scrolledTo).toBeGreaterThan(0);
+    const ids = await idLines(page);
+    expect(ids.length).toBe(2);
+    for (const id of ids) expect(id).toMatchObject({ rects: 1, wraps: false });
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const wide = await measure(page);
+    expect(wide).toMatchObject({ pageWiderThanWindow: false, lastColumnInView: true });
+    const shown = await idLines(page);
+    expect(shown.length).toBe(2);
+    for (const id of shown) {
+      expect(id).toMatchObject({ rects: 1, wraps: false });
+      expect(id.height).toBeLessThan(id.lineHeight * 1.5);
+    }
+    // The DLQ's entries too (the failing message's), in a box of their own.
+    await page.goto(`${dispatch.baseUrl}/dashboard/dlq`);
+    expect(await page.locator(".table-scroll > table.dlq").count()).toBe(1);
+    const entries = await idLines(page, "tr[data-dlq-id] td.id > a");
+    expect(entries.length).toBe(1);
+    expect(entries[0]).toMatchObject({ rects: 1, wraps: false });
   });
 });

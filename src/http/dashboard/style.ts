@@ -26,6 +26,11 @@ table { border-collapse: collapse; width: 100%; background: var(--card); }
 th, td { text-align: left; padding: .4rem .55rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: .85rem; }
 td.url, td.mono, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .85rem; word-break: break-all; }
+td.id, .status, time .at, time .ago { white-space: nowrap; word-break: normal; }
+.table-scroll { overflow-x: auto; margin-bottom: .2rem; }
+table.messages { min-width: 62rem; }
+table.messages td.url { min-width: 16rem; }
+table.messages .answer { max-width: 20rem; }
 tr:hover td { background: #f9fbfd; }
 .badge { display: inline-block; padding: .05rem .45rem; border-radius: 999px; font-size: .78rem; font-weight: 600; background: #e8edf3; }
 .badge.ok { background: #dcf3e3; color: var(--ok); }

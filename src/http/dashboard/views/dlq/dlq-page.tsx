@@ -96,27 +96,29 @@ const EntryTable = (props: EntryTableProps) =>
   props.entries.length === 0 ? (
     <p class="muted">The DLQ holds nothing that matches.</p>
   ) : (
-    <table class="dlq">
-      <thead>
-        <tr>
-          {canAct(props.viewer) && (
-            <th>
-              <input type="checkbox" data-select-all="dlqIds" aria-label="Select all" />
-            </th>
-          )}
-          <th>Entry</th>
-          <th>Destination</th>
-          <th>Last response</th>
-          <th>Failed</th>
-          {canAct(props.viewer) && <th></th>}
-        </tr>
-      </thead>
-      <tbody>
-        {props.entries.map((entry) => (
-          <EntryRow entry={entry} now={props.now} selectable={canAct(props.viewer)} back={props.back} />
-        ))}
-      </tbody>
-    </table>
+    <div class="table-scroll">
+      <table class="dlq">
+        <thead>
+          <tr>
+            {canAct(props.viewer) && (
+              <th>
+                <input type="checkbox" data-select-all="dlqIds" aria-label="Select all" />
+              </th>
+            )}
+            <th>Entry</th>
+            <th>Destination</th>
+            <th>Last response</th>
+            <th>Failed</th>
+            {canAct(props.viewer) && <th></th>}
+          </tr>
+        </thead>
+        <tbody>
+          {props.entries.map((entry) => (
+            <EntryRow entry={entry} now={props.now} selectable={canAct(props.viewer)} back={props.back} />
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 
 const EntryRow = ({ entry, now, selectable, back }: { entry: DlqEntry; now: number; selectable: boolean; back: string }) => (
@@ -126,7 +128,7 @@ const EntryRow = ({ entry, now, selectable, back }: { entry: DlqEntry; now: numb
         <input type="checkbox" name="dlqIds" value={entry.dlqId} aria-label={`Select ${entry.dlqId}`} />
       </td>
     )}
-    <td class="mono">
+    <td class="mono id">
       <a href={linkTo(dlqEntryPath(entry.dlqId), back === PATH ? {} : { back })}>{entry.dlqId}</a>
       <div class="muted">{entry.message.id}</div>
       {entry.workflowRunId !== null && (

@@ -27,7 +27,7 @@ const printable = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u0
 
 /** `HTTP 500`, or "no response" (a network error, a timeout). */
 export const StatusText: FC<{ status: number | null }> = ({ status }) =>
-  status === null ? <span class="muted">no response</span> : <span class="mono">HTTP {status}</span>;
+  status === null ? <span class="muted status">no response</span> : <span class="mono status">HTTP {status}</span>;
 
 /** The first line of an answer, its title holding more, in red when the attempt was an error; nothing when it said nothing. */
 export const AnswerLine: FC<{ answer: Pick<LastAnswer, "body" | "error"> }> = ({ answer }) => {

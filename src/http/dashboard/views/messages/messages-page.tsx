@@ -49,34 +49,40 @@ export const MessagesPage = (props: { page: MessageListPage; values: FilterValue
   );
 };
 
-/** Messages as a table; each links to its page, which links `back` here. */
+/**
+ * Messages as a table; each links to its page, which links `back` here. The
+ * table scrolls sideways in its own box when the window is narrower than it,
+ * ids kept on one line.
+ */
 export const MessageTable = ({ items, now, back }: { items: MessageSummary[]; now: number; back: string }) =>
   items.length === 0 ? (
     <p class="muted">No messages match.</p>
   ) : (
-    <table class="messages">
-      <thead>
-        <tr>
-          <th>Message</th>
-          <th>State</th>
-          <th>Destination</th>
-          <th>Retries</th>
-          <th>Last answer</th>
-          <th>Created</th>
-          <th>Next attempt / finished</th>
-        </tr>
-      </thead>
-      <tbody>
-        {items.map((m) => (
-          <MessageRow m={m} now={now} back={back} />
-        ))}
-      </tbody>
-    </table>
+    <div class="table-scroll">
+      <table class="messages">
+        <thead>
+          <tr>
+            <th>Message</th>
+            <th>State</th>
+            <th>Destination</th>
+            <th>Retries</th>
+            <th>Last answer</th>
+            <th>Created</th>
+            <th>Next attempt / finished</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((m) => (
+            <MessageRow m={m} now={now} back={back} />
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 
 const MessageRow = ({ m, now, back }: { m: MessageSummary; now: number; back: string }) => (
   <tr data-message-id={m.id}>
-    <td class="mono">
+    <td class="mono id">
       <a href={linkTo(messagePath(m.id), { back })}>{m.id}</a>
       {m.retriedAs && <RetriedAs retry={m.retriedAs} />}
     </td>

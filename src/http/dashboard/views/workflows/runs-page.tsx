@@ -46,23 +46,25 @@ export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: 
         {runs.length === 0 ? (
           <p class="muted">No workflow runs match.</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th>Run</th>
-                <th>State</th>
-                <th>Workflow URL</th>
-                <th>Steps</th>
-                <th>Created</th>
-                <th>Finished</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((run) => (
-                <RunRow run={run} now={now} back={back} />
-              ))}
-            </tbody>
-          </table>
+          <div class="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>State</th>
+                  <th>Workflow URL</th>
+                  <th>Steps</th>
+                  <th>Created</th>
+                  <th>Finished</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.map((run) => (
+                  <RunRow run={run} now={now} back={back} />
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         <ByTimePager path={PATH} values={values} cursor={cursor} next={next} />
       </Live>
@@ -72,7 +74,7 @@ export const RunsPage = (props: { runs: RunLog[]; values: FilterValues; cursor: 
 
 const RunRow = ({ run, now, back }: { run: RunLog; now: number; back: string }) => (
   <tr data-run-id={run.workflowRunId}>
-    <td class="mono">
+    <td class="mono id">
       <a href={linkTo(runPath(run.workflowRunId), back === PATH ? {} : { back })}>{run.workflowRunId}</a>
     </td>
     <td>
