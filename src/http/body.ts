@@ -9,8 +9,6 @@ import { badRequest, tooLarge, tooLargeText } from "../domain/errors";
 import { checkJsonText, checkText, type JsonPath } from "../domain/storable-text";
 import { requestParts } from "./request";
 
-const BODY = "body" as never;
-
 /** Refuses bytes that are not UTF-8 instead of replacing them; a byte order mark is kept, as `Buffer` keeps it. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -22,14 +20,14 @@ export function readBody(maxBytes: number): MiddlewareHandler {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     const body = incoming ? await readStream(incoming, maxBytes) : Buffer.from(await c.req.arrayBuffer());
     if (body === null || body.length > maxBytes) return refuse(c, maxBytes);
-    c.set(BODY, body as never);
+    c.set("body", body);
     await next();
   };
 }
 
 /** The request body as bytes; a 413 above `maxBytes` when given. */
 export function bodyOf(c: Context, maxBytes = Number.POSITIVE_INFINITY): Buffer {
-  const body = (c.get(BODY) as Buffer | undefined) ?? Buffer.alloc(0);
+  const body = c.get("body") ?? Buffer.alloc(0);
   if (body.length > maxBytes) throw tooLarge("the request body", maxBytes);
   return body;
 }

@@ -15,7 +15,6 @@ import { AppError, badRequest } from "../../domain/errors";
 import type { JsonPath } from "../../domain/storable-text";
 import { jsonOf } from "../body";
 import { bulkParams, type Params, queryParams } from "../query";
-import { ACCESS } from "../redactor-for";
 
 /** The groups the reference shows operations in, one per resource. */
 export type Tag =
@@ -105,18 +104,16 @@ export interface Operation<B extends BodySpec | undefined> {
 }
 
 const operations = new WeakMap<object, OperationSpec>();
-/** The context key under which the operation of the route that answers is kept. */
-const ANSWERING = "operation" as never;
 
 /** An operation from its spec. */
 export function operation<B extends BodySpec | undefined = undefined>(spec: OperationSpec<B>): Operation<B> {
   // The last operation marked is the one whose handler answered: a route that hands a request on lets the next mark it.
   const describe: MiddlewareHandler = async (c, next) => {
     // A read-only token may call what is declared `read`, and nothing else (server/middleware.ts requireToken).
-    if (spec.access === "full-token" && c.get(ACCESS as never) === "readonly") {
+    if (spec.access === "full-token" && c.get("access") === "readonly") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
-    c.set(ANSWERING, spec as never);
+    c.set("operation", spec as OperationSpec);
     await next();
   };
   operations.set(describe, spec as OperationSpec);
@@ -124,7 +121,7 @@ export function operation<B extends BodySpec | undefined = undefined>(spec: Oper
   return {
     spec,
     describe,
-    body: (c, json) => parseJson(c, spec.body, json) as never,
+    body: (c, json) => parseJson(c, spec.body, json) as ReturnType<Operation<B>["body"]>,
     query: (c) => queryParams(c, names),
     bulk: (c) => bulkParams(c, names),
   };
@@ -132,7 +129,7 @@ export function operation<B extends BodySpec | undefined = undefined>(spec: Oper
 
 /** The operation of the route that answered the request of `c`, once it has. */
 export function answeringOperation(c: Context): OperationSpec | undefined {
-  return c.get(ANSWERING) as OperationSpec | undefined;
+  return c.get("operation");
 }
 
 /** The operation a route handler marks, if it is an operation's `describe`. */

@@ -25,7 +25,7 @@ export function renderError(
     c.header("Retry-After", String(RETRY_AFTER_SECONDS));
     return c.json({ error: "the database is unavailable; nothing was changed, retry shortly" }, 503);
   }
-  const requestId = (c.get("requestId" as never) as string | undefined) ?? "-";
+  const requestId = c.get("requestId") ?? "-";
   // The route's pattern, not the path: a path can hold a destination URL and its secrets.
   deps.log(`internal error [request ${requestId}] on ${c.req.method} ${routePatternOf(c)}: ${error.stack ?? error.message}`, {
     level: "error",

@@ -3,7 +3,6 @@ import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
 import { accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
-import { ACCESS } from "../redactor-for";
 import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
@@ -42,7 +41,7 @@ export function requireToken(tokens: TokenSet, failures: AuthFailures): Middlewa
     if (access === "readonly" && c.req.method !== "GET" && c.req.method !== "HEAD") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
-    c.set(ACCESS as never, access as never);
+    c.set("access", access);
     await next();
   };
 }
@@ -79,7 +78,7 @@ export function requestIds(): MiddlewareHandler {
   return async (c, next) => {
     const given = requestParts(c).headers["x-request-id"];
     const id = given !== undefined && given !== "" && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : crypto.randomUUID();
-    c.set("requestId" as never, id as never);
+    c.set("requestId", id);
     c.header("X-Request-Id", id);
     await next();
   };
@@ -100,7 +99,7 @@ export function timeRequests(metrics: Metrics, log: Log): MiddlewareHandler {
       const labels = { method: c.req.method, route, status: String(c.res.status) };
       const ms = performance.now() - started;
       metrics.requestSeconds.observe(labels, ms / 1000);
-      log(`${c.req.method} ${route} ${c.res.status} in ${ms.toFixed(1)} ms`, { level: "debug", requestId: c.get("requestId" as never) });
+      log(`${c.req.method} ${route} ${c.res.status} in ${ms.toFixed(1)} ms`, { level: "debug", requestId: c.get("requestId") });
     }
   };
 }
