@@ -2,7 +2,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { badRequest } from "../domain/errors";
-import { detectDialect, type Dialect, PREFIX } from "../domain/headers/dialect";
+import { detectDialect, PREFIX } from "../domain/headers/dialect";
+import type { Dialect } from "../db/vocabulary";
 import { checkText } from "../domain/storable-text";
 
 /**

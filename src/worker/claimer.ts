@@ -37,6 +37,7 @@ import type { AttemptRecord } from "../domain/delivery/outcome";
 import { type DeliverDeps, deliverClaimed } from "./deliver";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
 import { admitClaimed, withdrawAdmission } from "../domain/flow-control/admission";
+import { isKeyed, type Keyed } from "../domain/flow-control/keyed";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
 import type { DestinationHealth } from "./destination-health";
@@ -49,10 +50,11 @@ const ADMISSION_RETRY_MS = 1000;
 /** Most due messages one claim reads beyond its limit to park those of blocked destinations. */
 const MAX_PASS = 2048;
 
-/** When an admitted rate-limited request must start by (epoch ms), and the start its window counted. */
+/** When an admitted rate-limited request must start by (epoch ms), and the start its key's window counted. */
 interface Start {
   by: number;
   admittedAt: Date;
+  message: Keyed<ClaimedMessage>;
 }
 
 /** What the loop works with. */
@@ -201,14 +203,14 @@ export class Claimer implements LocalDelivery {
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
     // The claim asked for no more than each destination's room, but this process's publishes may have
     // taken some of it meanwhile: a message whose destination is full now joins its line instead.
-    const keyed: ClaimedMessage[] = [];
+    const keyed: Keyed<ClaimedMessage>[] = [];
     const waiting: ClaimedMessage[] = [];
     const admitting = new Map<string, number>();
     for (const message of messages) {
       const destination = destinationKey(message);
       const counted = admitting.get(destination) ?? 0;
       if (this.deps.slots.room(destination) <= counted) waiting.push(message);
-      else if (message.flowControlKey === null) this.track(this.startAttempt(message));
+      else if (!isKeyed(message)) this.track(this.startAttempt(message));
       else (keyed.push(message), admitting.set(destination, counted + 1));
     }
     if (waiting.length > 0) this.track(this.parkInLine(waiting, false));
@@ -236,15 +238,15 @@ export class Claimer implements LocalDelivery {
    * when each must start (the rest are held back by the admission and need no
    * record). If admission fails, they are all handed back.
    */
-  private async admit(keyed: ClaimedMessage[]): Promise<[ClaimedMessage, Start | undefined][]> {
+  private async admit(keyed: Keyed<ClaimedMessage>[]): Promise<[ClaimedMessage, Start | undefined][]> {
     try {
       const { admitted, held, startWithinMs, admittedAt } = await admitClaimed(this.deps.sql, keyed);
       // Counted from when the answer came, just after the window was stamped and committed.
       const answered = Date.now();
       for (const message of held) this.deps.recorder.skipped(message.claimId);
-      const start = (message: ClaimedMessage): Start | undefined => {
+      const start = (message: Keyed<ClaimedMessage>): Start | undefined => {
         const within = startWithinMs.get(message.id);
-        return within === undefined ? undefined : { by: answered + within, admittedAt: admittedAt.get(message.id)! };
+        return within === undefined ? undefined : { by: answered + within, admittedAt: admittedAt.get(message.id)!, message };
       };
       return admitted.map((message): [ClaimedMessage, Start | undefined] => [message, start(message)]);
     } catch (error) {
@@ -277,7 +279,7 @@ export class Claimer implements LocalDelivery {
       // What waits for its room may go on now: not only at the next poll.
       if (this.waitingForRoom.has(destinationKey(message))) this.wake();
       if (delivery.kind === "interrupted") await this.handBack(message);
-      else if (delivery.kind === "late") await this.withdraw(message, start!.admittedAt);
+      else if (delivery.kind === "late") await this.withdraw(start!);
       else {
         const { record } = delivery;
         const holdMs = this.deps.health.observe(message, record.attempt);
@@ -344,7 +346,7 @@ export class Claimer implements LocalDelivery {
   }
 
   /** A request that could not start in time goes back to be admitted again; its start is not counted. */
-  private async withdraw(message: ClaimedMessage, admittedAt: Date): Promise<void> {
+  private async withdraw({ message, admittedAt }: Start): Promise<void> {
     try {
       await this.deps.availability.retrying(() => withdrawAdmission(this.deps.sql, message, admittedAt));
       this.deps.recorder.skipped(message.claimId);

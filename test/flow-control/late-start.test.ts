@@ -61,7 +61,7 @@ it("withdrawing an admission forgets one start at its time and puts the message 
     where key = 'withdrawn-key'`;
   await sql`update dispatch.messages set due_at = null, claim_id = 42, flow_active = true where id = ${messageId}`;
   const message = (await findMessage(sql, messageId))!;
-  await withdrawAdmission(sql, { ...message, claimId: 42 }, t1);
+  await withdrawAdmission(sql, { ...message, claimId: 42, flowControlKey: "withdrawn-key" }, t1);
   const [key] = await sql<{ starts: Date[] }[]>`select starts from dispatch.flow_control_keys where key = 'withdrawn-key'`;
   expect(key!.starts.map((t) => new Date(t).getTime())).toEqual([t1.getTime(), t2.getTime()]);
   const [row] = await sql`select due_at, flow_active from dispatch.messages where id = ${messageId}`;

@@ -15,6 +15,7 @@ import { releaseClaimedMessages } from "../../src/db/queries/sweep-claims";
 import { circuitSettings } from "../../src/domain/destinations/circuit";
 import { recordOutcomes } from "../../src/domain/delivery/outcome";
 import { admitClaimed } from "../../src/domain/flow-control/admission";
+import { isKeyed } from "../../src/domain/flow-control/keyed";
 import { useDispatch } from "../support/service";
 
 const dispatch = useDispatch({}, { role: "api" });
@@ -25,7 +26,8 @@ async function claimAndAdmit(worker: string): Promise<ClaimedMessage> {
   const { sql } = dispatch.service;
   const { messages } = await sql.begin((tx) => claimMessages(tx, worker, ROOM));
   expect(messages).toHaveLength(1);
-  const { admitted } = await admitClaimed(sql, messages);
+  expect(messages.every(isKeyed)).toBe(true);
+  const { admitted } = await admitClaimed(sql, messages.filter(isKeyed));
   expect(admitted.map((message) => message.id)).toEqual([messages[0]!.id]);
   return messages[0]!;
 }

@@ -51,6 +51,11 @@ export type MessageInsert = Pick<
   workflow: { callType: string } | null;
 };
 
+/** The call a row makes in its workflow run, once bound to one (a message not bound makes none). */
+function workflowCallType(row: MessageInsert): ClaimedMessage["workflowCallType"] {
+  return row.workflowRunPk === undefined || row.workflow === null ? null : (row.workflow.callType as ClaimedMessage["workflowCallType"]);
+}
+
 /**
  * A column of the insert: `name` in the rows as read, sent at its position in
  * each row's array as JSON and read as `type` (`jsonb` stays a JSON value),
@@ -99,7 +104,7 @@ const COLUMNS: InsertColumn[] = [
   { name: "schedule_id", type: "text", value: (r) => r.scheduleId },
   { name: "caller_ip", type: "text", value: (r) => r.callerIp },
   { name: "workflow_run_pk", type: "bigint", value: (r) => r.workflowRunPk ?? null },
-  { name: "workflow_call_type", type: "text", value: (r) => (r.workflowRunPk === undefined ? null : r.workflow!.callType) },
+  { name: "workflow_call_type", type: "text", value: (r) => workflowCallType(r) },
   { name: "flow_control_key", type: "text", value: (r) => r.flowControl?.key ?? null },
   { name: "flow_control_value", type: "text", value: (r) => r.flowControl?.value ?? null },
   { name: "not_before_ms", type: "bigint", value: (r) => r.notBeforeMs, input: true },
@@ -225,7 +230,7 @@ function claimedRow(row: MessageInsert, made: MadeColumns): ClaimedMessage {
     queueStarted: false,
     api: row.api,
     workflowRunPk: row.workflowRunPk ?? null,
-    workflowCallType: row.workflowRunPk === undefined ? null : (row.workflow!.callType as ClaimedMessage["workflowCallType"]),
+    workflowCallType: workflowCallType(row),
     method: row.method,
     headers: row.headers,
     contentType: row.contentType,

@@ -6,12 +6,12 @@
 import type { WorkflowCallType } from "../../db/vocabulary";
 import type { HttpClient } from "../../outbound/http-client";
 import { tooLargeText } from "../errors";
-import { type Dialect, ISSUER, PREFIX, USER_AGENT } from "../headers/dialect";
+import { ISSUER, PREFIX, USER_AGENT } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import { withoutHopHeaders } from "../headers/hop-headers";
 import type { StoredMessage } from "../messages/message";
 import { retryDelayMs } from "./retry-policy";
 import { signRequest, type SigningKeys } from "./signing";
-
 
 /** What one attempt produced: a response (any status) or an error before one. */
 export type Attempt =

@@ -4,7 +4,8 @@
  * the schedule form): the signature header it is signed in, and the default
  * backoff between its retries (retry-policy.ts).
  */
-import { type Dialect, ISSUER, PREFIX } from "../headers/dialect";
+import { ISSUER, PREFIX } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import { defaultBackoffMs } from "./retry-policy";
 
 /** How many of the first waits the backoff is shown by. */

@@ -5,7 +5,7 @@
  * rate-limit reset headers, docs/hosted-api.md §3.2), then the message's
  * Retry-Delay expression, then the dialect's default backoff.
  */
-import type { Dialect } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import { compileRetryDelay } from "../retry-delay-expression";
 import { retryAfterFromHeaders } from "./retry-after";
 

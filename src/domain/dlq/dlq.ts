@@ -7,7 +7,8 @@
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
 import { AppError } from "../errors";
-import { type Dialect, PREFIX } from "../headers/dialect";
+import { PREFIX } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import { matchMessages, type MessageFilter, type Order, type TimeRange, withinRange } from "../messages/filter";
 import type { StoredMessage } from "../messages/message";
 import type { NewMessage, PublishResult } from "../messages/new-message";
@@ -19,8 +20,6 @@ import { parsePublishOptions, type PublishLimits, type MessageSettings } from ".
 import { buildMessage } from "../publish/prepare";
 import { linkRetries } from "../../db/queries/link-retries";
 import { type RetryOverrides, runEntries } from "./run-entries";
-
-export type { RetryOverrides };
 
 /** A DLQ entry: the failed message and the last response it got. */
 export interface DlqEntry {

@@ -10,7 +10,7 @@
 import type { Tx } from "../../db/client";
 import type { PublishResult } from "../messages/new-message";
 import type { MessageSettings } from "../publish/options";
-import type { Dialect } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 
 /** Publish headers a retry gives to replace single settings of what it retries. */
 export interface RetryOverrides {

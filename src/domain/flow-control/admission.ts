@@ -17,15 +17,16 @@ import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { freeFlowSlots, holdClaimed, markFlowActive } from "../../db/queries/flow-control-holds";
 import type { Sql, Tx } from "../../db/client";
 import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
+import { isKeyed, type Keyed } from "./keyed";
 import { freeSlots, keyStates, rateMarginMs } from "./keys";
 import { releaseParked, windowAfter } from "./release";
 
 /** What admission decided for a claim's keyed messages. */
 export interface Admission {
   /** To attempt now. */
-  admitted: ClaimedMessage[];
+  admitted: Keyed<ClaimedMessage>[];
   /** Handed back: held until their key lets them go. */
-  held: ClaimedMessage[];
+  held: Keyed<ClaimedMessage>[];
   /**
    * For admitted messages of rate-limited keys: how long after the admission
    * their request must start, or not at all (the worker withdraws the
@@ -43,10 +44,10 @@ export interface Admission {
   admittedAt: Map<string, Date>;
 }
 
-/** Admits what the keys of `claimed` allow (all of `claimed` have a key and are claimed by the caller). */
-export function admitClaimed(sql: Sql, claimed: ClaimedMessage[]): Promise<Admission> {
+/** Admits what the keys of `claimed` allow (all claimed by the caller). */
+export function admitClaimed(sql: Sql, claimed: Keyed<ClaimedMessage>[]): Promise<Admission> {
   return sql.begin(async (tx) => {
-    const keys = [...new Set(claimed.map((message) => message.flowControlKey!))].sort();
+    const keys = [...new Set(claimed.map((message) => message.flowControlKey))].sort();
     const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
     const admission: Admission = { admitted: [], held: [], startWithinMs: new Map(), admittedAt: new Map() };
     for (const key of keys) {
@@ -76,7 +77,7 @@ export function admitClaimed(sql: Sql, claimed: ClaimedMessage[]): Promise<Admis
  * time: it goes back on the work list to be admitted again, and the start its
  * key's rate window counted for it at `admittedAt` is forgotten.
  */
-export async function withdrawAdmission(sql: Sql, message: ClaimedMessage, admittedAt: Date): Promise<void> {
+export async function withdrawAdmission(sql: Sql, message: Keyed<ClaimedMessage>, admittedAt: Date): Promise<void> {
   await sql.begin(async (tx) => {
     await releaseClaimedMessages(tx, [{ messageId: message.id, claimId: message.claimId }]);
     await tx`select key from dispatch.flow_control_keys where key = ${message.flowControlKey} for update`;
@@ -87,7 +88,7 @@ export async function withdrawAdmission(sql: Sql, message: ClaimedMessage, admit
         select coalesce(array_agg(s order by n), '{}') from unnest(starts) with ordinality as w(s, n)
         where n <> coalesce((select min(v.n) from unnest(starts) with ordinality as v(s, n) where v.s = ${at}::timestamptz), 0))
       where key = ${message.flowControlKey}`;
-    await releaseParked(tx, [message.flowControlKey!]);
+    await releaseParked(tx, [message.flowControlKey]);
   });
 }
 
@@ -97,10 +98,10 @@ export async function withdrawAdmission(sql: Sql, message: ClaimedMessage, admit
  * them, and their keys release what may start now.
  */
 export async function releaseDeliveries(tx: Tx, messages: ClaimedMessage[]): Promise<void> {
-  const keyed = messages.filter((message) => message.flowControlKey !== null);
+  const keyed = messages.filter(isKeyed);
   if (keyed.length === 0) return;
   await freeFlowSlots(tx, keyed.map((message) => ({ id: message.id, claimId: message.claimId })));
-  await releaseParked(tx, keyed.map((message) => message.flowControlKey!));
+  await releaseParked(tx, keyed.map((message) => message.flowControlKey));
 }
 
 async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {

@@ -6,9 +6,6 @@
 
 import type { Dialect } from "../../db/vocabulary";
 
-/** `svc` is the native dialect, `upstash` the compatibility dialect. */
-export type { Dialect };
-
 /** Header prefix of each dialect, in canonical case. */
 export const PREFIX: Record<Dialect, string> = { svc: "Svc-", upstash: "Upstash-" };
 

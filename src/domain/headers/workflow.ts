@@ -4,11 +4,8 @@
  * dialect reads the same names with the `svc-` prefix.
  */
 import { checkText, MAX_ID_BYTES } from "../storable-text";
-import { type Dialect, PREFIX } from "./dialect";
-
-import { WORKFLOW_CALL_TYPES, type WorkflowCallType } from "../../db/vocabulary";
-
-export type { WorkflowCallType };
+import { PREFIX } from "./dialect";
+import { type Dialect, WORKFLOW_CALL_TYPES, type WorkflowCallType } from "../../db/vocabulary";
 
 /** What a publish says about the run it belongs to. */
 export interface WorkflowBinding {

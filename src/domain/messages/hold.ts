@@ -14,6 +14,7 @@
 import type { Tx } from "../../db/client";
 import { isPendingState } from "../../db/vocabulary";
 import { keyStates } from "../flow-control/keys";
+import { isKeyed, type Keyed } from "../flow-control/keyed";
 import { type LastAnswer, lastAnswer } from "./attempts";
 import type { StoredMessage } from "./message";
 
@@ -77,7 +78,7 @@ export async function holdOf(tx: Tx, message: StoredMessage): Promise<Hold> {
   }
   const queued = message.pendingQueue === null ? null : await queueHold(tx, message);
   if (queued !== null) return queued;
-  if (message.flowParked) return { kind: "flow-control", ...(await keyHold(tx, message, null)) };
+  if (message.flowParked && isKeyed(message)) return { kind: "flow-control", ...(await keyHold(tx, message, null)) };
   if (message.destinationParked) return { kind: "destination", ...(await destinationHold(tx, message)) };
   if (message.dueAt === null) return { kind: "unscheduled" };
   return timeHold(tx, message, message.dueAt);
@@ -88,7 +89,7 @@ async function timeHold(tx: Tx, message: StoredMessage, dueAt: Date): Promise<Ho
   const [clock] = await tx<{ now: Date }[]>`select now() as now`;
   if (dueAt <= clock!.now) return { kind: "due", since: dueAt };
   // Due later than its next delivery: put back for the moment its key's rate window frees a slot (release.ts).
-  if (message.flowControlKey !== null && dueAt > message.nextDeliveryAt) {
+  if (isKeyed(message) && dueAt > message.nextDeliveryAt) {
     return { kind: "flow-control", ...(await keyHold(tx, message, dueAt)) };
   }
   if (message.retried > 0) {
@@ -115,8 +116,8 @@ async function queueHold(tx: Tx, message: StoredMessage): Promise<Hold | null> {
 }
 
 /** The hold of the message's flow-control key: why, and how much counts against it. */
-async function keyHold(tx: Tx, message: StoredMessage, until: Date | null): Promise<KeyHold> {
-  const key = message.flowControlKey!;
+async function keyHold(tx: Tx, message: Keyed<StoredMessage>, until: Date | null): Promise<KeyHold> {
+  const key = message.flowControlKey;
   const [state] = await keyStates(tx, [key], false);
   const [held] = await tx<{ ahead: number }[]>`
     select count(*)::int as ahead from dispatch.messages

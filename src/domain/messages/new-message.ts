@@ -8,9 +8,6 @@ import type { MessageInsert } from "../../db/queries/insert-messages";
 import type { Dialect, MessageOrigin } from "../../db/vocabulary";
 import type { WorkflowBinding } from "../headers/workflow";
 
-/** Why a message exists. */
-export type { MessageOrigin };
-
 /** A message about to be stored (`insertMessages`). */
 export type NewMessage = Omit<MessageInsert, "dialect" | "origin" | "labels" | "workflow"> & {
   dialect: Dialect;

@@ -12,7 +12,8 @@
  */
 import { createHmac } from "node:crypto";
 import { badRequest } from "../errors";
-import { type Dialect, PREFIX } from "../headers/dialect";
+import { PREFIX } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 
 /** Normalised redaction fields, as stored on a message row; null for none. */
 export type RedactFields = string[] | null;

@@ -78,17 +78,29 @@ async function storeGroups(
   local: LocalDelivery | null,
 ): Promise<PublishResult[][]> {
   const messages = groups.flat();
-  const claimable = local === null ? [] : messages.filter(canClaimAtInsert);
-  const slots = claimable.length === 0 ? 0 : local!.reserve(claimable.length);
-  const claim = slots === 0 ? null : { workerId: local!.workerId, ids: new Set(claimable.slice(0, slots).map((m) => m.id)) };
+  const stored = local === null ? await insertMessagesClaiming(tx, messages, settings, null) : await storeForLocal(tx, messages, settings, local);
+  let next = 0;
+  return groups.map((group) => stored.results.slice(next, (next += group.length)));
+}
+
+/** Stores `messages`, the immediate ones that fit in `local`'s free slots claimed by it and handed to it. */
+async function storeForLocal(
+  tx: Parameters<typeof insertMessagesClaiming>[0],
+  messages: NewMessage[],
+  settings: MessageSettings,
+  local: LocalDelivery,
+): Promise<Awaited<ReturnType<typeof insertMessagesClaiming>>> {
+  const claimable = messages.filter(canClaimAtInsert);
+  const slots = claimable.length === 0 ? 0 : local.reserve(claimable.length);
+  if (slots === 0) return insertMessagesClaiming(tx, messages, settings, null);
+  const claim = { workerId: local.workerId, ids: new Set(claimable.slice(0, slots).map((m) => m.id)) };
   let stored: Awaited<ReturnType<typeof insertMessagesClaiming>>;
   try {
     stored = await insertMessagesClaiming(tx, messages, settings, claim);
   } catch (error) {
-    if (slots > 0) local!.abandon(slots);
+    local.abandon(slots);
     throw error;
   }
-  if (slots > 0) local!.deliver(stored.claimed, slots);
-  let next = 0;
-  return groups.map((group) => stored.results.slice(next, (next += group.length)));
+  local.deliver(stored.claimed, slots);
+  return stored;
 }

@@ -7,7 +7,8 @@
  */
 import type { Tx } from "../../db/client";
 import { badRequest, AppError } from "../errors";
-import { detectDialect, type Dialect, PREFIX } from "../headers/dialect";
+import { detectDialect, PREFIX } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import { withoutHopHeaders } from "../headers/hop-headers";
 import { newScheduleId } from "../ids";
 import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";

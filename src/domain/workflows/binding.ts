@@ -8,7 +8,7 @@
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
-import { runUserHeaders } from "../headers/workflow";
+import { runUserHeaders, type WorkflowBinding } from "../headers/workflow";
 import type { NewMessage } from "../messages/new-message";
 import { unionFields } from "../messages/redaction";
 import { checkJsonText } from "../storable-text";
@@ -26,20 +26,23 @@ export async function bindMessagesToRuns(tx: Tx, messages: NewMessage[]): Promis
     const binding = message.workflow;
     if (binding === null) continue;
     if (binding.init) {
-      const bound = await bindInit(tx, message);
+      const bound = await bindInit(tx, message, binding);
       if ("duplicateOf" in bound) duplicates.set(message.id, bound.duplicateOf);
       else steps.push({ runPk: bound.runPk, messageId: message.id, callType: "step", body: bound.entryBody });
       continue;
     }
-    const run = await bindStep(tx, message);
+    const run = await bindStep(tx, message, binding);
     if (run) steps.push({ runPk: run.pk, messageId: message.id, callType: binding.callType, body: message.body });
   }
   await appendSteps(tx, steps);
   return duplicates;
 }
 
-async function bindInit(tx: Tx, message: NewMessage): Promise<{ runPk: number; entryBody: Buffer } | { duplicateOf: string }> {
-  const binding = message.workflow!;
+async function bindInit(
+  tx: Tx,
+  message: NewMessage,
+  binding: WorkflowBinding,
+): Promise<{ runPk: number; entryBody: Buffer } | { duplicateOf: string }> {
   const { entryBody, invoker } = binding.invoke ? readInvokeEnvelope(message.body) : { entryBody: message.body, invoker: null };
   const active = await findActiveRun(tx, binding.runId);
   if (active && binding.triggeredBySdk && !(await hasProgressed(tx, active.pk))) {
@@ -90,8 +93,7 @@ async function hasProgressed(tx: Tx, runPk: number): Promise<boolean> {
  * (else 400, which tells the SDK the run has ended); made by Dispatch itself
  * (a call result, a failure callback) it joins the latest run with the id.
  */
-async function bindStep(tx: Tx, message: NewMessage): Promise<Run | null> {
-  const binding = message.workflow!;
+async function bindStep(tx: Tx, message: NewMessage, binding: WorkflowBinding): Promise<Run | null> {
   const run =
     message.origin === "publish" ? await findActiveRun(tx, binding.runId) : await findLatestRun(tx, binding.runId);
   if (!run) {

@@ -3,8 +3,8 @@
  */
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
-import type { Dialect } from "../headers/dialect";
-import type { WorkflowCallType } from "../headers/workflow";
+import type { Dialect } from "../../db/vocabulary";
+import type { WorkflowCallType } from "../../db/vocabulary";
 
 /** Configuration of a run, taken from its init message and applied to its later messages. */
 export interface RunConfig {

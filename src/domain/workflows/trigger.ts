@@ -7,7 +7,8 @@
  */
 import type { Tx } from "../../db/client";
 import { badRequest } from "../errors";
-import { type Dialect, PREFIX } from "../headers/dialect";
+import { PREFIX } from "../headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import { randomBase58 } from "../ids";
 import { insertMessages } from "../publish/insert";
 import { prepareMessages, type PublishSettings } from "../publish/prepare";

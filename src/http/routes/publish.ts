@@ -5,7 +5,8 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { overLimit, tooLarge } from "../../domain/errors";
-import { type Dialect, detectDialect } from "../../domain/headers/dialect";
+import { detectDialect } from "../../domain/headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
 import { Publisher } from "../../domain/publish/publish";
 import type { JsonPath } from "../../domain/storable-text";

@@ -6,7 +6,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { overLimit, tooLarge } from "../../domain/errors";
-import type { Dialect } from "../../domain/headers/dialect";
+import type { Dialect } from "../../db/vocabulary";
 import type { JsonPath } from "../../domain/storable-text";
 import { type TriggerRequest, triggerRun, triggerRuns } from "../../domain/workflows/trigger";
 import { bodyOf, jsonOf } from "../body";

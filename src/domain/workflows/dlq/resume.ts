@@ -6,7 +6,7 @@
  */
 import type { Tx } from "../../../db/client";
 import { AppError } from "../../errors";
-import type { WorkflowCallType } from "../../headers/workflow";
+import type { WorkflowCallType } from "../../../db/vocabulary";
 import { newMessageId } from "../../ids";
 import type { StoredMessage } from "../../messages/message";
 import type { NewMessage, PublishResult } from "../../messages/new-message";

@@ -4,7 +4,8 @@
  * override headers, and the new run's configuration made from the original's.
  */
 import { badRequest } from "../../errors";
-import { type Dialect, PREFIX } from "../../headers/dialect";
+import { PREFIX } from "../../headers/dialect";
+import type { Dialect } from "../../../db/vocabulary";
 import { parsePublishOptions, type PublishLimits } from "../../publish/options";
 import type { RunConfig } from "../runs";
 import type { Run } from "../runs";

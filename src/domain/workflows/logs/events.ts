@@ -21,7 +21,7 @@
 import type { Tx } from "../../../db/client";
 import { badRequest } from "../../errors";
 import { canonicalHeaders } from "../../headers/names";
-import type { WorkflowCallType } from "../../headers/workflow";
+import type { WorkflowCallType } from "../../../db/vocabulary";
 import type { Redactor } from "../../messages/redaction";
 import { pageOf } from "../../paging";
 import { type DeliveryRow, type DeliveryState, type EventRunSelection, type RunBound, selectDeliveries, selectEventRuns } from "./event-query";

@@ -33,8 +33,6 @@ import {
 } from "./steps";
 import { trimBodies } from "./trim";
 
-export type { RunFilter } from "../run-filter";
-export type { RunLogQuery } from "./query";
 export { RUN_STATES, type RunState };
 
 /** Run states named in a query (any case), or a 400 naming the unknown one. */

@@ -6,7 +6,7 @@
  */
 import type postgres from "postgres";
 import type { Tx } from "../../../db/client";
-import type { WorkflowCallType } from "../../headers/workflow";
+import type { WorkflowCallType } from "../../../db/vocabulary";
 import { type TimeRange, withinRange } from "../../messages/filter";
 import { integerCursor, pageOf } from "../../paging";
 import { failureFunctionState } from "../failure-function-state";
@@ -87,7 +87,6 @@ export interface InvokedRunRow {
   invoker: Invoker;
   payload: Buffer | null;
 }
-
 
 /**
  * A page of runs, newest first, and the cursor of the next page when more

@@ -6,7 +6,7 @@
  */
 import { parseDuration } from "../../duration";
 import { canonicalHeaders } from "../../headers/names";
-import type { WorkflowCallType } from "../../headers/workflow";
+import type { WorkflowCallType } from "../../../db/vocabulary";
 import type { EntryRow, InvokedRunRow, RunRow } from "./query";
 
 /**
@@ -343,7 +343,6 @@ function retriesOf(entry: EntryRow): { retries?: number; retryDelay?: string } {
     ...(entry.retryDelayExpression !== null && { retryDelay: entry.retryDelayExpression }),
   };
 }
-
 
 /** The value of the header whose name ends with `suffix` (either dialect, any case). */
 export function headerValue(headers: Record<string, string> | null, suffix: string): string | undefined {
