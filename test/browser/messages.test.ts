@@ -1,6 +1,7 @@
 /**
  * Messages and the DLQ in the browser: filter the list, open a failed message
- * and read its attempt timeline, retry its DLQ entry (from its page, or from
+ * and read its attempt timeline (each attempt's own response, before the
+ * retry it led to), retry its DLQ entry (from its page, or from
  * its row of the list) and watch the retry deliver to a real receiver, go
  * back from an entry to the list it was opened from, delete selected
  * entries, cancel a pending message; redacted fields stay hidden; a
@@ -8,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, startReceiver } from "../support/receiver";
+import { type Receiver, type Reply, startReceiver } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";
 import { screenshot, signIn, useBrowser } from "./support/browser";
 
@@ -19,12 +20,19 @@ let receiver: Receiver;
 /** Paths the receiver fails with a 500 for now. */
 const failing = new Set<string>(["/orders"]);
 
+/** Attempts /numbered has had: it fails each with its own number, in a header and the body. */
+let numbered = 0;
+
 beforeAll(async () => {
-  receiver = await startReceiver((request) =>
-    failing.has(request.path)
+  receiver = await startReceiver((request): Reply => {
+    if (request.path === "/numbered") {
+      numbered += 1;
+      return { status: 500, headers: { "X-Attempt": String(numbered) }, body: `{"attempt":${numbered}}` };
+    }
+    return failing.has(request.path)
       ? { status: 500, headers: { "X-Reason": "database locked" }, body: '{"error":"database locked"}' }
-      : { status: 200, body: "ok" },
-  );
+      : { status: 200, body: "ok" };
+  });
 });
 afterAll(() => receiver.close());
 
@@ -81,6 +89,32 @@ describe("messages", () => {
     expect(await page.textContent("[data-stat='Failed messages'] .n")).toBe("1");
     expect(await page.textContent("[data-stat='In the DLQ'] .n")).toBe("1");
     await screenshot(page, "overview");
+  });
+
+  it("shows each attempt's response with that attempt, before the retry it led to", async () => {
+    const id = await publish("/numbered", { "Svc-Retries": "2" });
+    await settled(id, "FAILED");
+    const page = await browser.page();
+    await signIn(page, dispatch.baseUrl, TEST_TOKEN);
+    await page.goto(`${dispatch.baseUrl}/dashboard/messages/${id}`);
+    const attempts = page.locator("li[data-attempt]");
+    expect(await attempts.count()).toBe(3);
+    for (const n of [1, 2, 3]) {
+      const attempt = page.locator(`li[data-attempt="${n}"]`);
+      const response = attempt.locator("details[data-response]");
+      // The last attempt's response is open; the earlier ones are folded, their text there all the same.
+      expect(await response.getAttribute("open")).toBe(n === 3 ? "" : null);
+      expect(await response.locator("summary").textContent()).toBe(`Response to attempt ${n}`);
+      expect(await response.locator("pre").textContent()).toBe(`{\n  "attempt": ${n}\n}`);
+      expect(await response.locator("table").textContent()).toContain(`x-attempt${n}`);
+      // What followed comes after the response: the retry it led to (attempts 1 and 2), or the failure (3).
+      const order = await attempt.evaluate((item) => {
+        const children = Array.from((item as unknown as { children: ArrayLike<{ getAttribute(name: string): string | null }> }).children);
+        return children.map((child) => child.getAttribute("data-response") ?? child.getAttribute("data-followed")).filter((mark) => mark !== null);
+      });
+      expect(order).toEqual([String(n), n < 3 ? "retry" : "failure"]);
+    }
+    expect(await page.textContent("li[data-attempt='1'] [data-followed=retry]")).toMatch(/^Retry due .*\): attempt 2$/);
   });
 
   it("retries a DLQ entry, and the retry delivers to the receiver", async () => {

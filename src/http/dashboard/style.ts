@@ -81,6 +81,7 @@ ol.timeline > li::before { content: ""; position: absolute; left: -1.48rem; top:
 ol.timeline > li.ok::before { background: var(--ok); }
 ol.timeline > li.bad::before { background: var(--bad); }
 ol.timeline > li.warn::before { background: var(--warn); }
+ol.timeline .followed { margin-top: .3rem; color: var(--muted); }
 .parallel { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: .6rem; }
 h1 .subtitle { display: block; font-size: .85rem; font-weight: 400; color: var(--muted); margin-top: .2rem; }
 h3 { font-size: .95rem; margin: 1rem 0 .4rem; }

@@ -155,23 +155,20 @@ const Timeline = ({ message, attempts, hold, now }: { message: StoredMessage; at
   </ol>
 );
 
-/** One attempt: its result, response and what followed; the last one's response open. */
+/**
+ * One attempt: its result and the response it got, then what followed (the
+ * retry it led to, or its failure for good), so that nothing of the next
+ * attempt comes before this one's response; the last one's response open.
+ */
 const Attempt = ({ attempt: a, number, last, now }: { attempt: AttemptLog; number: number; last: boolean; now: number }) => (
   <li class={a.result === "DELIVERED" ? "ok" : a.failure !== null ? "bad" : "warn"} data-attempt={number}>
     <strong>Attempt {number}</strong> <Badge state={a.result} />{" "}
     {a.responseStatus !== null ? <span class="mono">HTTP {a.responseStatus}</span> : <span class="muted">no response</span>} ·{" "}
     <Time at={a.startedAt} now={now} /> · took {a.durationMs} ms
     {a.error && <div class="error">{a.error}</div>}
-    {a.nextAttemptAt && (
-      <div>
-        Retry due <Time at={a.nextAttemptAt} now={now} />
-      </div>
-    )}
-    {a.failure && <div class="error">Failed for good: {a.failure}</div>}
-    {a.note && <div class="muted">{a.note}</div>}
     {(a.responseHeaders !== null || a.responseBody !== null) && (
-      <details open={last}>
-        <summary>Response</summary>
+      <details open={last} data-response={number}>
+        <summary>Response to attempt {number}</summary>
         <HeadersTable headers={a.responseHeaders} />
         {a.responseBody !== null && a.responseBody.length > 0 ? (
           <pre>{renderBody(a.responseBody, bestView(a.responseBody))}</pre>
@@ -180,5 +177,12 @@ const Attempt = ({ attempt: a, number, last, now }: { attempt: AttemptLog; numbe
         )}
       </details>
     )}
+    {a.nextAttemptAt && (
+      <div class="followed" data-followed="retry">
+        Retry due <Time at={a.nextAttemptAt} now={now} />: attempt {number + 1}
+      </div>
+    )}
+    {a.failure && <div class="error" data-followed="failure">Failed for good: {a.failure}</div>}
+    {a.note && <div class="muted">{a.note}</div>}
   </li>
 );
