@@ -63,7 +63,6 @@ export interface MessageFilter {
   due?: boolean;
   /** Claimed by a worker: an attempt is in flight. */
   claimed?: boolean;
-  createdBefore?: Date;
   /** The messages of the runs with these ids. */
   workflowRunIds?: string[];
   /** The messages of the run with this key (`StoredRun.pk`). */
@@ -90,7 +89,6 @@ function messageConditions(sql: Sql, f: MessageFilter) {
     f.statesOtherThan !== undefined && sql`state <> all(${f.statesOtherThan}::text[])`,
     f.due !== undefined && (f.due ? sql`due_at is not null` : sql`due_at is null`),
     f.claimed !== undefined && (f.claimed ? sql`claim_id is not null` : sql`claim_id is null`),
-    f.createdBefore !== undefined && sql`created_at < ${f.createdBefore}`,
     f.workflowRunIds !== undefined &&
       sql`workflow_run_pk in (select pk from dispatch.workflow_runs where run_id = any(${f.workflowRunIds}::text[]))`,
     f.workflowRunPk !== undefined && sql`workflow_run_pk = ${f.workflowRunPk}`,
