@@ -25,7 +25,7 @@ import { metricsRoutes } from "../routes/metrics";
 import { publishRoutes } from "../routes/publish";
 import { queueRoutes } from "../routes/queues";
 import { scheduleRoutes } from "../routes/schedules";
-import { topicRoutes } from "../routes/topics";
+import { urlGroupRoutes } from "../routes/url-groups";
 import { workflowDlqHandOff, workflowDlqRoutes } from "../routes/workflow-dlq";
 import { workflowEventRoutes, workflowHookRoutes } from "../routes/workflow-events";
 import { workflowLogRoutes } from "../routes/workflow-logs";
@@ -50,7 +50,7 @@ export function createApp(deps: AppDeps) {
     .route("/", publishRoutes(deps))
     .route("/messages", messageRoutes(deps))
     .route("/queues", queueRoutes(deps))
-    .route("/topics", topicRoutes(deps))
+    .route("/topics", urlGroupRoutes(deps))
     .route("/schedules", scheduleRoutes(deps))
     .route("/", flowControlRoutes(deps))
     .route("/destinations", destinationRoutes(deps))

@@ -67,7 +67,7 @@ const REMOVE = operation({
 });
 
 /** Routes of the URL group resource. */
-export function topicRoutes(deps: AppDeps) {
+export function urlGroupRoutes(deps: AppDeps) {
   const { sql } = deps;
   return new Hono()
     .get("/", LIST.describe, async (c) => c.json(await listUrlGroups(sql)))
