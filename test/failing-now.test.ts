@@ -1,7 +1,8 @@
 /**
  * What is failing, as the dashboard reads it: each listed message's last
  * answer (status and the receiver's body), the destinations failing in the
- * last hour with their last answer, and DLQ retries linked both ways — the
+ * last hour with their last answer (until a delivery follows their latest
+ * error, such as a DLQ retry's), and DLQ retries linked both ways — the
  * failed message names its retry, the retry its original, the retries are
  * listed newest first and the failed ones retried are not counted as failing
  * — while the API answers as it did.
@@ -12,6 +13,7 @@ import { listMessages } from "../src/domain/messages/list";
 import { findMessage } from "../src/domain/messages/message";
 import { failingNow } from "../src/domain/overview/failing-now";
 import { readTotals } from "../src/domain/overview/totals";
+import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
@@ -20,7 +22,11 @@ const dispatch = useDispatch();
 const DOWN = '{"error":"receiver is down on purpose"}';
 /** Paths answered with a 500 and `DOWN` for now. */
 const failing = new Set(["/down", "/flaky"]);
-const receiver = useReceiver((request) => (failing.has(request.path) ? { status: 500, body: DOWN } : { status: 200, body: "ok" }));
+/** Paths answered with a 500 and `DOWN` the first time only. */
+const failingOnce = new Set(["/once"]);
+const receiver = useReceiver((request) =>
+  failing.has(request.path) || failingOnce.delete(request.path) ? { status: 500, body: DOWN } : { status: 200, body: "ok" },
+);
 
 async function publish(path: string, retries = 0): Promise<string> {
   const response = await dispatch.api(`/v2/publish/${receiver.url}${path}`, { method: "POST", headers: { "Svc-Retries": String(retries) }, body: "{}" });
@@ -98,5 +104,45 @@ describe("what is failing", () => {
     for (const retry of retries) {
       expect(originals).toContain((await retryLinks(sql, (await findMessage(sql, retry))!)).retryOf!.id);
     }
+  });
+
+  it("stops listing a destination once a delivery follows its latest error (a DLQ retry delivered), and lists it again when it fails again", async () => {
+    failing.add("/recovers");
+    const url = `${receiver.url}/recovers`;
+    const listed = async () => (await failingNow(dispatch.service.sql, 50)).find((destination) => destination.url === url);
+    const onOverview = async () => {
+      const { cookie } = await dashboardSession(dispatch.baseUrl);
+      return (await (await fetch(`${dispatch.baseUrl}/dashboard`, { headers: { cookie } })).text()).includes(`data-failing="${url}"`);
+    };
+    const failed = await publish("/recovers");
+    await settled(failed, "FAILED");
+    expect(await listed()).toMatchObject({ failures: 1, messages: 1 });
+    expect(await onOverview()).toBe(true);
+
+    failing.delete("/recovers");
+    const [entry] = (await (await dispatch.api(`/v2/dlq?url=${encodeURIComponent(url)}`)).json()).messages;
+    const retried = await dispatch.api(`/v2/dlq/retry/${entry.dlqId}`, { method: "POST" });
+    expect(retried.status).toBe(201);
+    await settled((await retried.json()).messageId, "DELIVERED");
+    expect(await listed()).toBeUndefined();
+    expect(await onOverview()).toBe(false);
+    // A destination that still fails stays listed.
+    expect((await failingNow(dispatch.service.sql, 50)).map((destination) => destination.url)).toContain(`${receiver.url}/down`);
+
+    failing.add("/recovers");
+    const again = await publish("/recovers");
+    await settled(again, "FAILED");
+    expect(await listed()).toMatchObject({ failures: 2, messages: 2 });
+    // A new message to it is delivered: it works again.
+    failing.delete("/recovers");
+    await settled(await publish("/recovers"), "DELIVERED");
+    expect(await listed()).toBeUndefined();
+  });
+
+  it("does not list a destination whose failed attempt was retried and delivered", async () => {
+    const once = await publish("/once", 1);
+    await settled(once, "DELIVERED");
+    expect((await (await dispatch.api(`/v2/messages/${once}`)).json()).retried).toBe(1);
+    expect((await failingNow(dispatch.service.sql, 50)).map((destination) => destination.url)).not.toContain(`${receiver.url}/once`);
   });
 });
