@@ -4,16 +4,15 @@
  * parameter or query parameter, and a NUL, unpaired surrogate or non-UTF-8
  * byte in any JSON (or text) body. The routes come from the router itself,
  * so a new route is probed without anyone listing it. Message bodies and
- * event data are bytes: they are tested for taking any byte instead.
+ * event data are bytes: storable-bytes.test.ts tests them for taking any
+ * byte instead.
  */
-import { connect } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MAX_ID_BYTES } from "../src/domain/storable-text";
-import { MAX_QUERY_PARAMETER_BYTES } from "../src/http/input";
-import { receiverPool } from "./support/receiver";
-import { appRoutes } from "./support/routes";
-import { storedRun } from "./support/rows";
-import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "./support/service";
+import { beforeAll, describe, expect, it } from "vitest";
+import { MAX_ID_BYTES } from "../../src/domain/storable-text";
+import { MAX_QUERY_PARAMETER_BYTES } from "../../src/http/input";
+import { appRoutes } from "../support/routes";
+import { TEST_TOKEN, useDispatch } from "../support/service";
+import { INVOKE_HEADERS, rawRequestTo } from "./fixtures";
 
 /**
  * The API's routes: the router is built only to list them (its database is never called). The
@@ -53,7 +52,7 @@ const TEXT_BODIES: Record<string, unknown[]> = {
   ],
 };
 
-/** Routes whose body is a message body or event data: bytes, stored as bytea, so any byte goes (tested below). */
+/** Routes whose body is a message body or event data: bytes, stored as bytea, so any byte goes (storable-bytes.test.ts). */
 const BYTE_BODIES = [
   "POST /v2/publish/*",
   "POST /v2/enqueue/:queue/*",
@@ -107,13 +106,6 @@ const BAD_QUERY_VALUES = ["%00", "%C3%28", "%FF", "y".repeat(MAX_QUERY_PARAMETER
 const QUERY_NAMES = ["messageId", "Upstash-Forward-X-Probe"];
 const DESTINATION = "http://127.0.0.1:9/destination";
 
-/** The init message of a run started by `context.invoke` (docs/workflow-protocol.md §8). */
-const INVOKE_HEADERS = {
-  "Upstash-Workflow-RunId": "wfr_invoked",
-  "Upstash-Workflow-Init": "true",
-  "Upstash-Workflow-Invoke": "true",
-};
-
 interface Probe {
   method: string;
   path: string;
@@ -123,6 +115,7 @@ interface Probe {
 }
 
 const dispatch = useDispatch({}, { role: "api" });
+const rawRequest = rawRequestTo(dispatch);
 
 beforeAll(async () => {
   // No worker: nothing writes behind the probes' back, so row counts must not move at all.
@@ -196,101 +189,6 @@ describe("every route refuses bad input with a 4xx and changes nothing", () => {
   });
 });
 
-describe("bytes and header values that are storable are taken as given", () => {
-  const receivers = receiverPool();
-  let worker: TestService;
-
-  beforeAll(async () => {
-    worker = await startTestService({}, { role: "worker", databaseUrl: dispatch.service.databaseUrl });
-  });
-  afterEach(() => receivers.closeAll());
-  afterAll(async () => {
-    await worker?.stop();
-  });
-
-  it("delivers a published body holding NUL and every other byte, byte for byte", async () => {
-    const receiver = await receivers.start();
-    const body = Buffer.from(Array.from({ length: 512 }, (_, index) => index % 256));
-    const response = await dispatch.api(`/v2/publish/${receiver.url}/binary`, {
-      method: "POST",
-      headers: { "Content-Type": "application/octet-stream" },
-      body,
-    });
-    expect(response.status).toBe(200);
-    const [got] = await receiver.waitFor(1);
-    expect(got!.body.equals(body)).toBe(true);
-  });
-
-  it("delivers a batch item body holding NUL, byte for byte", async () => {
-    const receiver = await receivers.start();
-    const response = await dispatch.api("/v2/batch", {
-      method: "POST",
-      body: JSON.stringify([{ destination: `${receiver.url}/batch`, body: "a\u0000b" }]),
-    });
-    expect(response.status).toBe(200);
-    const [got] = await receiver.waitFor(1);
-    expect([...got!.body]).toEqual([0x61, 0x00, 0x62]);
-  });
-
-  it("keeps a destination's own query, NUL and non-UTF-8 escapes included, as sent", async () => {
-    const receiver = await receivers.start();
-    const response = await dispatch.api(`/v2/publish/${receiver.url}/query?a=%00&b=%FF&c=%C3%28`, { method: "POST" });
-    expect(response.status).toBe(200);
-    const [got] = await receiver.waitFor(1);
-    expect(got!.path).toBe("/query?a=%00&b=%FF&c=%C3%28");
-  });
-
-  it("takes event data holding NUL and any byte in a notify", async () => {
-    const response = await dispatch.api("/v2/notify/bytes-event", {
-      method: "POST",
-      body: Buffer.from([0, 0xff, 0xfe, 1]),
-    });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual([]);
-  });
-
-  it("starts a workflow run whose payload holds NUL and any byte", async () => {
-    const receiver = await receivers.start();
-    const response = await dispatch.api(`/v2/trigger/${receiver.url}/workflow`, {
-      method: "POST",
-      body: Buffer.from([0x7b, 0, 0xff, 0x7d]),
-    });
-    expect(response.status).toBe(200);
-    const { workflowRunId } = await response.json();
-    const run = await storedRun(dispatch, workflowRunId);
-    expect(run).toBeDefined();
-  });
-
-  it("starts an invoked run whose payload in the invoke envelope holds NUL", async () => {
-    const receiver = await receivers.start();
-    const response = await dispatch.api(`/v2/publish/${receiver.url}/invoked`, {
-      method: "POST",
-      headers: { ...INVOKE_HEADERS, "Upstash-Workflow-RunId": "wfr_invoked_nul" },
-      body: JSON.stringify({ workflowRunId: "wfr_parent", body: "a\u0000b" }),
-    });
-    expect(response.status).toBe(200);
-    const [got] = await receiver.waitFor(1);
-    // The run's first call carries its step list; the payload is the first step's body, base64.
-    const [first] = JSON.parse(got!.body.toString()) as { body: string }[];
-    expect([...Buffer.from(first!.body, "base64")]).toEqual([0x61, 0x00, 0x62]);
-  });
-
-  it("stores and forwards a latin1 header value (bytes 0x80-0xFF) as the characters node reads", async () => {
-    const receiver = await receivers.start();
-    const { status, body } = await rawRequest(
-      Buffer.concat([
-        Buffer.from(`POST /v2/publish/${receiver.url}/latin1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n`),
-        Buffer.from("Upstash-Forward-X-Latin: caf\xe9 \xff\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", "latin1"),
-      ]),
-    );
-    expect(status).toBe(200);
-    const [got] = await receiver.waitFor(1);
-    expect(got!.headers["x-latin"]).toBe("caf\u00e9 \u00ff");
-    const message = await (await dispatch.api(`/v2/messages/${JSON.parse(body).messageId}`)).json();
-    expect(message.header["X-Latin"]).toEqual(["caf\u00e9 \u00ff"]);
-  });
-});
-
 /** Every probe of `route` ("METHOD /pattern"). */
 function probesOf(route: string): Probe[] {
   const [method, pattern] = route.split(" ") as [string, string];
@@ -307,7 +205,7 @@ function probesOf(route: string): Probe[] {
     for (const name of parameters) {
       for (const bad of BAD_SEGMENTS) probes.push({ method: verb, path: pathWith({ [name]: bad }), names: `"${name}"` });
     }
-    // A destination route's other query parameters belong to the destination (tested above).
+    // A destination route's other query parameters belong to the destination (storable-bytes.test.ts).
     for (const name of destinationRoute ? QUERY_NAMES.slice(1) : QUERY_NAMES) {
       for (const bad of BAD_QUERY_VALUES) {
         probes.push({ method: verb, path: `${pathWith()}?${name}=${bad}`, names: `"${name}"` });
@@ -360,20 +258,4 @@ async function rowCounts(): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
   return counts;
-}
-
-/** Sends `request` as raw bytes (node's client would refuse some of them) and reads the answer. */
-function rawRequest(request: Buffer): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(dispatch.baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(request));
-    const chunks: Buffer[] = [];
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.on("error", reject);
-    socket.on("close", () => {
-      const text = Buffer.concat(chunks).toString("latin1");
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      resolve({ status, body: text.slice(text.indexOf("\r\n\r\n") + 4) });
-    });
-  });
 }
