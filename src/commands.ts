@@ -57,7 +57,7 @@ async function outputOf(command: Command, config: Config, database: OpenDatabase
     case "token create":
       return createToken(sql, { name: command.tokenName, readOnly: command.readOnly });
     case "token list":
-      return listTokens(sql, config);
+      return listTokens(sql, config, box);
     case "token revoke":
       return revokeToken(sql, command.tokenName);
     case "keys":

@@ -2,13 +2,18 @@
  * Access tokens made from the command line, used against a running API:
  * `dispatch token create` prints a token once and the API accepts it at once
  * (a read-only one only reads); `dispatch token list` names every token and
- * shows none of them; after `dispatch token revoke` the API refuses the token
+ * shows none of them, each with when the API or the dashboard last accepted
+ * it (written at most once a minute per token); after `dispatch token
+ * revoke` the API refuses the token
  * (401). The API keeps accepting and refusing the right tokens after its
  * listening connection is cut. A workflow app running on a created token gets
  * webhooks that answer, until the token is revoked. A bad or unknown name is a
  * clear error that changes nothing.
  */
 import { describe, expect, it } from "vitest";
+import { tokenDigest } from "../src/domain/access-tokens/access-tokens";
+import { NOTE_EVERY_MS, TokenUses } from "../src/domain/access-tokens/token-uses";
+import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";
 import { type CommandOutput, runDispatch } from "./support/processes";
 import { queueNames } from "./support/rows";
@@ -101,12 +106,12 @@ describe("dispatch token list", () => {
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split("\n");
     expect(lines.slice(0, 4)).toEqual([
-      "DISPATCH_TOKEN #1 (full, from configuration)",
-      "DISPATCH_TOKEN #2 (full, from configuration)",
-      "DISPATCH_READONLY_TOKEN #1 (read-only, from configuration)",
-      "DISPATCH_METRICS_TOKEN (GET /metrics only, from configuration)",
+      "DISPATCH_TOKEN #1 (full, from configuration; last used never)",
+      "DISPATCH_TOKEN #2 (full, from configuration; last used never)",
+      "DISPATCH_READONLY_TOKEN #1 (read-only, from configuration; last used never)",
+      "DISPATCH_METRICS_TOKEN (GET /metrics only, from configuration; last used never)",
     ]);
-    expect(lines).toContainEqual(expect.stringMatching(/^listed \(read-only, created \d{4}-\d\d-\d\dT/));
+    expect(lines).toContainEqual(expect.stringMatching(/^listed \(read-only, created \d{4}-\d\d-\d\dT\S+; last used never\)$/));
     expect(lines).toContainEqual(expect.stringMatching(/^deploy-bot \(full, created /));
     for (const secret of [...Object.values(env).flatMap((value) => value.split(",")), created.secret, TEST_TOKEN]) {
       expect(result.stdout + result.stderr).not.toContain(secret);
@@ -118,8 +123,70 @@ describe("dispatch token list", () => {
     expect(generated).not.toBe("");
     const result = await token(["list"]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.trim().split("\n")[0]).toBe("generated (full, made on first start; dispatch token prints it)");
+    expect(result.stdout.trim().split("\n")[0]).toBe("generated (full, made on first start; dispatch token prints it; last used never)");
     expect(result.stdout + result.stderr).not.toContain(generated);
+  });
+});
+
+describe("a token's last use", () => {
+  /** The line `dispatch token list` prints for the token named or labelled `name`, with `env`. */
+  const listed = async (name: string, env: Record<string, string> = {}) => {
+    const result = await token(["list"], env);
+    expect(result.code, result.stderr).toBe(0);
+    return result.stdout.split("\n").find((line) => line.startsWith(`${name} (`));
+  };
+  const USED = /; last used \d+ s ago \(\d{4}-\d\d-\d\dT[\d:.]+Z\)\)$/;
+
+  it("is listed: never before the token is used, then when the API or the dashboard last accepted it", async () => {
+    const api = await create(["--name", "used-by-api"]);
+    const dashboard = await create(["--name", "used-to-sign-in", "--readonly"]);
+    expect(await listed("used-by-api")).toMatch(/; last used never\)$/);
+    expect((await using(api.secret, "/v2/queues")).status).toBe(200);
+    await poll(async () => USED.test((await listed("used-by-api")) ?? ""), "the API's use of used-by-api to be listed");
+    expect(await listed("used-to-sign-in")).toMatch(/; last used never\)$/);
+    await dashboardSession(dispatch.baseUrl, dashboard.secret);
+    await poll(async () => USED.test((await listed("used-to-sign-in")) ?? ""), "the sign-in with used-to-sign-in to be listed");
+    // A configured token (the service's), named by its variable.
+    expect((await dispatch.api("/v2/queues")).status).toBe(200);
+    await poll(async () => USED.test((await listed("DISPATCH_TOKEN #1", { DISPATCH_TOKEN: TEST_TOKEN })) ?? ""), "the configured token's use to be listed");
+  });
+
+  it("is written at most once a minute per token, not at each request", async () => {
+    const { secret } = await create(["--name", "busy-bot"]);
+    const digest = tokenDigest(secret);
+    const sql = dispatch.service.sql;
+    let now = Date.now();
+    const uses = new TokenUses(sql, (error) => {
+      throw error;
+    }, () => now);
+    const row = async () => (await sql<{ lastUsedAt: Date }[]>`
+      select last_used_at as "lastUsedAt" from dispatch.access_token_uses where digest = ${digest}`)[0]?.lastUsedAt;
+    uses.note(digest);
+    await uses.stop();
+    expect(await row()).toBeInstanceOf(Date);
+    // Two minutes pass in the table, not in the process: a write now would move the time, and none comes within the minute.
+    const backdated = new Date((await row())!.getTime() - 2 * NOTE_EVERY_MS);
+    await sql`update dispatch.access_token_uses set last_used_at = ${backdated} where digest = ${digest}`;
+    for (let request = 0; request < 50; request++) {
+      now += 1000;
+      uses.note(digest);
+    }
+    await uses.stop();
+    expect(await row()).toEqual(backdated);
+    now += NOTE_EVERY_MS;
+    uses.note(digest);
+    await uses.stop();
+    expect((await row())!.getTime()).toBeGreaterThan(backdated.getTime() + NOTE_EVERY_MS);
+  });
+
+  it("is forgotten with the token when it is revoked", async () => {
+    const { secret } = await create(["--name", "short-lived"]);
+    expect((await using(secret, "/v2/queues")).status).toBe(200);
+    const digest = tokenDigest(secret);
+    const rows = () => dispatch.service.sql`select 1 from dispatch.access_token_uses where digest = ${digest}`;
+    await poll(async () => (await rows()).length === 1, "short-lived's use to be written");
+    expect((await token(["revoke", "short-lived"])).code).toBe(0);
+    expect((await rows()).length).toBe(0);
   });
 });
 

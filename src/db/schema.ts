@@ -329,6 +329,21 @@ export const accessTokens = dispatch.table(
 );
 
 /**
+ * When each access token was last used, by its sha256 digest: configured,
+ * generated and stored tokens alike (domain/access-tokens/token-uses.ts),
+ * for `dispatch token list`. Written at most once a minute per token by each
+ * API process, never on a request's path.
+ */
+export const accessTokenUses = dispatch.table(
+  "access_token_uses",
+  {
+    digest: bytea("digest").primaryKey(),
+    lastUsedAt: timestamptz("last_used_at").notNull(),
+  },
+  (t) => [check("access_token_uses_digest_check", sql`octet_length(${t.digest}) = 32`)],
+);
+
+/**
  * Dashboard sessions (http/dashboard/session.ts): the cookie holds a random
  * id, the row only its HMAC under the session key (derived from
  * DISPATCH_SECRET), so that a copy of this table cannot make a cookie.

@@ -20,6 +20,8 @@ export interface AccessTokenEntry {
   name: string;
   readOnly: boolean;
   createdAt: Date;
+  /** When it was last used (token-uses.ts, to the minute); null when never. */
+  lastUsedAt: Date | null;
 }
 
 /** What an API process keeps of a stored token to check requests against. */
@@ -76,16 +78,19 @@ export async function createAccessToken(
   return { name, token };
 }
 
-/** The stored tokens, oldest first. */
+/** The stored tokens, oldest first, each with its last use. */
 export async function listAccessTokens(sql: Tx): Promise<AccessTokenEntry[]> {
   return sql<AccessTokenEntry[]>`
-    select name, read_only as "readOnly", created_at as "createdAt" from dispatch.access_tokens order by created_at, name`;
+    select t.name, t.read_only as "readOnly", t.created_at as "createdAt", u.last_used_at as "lastUsedAt"
+    from dispatch.access_tokens t left join dispatch.access_token_uses u on u.digest = t.digest
+    order by t.created_at, t.name`;
 }
 
-/** Revokes (deletes) the token named `name`; a 404 when there is none (a name no token can have included). */
+/** Revokes (deletes) the token named `name`, and its last use; a 404 when there is none (a name no token can have included). */
 export async function revokeAccessToken(tx: Transaction, name: string): Promise<void> {
-  const [revoked] = NAME.test(name) ? await tx`delete from dispatch.access_tokens where name = ${name} returning name` : [];
+  const [revoked] = NAME.test(name) ? await tx<{ digest: Buffer }[]>`delete from dispatch.access_tokens where name = ${name} returning digest` : [];
   if (!revoked) throw new AppError(404, `no stored access token is named ${JSON.stringify(name)} (see dispatch token list)`);
+  await tx`delete from dispatch.access_token_uses where digest = ${revoked.digest}`;
   await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
 }
 

@@ -6,7 +6,8 @@
  * the listening connection is away is lost, so the set is also read again
  * each time that connection (re)connects and, as a last safety net, every
  * `REFRESH_INTERVAL_MS`. While the database is away the set read last stays
- * in force.
+ * in force. The set also notes each accepted token's use (token-uses.ts),
+ * at most once a minute per token.
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Listener, Sql } from "../../db/client";
@@ -18,6 +19,7 @@ import {
   tokenDigest,
   tokenUserId,
 } from "./access-tokens";
+import { TokenUses } from "./token-uses";
 
 /** Digests of the accepted tokens (`tokenDigest`), by access, and the user ids their workflow webhooks carry. */
 export interface TokenDigests {
@@ -60,6 +62,8 @@ export interface TokenSet {
    * is read. Absent from sets that never change.
    */
   lookup?(candidate: Buffer): Promise<Access | null>;
+  /** Notes that the token with `digest` was just accepted (token-uses.ts); absent from sets that keep no record. */
+  noteUse?(digest: Buffer): void;
 }
 
 /** The longest a created or revoked token can go unseen when its NOTIFY was lost. */
@@ -85,6 +89,7 @@ export function withReadOnly(set: TokenSet, extra: string[]): TokenSet {
       return { ...digests, readOnly: [...digests.readOnly, ...added] };
     },
     lookup: async (candidate: Buffer) => (await set.lookup?.(candidate)) ?? null,
+    noteUse: (digest: Buffer) => set.noteUse?.(digest),
   };
 }
 
@@ -98,15 +103,17 @@ export class LiveTokenSet implements TokenSet {
   private stopped = false;
   /** Digests looked up lately and not found, with when that stops holding. */
   private readonly unknown = new Map<string, number>();
+  private readonly uses: TokenUses;
 
   constructor(
     private readonly sql: Sql,
     private readonly listener: Listener,
     private readonly configured: TokenSet,
-    /** Told of a failed read (most often the database is away); nothing is thrown. */
+    /** Told of a failed read or write (most often the database is away); nothing is thrown. */
     private readonly onError: (error: unknown) => void,
   ) {
     this.digests = configured.current();
+    this.uses = new TokenUses(sql, onError);
   }
 
   current(): TokenDigests {
@@ -143,12 +150,17 @@ export class LiveTokenSet implements TokenSet {
     this.timer = setInterval(() => void this.refresh(), REFRESH_INTERVAL_MS).unref();
   }
 
-  /** Stops following changes; the set stays as it is. */
+  noteUse(digest: Buffer): void {
+    if (!this.stopped) this.uses.note(digest);
+  }
+
+  /** Stops following changes (the set stays as it is) and noting uses, once the notes under way are written. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.unlisten?.().catch(() => {});
     await this.reading;
+    await this.uses.stop();
   }
 
   /**

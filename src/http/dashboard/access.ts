@@ -4,7 +4,8 @@
  * `dispatch token create`), full or read-only, compared as `requireToken`
  * compares them (`accessOf`). A session holds only the token's digest, so
  * every request asks `roleOfDigest` again: a token removed from the
- * configuration, or revoked, ends its sessions.
+ * configuration, or revoked, ends its sessions. A sign-in, and a session's
+ * requests, are uses of its token, noted as the API notes them.
  */
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
 import { type Access, accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
@@ -24,6 +25,10 @@ export { tokenDigest };
 
 /** Token access over the tokens the API accepts. */
 export function tokenAccess(tokens: TokenSet): TokenAccess {
-  const roleOfDigest = (digest: Buffer): Role | null => (digest.length === 32 ? accessOf(tokens.current(), digest) : null);
+  const roleOfDigest = (digest: Buffer): Role | null => {
+    const role = digest.length === 32 ? accessOf(tokens.current(), digest) : null;
+    if (role !== null) tokens.noteUse?.(digest);
+    return role;
+  };
   return { roleOf: (token) => roleOfDigest(tokenDigest(token)), roleOfDigest };
 }

@@ -38,6 +38,7 @@ export function requireToken(tokens: TokenSet, failures: AuthFailures): Middlewa
       throw new AppError(401, "invalid token");
     }
     digests.accepted(presented, digest);
+    tokens.noteUse?.(digest);
     if (access === "readonly" && c.req.method !== "GET" && c.req.method !== "HEAD") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
