@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { createAccessToken, revokeAccessToken } from "../src/domain/access-tokens/access-tokens";
 import { fixedTokenSet } from "../src/domain/access-tokens/token-set";
-import { tokenAccess } from "../src/http/dashboard/access";
+import { tokenAccess } from "../src/http/dashboard/session/access";
 import { MAX_ID_BYTES } from "../src/domain/storable-text";
 import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";

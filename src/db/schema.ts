@@ -344,7 +344,7 @@ export const accessTokenUses = dispatch.table(
 );
 
 /**
- * Dashboard sessions (http/dashboard/session.ts): the cookie holds a random
+ * Dashboard sessions (http/dashboard/session/session.ts): the cookie holds a random
  * id, the row only its HMAC under the session key (derived from
  * DISPATCH_SECRET), so that a copy of this table cannot make a cookie.
  * Signing out deletes the row; one idle longer than DISPATCH_SESSION_IDLE,

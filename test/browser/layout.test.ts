@@ -11,7 +11,7 @@
  */
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SECTIONS } from "../../src/http/dashboard/layout";
+import { SECTIONS } from "../../src/http/dashboard/shell/layout";
 import { poll } from "../support/poll";
 import { type Receiver, startReceiver } from "../support/receiver";
 import { TEST_TOKEN, useDispatch } from "../support/service";

@@ -8,8 +8,8 @@
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { relativeTime } from "../../src/domain/relative-time";
-import { CLIENT_SCRIPT } from "../../src/http/dashboard/client";
-import { Time } from "../../src/http/dashboard/components";
+import { CLIENT_SCRIPT } from "../../src/http/dashboard/shell/client";
+import { Time } from "../../src/http/dashboard/kit/components";
 
 const NOW = Date.UTC(2026, 0, 31, 9, 30);
 const S = 1000;

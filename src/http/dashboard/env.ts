@@ -1,5 +1,5 @@
 /** What every signed-in dashboard request carries (set by `requireSession`, guard.ts). */
-import type { Role } from "./access";
+import type { Role } from "./session/access";
 
 /** The signed-in user's role and the CSRF token its forms carry. */
 export interface Viewer {

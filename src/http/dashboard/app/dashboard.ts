@@ -9,13 +9,13 @@
 import { Hono } from "hono";
 import { ensureSessionKey } from "../../../domain/secrets/stored-secrets";
 import type { AppDeps } from "../../deps";
-import { tokenAccess } from "../access";
-import { dashboardAssets } from "../assets";
+import { tokenAccess } from "../session/access";
+import { dashboardAssets } from "../shell/assets";
 import type { DashboardEnv } from "../env";
-import { readForm } from "../form";
-import { requireSession } from "../guard";
-import { type Frame, pageLayout } from "../layout";
-import { signInRoutes } from "../sign-in";
+import { readForm } from "../kit/form";
+import { requireSession } from "../session/guard";
+import { type Frame, pageLayout } from "../shell/layout";
+import { signInRoutes } from "../session/sign-in";
 import { destinationRoutes } from "../views/destinations/routes";
 import { dlqRoutes } from "../views/dlq/routes";
 import { flowControlRoutes } from "../views/flow-control/routes";
@@ -27,8 +27,8 @@ import { queueRoutes } from "../views/queues/routes";
 import { scheduleRoutes } from "../views/schedules/routes";
 import { urlGroupRoutes } from "../views/url-groups/routes";
 import { workflowRoutes } from "../views/workflows/routes";
-import { sameOrigin } from "../same-origin";
-import { DashboardSessions } from "../session";
+import { sameOrigin } from "../session/same-origin";
+import { DashboardSessions } from "../session/session";
 import type { AuthFailures } from "../../auth-failures";
 
 /** The dashboard's routes (mounted at `/dashboard`) and the frame its error pages use. */

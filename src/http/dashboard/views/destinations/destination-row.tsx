@@ -5,10 +5,10 @@
  * circuit by hand (a full token), as `POST /v2/destinations/{destination}/open|close`.
  */
 import type { Destination } from "../../../../domain/destinations/destinations";
-import { Action, Badge, plural, Time } from "../../components";
+import { Action, Badge, plural, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import { AnswerLine, StatusText } from "../messages/answer-line";
-import { DESTINATIONS_PATH } from "./destination-link";
+import { AnswerLine, StatusText } from "../../kit/answer-line";
+import { DESTINATIONS_PATH } from "../../kit/destination-link";
 
 /** Where a destination's open and close forms post. */
 export const destinationActionPath = (destination: string, action: "open" | "close") =>

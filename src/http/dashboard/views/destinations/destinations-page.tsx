@@ -6,11 +6,11 @@
 import type { Destination } from "../../../../domain/destinations/destinations";
 import type { PageOf } from "../../../../domain/paging";
 import { CIRCUIT_STATES, type CircuitState } from "../../../../db/vocabulary";
-import { ByNamePager, Live } from "../../components";
+import { ByNamePager, Live } from "../../kit/components";
 import type { Viewer } from "../../env";
-import { FilterButtons, TextFilters } from "../../filters";
-import { Choice } from "../../inputs";
-import { DESTINATIONS_PATH } from "./destination-link";
+import { FilterButtons, TextFilters } from "../../kit/filters";
+import { Choice } from "../../kit/inputs";
+import { DESTINATIONS_PATH } from "../../kit/destination-link";
 import { DestinationRow } from "./destination-row";
 
 /** Where the page is: its filters and its cursor. An action's form carries them, and comes back to the same page. */

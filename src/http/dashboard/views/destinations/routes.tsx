@@ -11,12 +11,12 @@ import type { PageOf } from "../../../../domain/paging";
 import { messageSettings } from "../../../../domain/publish/options";
 import type { AppDeps } from "../../../deps";
 import { singleParam } from "../../../query";
-import { BY_NAME_PAGE_SIZE } from "../../components";
+import { BY_NAME_PAGE_SIZE } from "../../kit/components";
 import type { DashboardEnv } from "../../env";
-import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { currentUrl, nowOf } from "../../page";
-import { linkTo, pageParams } from "../../params";
-import { DESTINATIONS_PATH } from "./destination-link";
+import { doneRedirect, NOTICE_PARAMS } from "../../kit/notices";
+import { currentUrl, nowOf } from "../../kit/page";
+import { linkTo, pageParams } from "../../kit/params";
+import { DESTINATIONS_PATH } from "../../kit/destination-link";
 import { DestinationsPage, type DestinationsPlace } from "./destinations-page";
 
 /** What each action does, how the log says it, and the notice it ends with (the second when nothing changed). */

@@ -1,9 +1,9 @@
 /** A DLQ entry's page: the failed message, its error and last response (headers, body); retry and delete. */
 import type { DlqEntry } from "../../../../domain/dlq/dlq";
 import type { StoredMessage } from "../../../../domain/messages/message";
-import { Action, Badge, BodyBlock, Facts, HeadersTable, Time } from "../../components";
+import { Action, Badge, BodyBlock, Facts, HeadersTable, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import { type BodyView, dlqEntryPath, linkTo, messagePath, runPath } from "../../params";
+import { type BodyView, dlqEntryPath, linkTo, messagePath, runPath } from "../../kit/params";
 
 /** `entry`, whose `message` is shown redacted; `list` is the DLQ list it was opened from, kept in its own links. */
 export const DlqEntryPage = (props: {

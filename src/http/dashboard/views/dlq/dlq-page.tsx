@@ -8,11 +8,11 @@
 import type { DlqEntry } from "../../../../domain/dlq/dlq";
 import type { DlqRetry } from "../../../../domain/dlq/retry-links";
 import type { PageOf } from "../../../../domain/paging";
-import { ByTimePager, Live, Time } from "../../components";
+import { ByTimePager, Live, Time } from "../../kit/components";
 import { canAct, type Viewer } from "../../env";
-import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, TextFilters } from "../../filters";
-import { dlqEntryPath, linkTo, runPath } from "../../params";
-import { AnswerLine, StatusText } from "../messages/answer-line";
+import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, TextFilters } from "../../kit/filters";
+import { dlqEntryPath, linkTo, runPath } from "../../kit/params";
+import { AnswerLine, StatusText } from "../../kit/answer-line";
 import { RecentRetries } from "./recent-retries";
 
 const PATH = "/dashboard/dlq";

@@ -4,8 +4,8 @@
  * failed again (and in the DLQ once more) — each with its links.
  */
 import type { DlqRetry, LinkedMessage } from "../../../../domain/dlq/retry-links";
-import { Badge, Time } from "../../components";
-import { dlqEntryPath, messagePath } from "../../params";
+import { Badge, Time } from "../../kit/components";
+import { dlqEntryPath, messagePath } from "../../kit/params";
 
 /** How many retries the DLQ page shows. */
 export const RECENT_RETRIES = 10;

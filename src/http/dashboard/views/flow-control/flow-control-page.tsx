@@ -6,10 +6,10 @@
  */
 import type { KeyState } from "../../../../domain/flow-control/keys";
 import type { PageOf } from "../../../../domain/paging";
-import { Badge, ByNamePager, Live } from "../../components";
+import { Badge, ByNamePager, Live } from "../../kit/components";
 import type { Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { linkTo, placeFields } from "../../params";
+import type { Refusal } from "../../kit/form";
+import { linkTo, placeFields } from "../../kit/params";
 import { keyAnchor } from "./key-link";
 import { KeyActions, pinFormName } from "./key-actions";
 

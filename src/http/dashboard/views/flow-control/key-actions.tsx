@@ -7,10 +7,10 @@
  * open, with what was typed and why.
  */
 import type { KeyState } from "../../../../domain/flow-control/keys";
-import { Action, PauseToggle } from "../../components";
+import { Action, PauseToggle } from "../../kit/components";
 import { canAct, type Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { ActionForm, Field } from "../../inputs";
+import type { Refusal } from "../../kit/form";
+import { ActionForm, Field } from "../../kit/inputs";
 
 const base = (key: string) => `/dashboard/flow-control/${encodeURIComponent(key)}`;
 

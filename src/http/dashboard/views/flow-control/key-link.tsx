@@ -1,5 +1,5 @@
 /** A flow-control key, linked to its row on the flow-control page (from a message's page, and the key's own row's anchor). */
-import { linkTo } from "../../params";
+import { linkTo } from "../../kit/params";
 
 /** The id of a key's row on the flow-control page (keys hold only letters, digits, `.`, `_` and `-`). */
 export const keyAnchor = (key: string) => `key-${key}`;

@@ -12,12 +12,12 @@ import { badRequest } from "../../../../domain/errors";
 import type { Tx } from "../../../../db/client";
 import type { AppDeps } from "../../../deps";
 import { singleParam } from "../../../query";
-import { BY_NAME_PAGE_SIZE } from "../../components";
+import { BY_NAME_PAGE_SIZE } from "../../kit/components";
 import type { DashboardEnv } from "../../env";
-import { formAction, type Refusal } from "../../form";
-import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { linkTo, type ListPlace, pageParams, placeOf } from "../../params";
-import { pauseRoutes } from "../../pause";
+import { formAction, type Refusal } from "../../kit/form";
+import { doneRedirect, NOTICE_PARAMS } from "../../kit/notices";
+import { linkTo, type ListPlace, pageParams, placeOf } from "../../kit/params";
+import { pauseRoutes } from "../../kit/pause";
 import { FLOW_CONTROL_PATH, FlowControlPage } from "./flow-control-page";
 import { pinFormName } from "./key-actions";
 

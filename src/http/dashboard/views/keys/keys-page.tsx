@@ -6,7 +6,7 @@
 import { DIALECTS, type Dialect } from "../../../../db/vocabulary";
 import { DIALECT_NAMES, dialectSummary } from "../../../../domain/delivery/dialect-summary";
 import type { SigningKeys } from "../../../../domain/delivery/signing";
-import { Action } from "../../components";
+import { Action } from "../../kit/components";
 import type { Viewer } from "../../env";
 
 export const KEYS_PATH = "/dashboard/keys";

@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { readSigningKeys, rotateSigningKeys } from "../../../../domain/delivery/signing-keys";
 import type { AppDeps } from "../../../deps";
 import { canAct, type DashboardEnv } from "../../env";
-import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { pageParams } from "../../params";
+import { doneRedirect, NOTICE_PARAMS } from "../../kit/notices";
+import { pageParams } from "../../kit/params";
 import { KEYS_PATH, KeysPage } from "./keys-page";
 
 export function keyRoutes(deps: AppDeps) {

@@ -6,8 +6,8 @@
  */
 import type { Context } from "hono";
 import { singleParam, type Params } from "../../../query";
-import { safeNext } from "../../guard";
-import { type BackLink, SECTIONS } from "../../layout";
+import { safeNext } from "../../session/guard";
+import { type BackLink, SECTIONS } from "../../shell/layout";
 
 /** The list to go back to, or null. */
 export function backPath(c: Context, params: Params): string | null {

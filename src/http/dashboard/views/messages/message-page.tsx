@@ -11,9 +11,9 @@ import type { AttemptLog, MessageRelations } from "../../../../domain/messages/a
 import type { Hold } from "../../../../domain/messages/hold";
 import { type StoredMessage } from "../../../../domain/messages/message";
 import { isPendingState } from "../../../../db/vocabulary";
-import { Action, Badge, BodyBlock, bestView, type Fact, Facts, HeadersTable, Live, renderBody, Time } from "../../components";
+import { Action, Badge, BodyBlock, bestView, type Fact, Facts, HeadersTable, Live, renderBody, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import { type BodyView, dlqEntryPath, linkTo, messagePath, runPath, schedulePath } from "../../params";
+import { type BodyView, dlqEntryPath, linkTo, messagePath, runPath, schedulePath } from "../../kit/params";
 import { KeyLink } from "../flow-control/key-link";
 import { NextAttempt, WhyWaiting } from "./why-waiting";
 import { RetryNow } from "./retry-now";

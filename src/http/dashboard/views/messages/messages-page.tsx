@@ -6,10 +6,10 @@
  */
 import { MESSAGE_STATES } from "../../../../db/vocabulary";
 import { type MessageListPage, type MessageSummary, SCAN_LIMIT } from "../../../../domain/messages/list";
-import { Badge, ByTimePager, Live, Time, utc } from "../../components";
-import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, StateFilter, TextFilters } from "../../filters";
-import { linkTo, messagePath } from "../../params";
-import { AnswerLine, StatusText } from "./answer-line";
+import { Badge, ByTimePager, Live, Time, utc } from "../../kit/components";
+import { FilterButtons, type FilterValues, RangeFilter, SinceFilter, StateFilter, TextFilters } from "../../kit/filters";
+import { linkTo, messagePath } from "../../kit/params";
+import { AnswerLine, StatusText } from "../../kit/answer-line";
 
 const PATH = "/dashboard/messages";
 

@@ -9,11 +9,11 @@ import type { FC } from "hono/jsx";
 import { AppError } from "../../../../domain/errors";
 import { type BackoffFields, retryNow, waitsOnBackoff } from "../../../../domain/messages/retry-now";
 import type { AppDeps } from "../../../deps";
-import { Action } from "../../components";
+import { Action } from "../../kit/components";
 import type { DashboardEnv, Viewer } from "../../env";
-import { safeNext } from "../../guard";
-import { doneRedirect } from "../../notices";
-import { messagePath } from "../../params";
+import { safeNext } from "../../session/guard";
+import { doneRedirect } from "../../kit/notices";
+import { messagePath } from "../../kit/params";
 
 /** `POST /dashboard/messages/:id/retry-now`: back to the form's `back` (a dashboard path), else the message's page. */
 export function retryNowRoutes(deps: AppDeps) {

@@ -5,11 +5,11 @@
  */
 import type { Child, FC } from "hono/jsx";
 import type { DestinationHold, Hold, KeyHold, QueuePlace } from "../../../../domain/messages/hold";
-import { plural, Time } from "../../components";
-import { linkTo } from "../../params";
-import { DestinationLink } from "../destinations/destination-link";
+import { plural, Time } from "../../kit/components";
+import { linkTo } from "../../kit/params";
+import { DestinationLink } from "../../kit/destination-link";
 import { KeyLink } from "../flow-control/key-link";
-import { AnswerLine, StatusText } from "./answer-line";
+import { AnswerLine, StatusText } from "../../kit/answer-line";
 
 /** The panel; nothing once the message is finished. */
 export const WhyWaiting: FC<{ hold: Hold; now: number }> = ({ hold, now }) =>

@@ -4,9 +4,9 @@
  * link to its messages.
  */
 import type { FailingDestination } from "../../../../domain/overview/failing-now";
-import { plural, Time } from "../../components";
-import { linkTo } from "../../params";
-import { AnswerLine, StatusText } from "../messages/answer-line";
+import { plural, Time } from "../../kit/components";
+import { linkTo } from "../../kit/params";
+import { AnswerLine, StatusText } from "../../kit/answer-line";
 
 /** How many destinations the card lists. */
 export const FAILING_SHOWN = 5;

@@ -9,8 +9,8 @@ import type { StateCounts } from "../../../../domain/overview/state-counts";
 import { DLQ_COUNT_LIMIT, type Totals, TOTAL_COUNT_LIMIT } from "../../../../domain/overview/totals";
 import { MESSAGE_STATES } from "../../../../db/vocabulary";
 import { RUN_STATES } from "../../../../domain/workflows/logs/logs";
-import { MinuteChart, StateBars } from "../../charts";
-import { Live } from "../../components";
+import { MinuteChart, StateBars } from "../../kit/charts";
+import { Live } from "../../kit/components";
 import { FailingNow } from "./failing-now";
 
 /** What the overview shows, read in one snapshot. */

@@ -7,7 +7,7 @@ import { countByState } from "../../../../domain/overview/state-counts";
 import { readTotals } from "../../../../domain/overview/totals";
 import type { AppDeps } from "../../../deps";
 import type { DashboardEnv } from "../../env";
-import { nowOf } from "../../page";
+import { nowOf } from "../../kit/page";
 import { FAILING_SHOWN } from "./failing-now";
 import { OverviewPage } from "./overview-page";
 

@@ -5,7 +5,7 @@
  */
 import { DIALECTS, type Dialect } from "../../../../db/vocabulary";
 import { DIALECT_NAMES, dialectSummary } from "../../../../domain/delivery/dialect-summary";
-import { Choice } from "../../inputs";
+import { Choice } from "../../kit/inputs";
 
 const OPTIONS = DIALECTS.map((dialect) => [dialect, DIALECT_NAMES[dialect]] as const);
 

@@ -3,10 +3,10 @@
  * the steps waiting for it, and the form that resumes them with its data.
  */
 import type { WaiterView } from "../../../../domain/workflows/waits";
-import { plural, Time } from "../../components";
+import { plural, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { ActionForm, Field, TextArea } from "../../inputs";
+import type { Refusal } from "../../kit/form";
+import { ActionForm, Field, TextArea } from "../../kit/inputs";
 import { PUBLISH_PATH } from "./publish-page";
 
 export const EVENT_PATH = `${PUBLISH_PATH}/event`;

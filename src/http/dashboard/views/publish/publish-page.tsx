@@ -7,8 +7,8 @@
 import type { Dialect } from "../../../../db/vocabulary";
 import { METHODS } from "../../../../domain/publish/options";
 import type { Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { ActionForm, Choice, Field, Suggestions, TextArea } from "../../inputs";
+import type { Refusal } from "../../kit/form";
+import { ActionForm, Choice, Field, Suggestions, TextArea } from "../../kit/inputs";
 import { DialectChoice } from "./dialect-choice";
 
 export const PUBLISH_PATH = "/dashboard/publish";

@@ -1,11 +1,11 @@
 /** Queues by name, 50 a page: lag, parallelism, paused; create (or change a queue's parallelism), pause, resume, delete. */
 import type { PageOf } from "../../../../domain/paging";
 import type { Queue } from "../../../../domain/queues/queues";
-import { Action, Badge, ByNamePager, Live, PauseToggle, plural, Time } from "../../components";
+import { Action, Badge, ByNamePager, Live, PauseToggle, plural, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { ActionForm, Field } from "../../inputs";
-import { linkTo, placeFields } from "../../params";
+import type { Refusal } from "../../kit/form";
+import { ActionForm, Field } from "../../kit/inputs";
+import { linkTo, placeFields } from "../../kit/params";
 
 export const QUEUES_PATH = "/dashboard/queues";
 

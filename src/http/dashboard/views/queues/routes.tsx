@@ -4,13 +4,13 @@ import { badRequest } from "../../../../domain/errors";
 import { checkQueueName, checkQueueParallelism, deleteQueue, listQueues, queuePage, setQueuePaused, upsertQueue } from "../../../../domain/queues/queues";
 import type { AppDeps } from "../../../deps";
 import { singleParam } from "../../../query";
-import { BY_NAME_PAGE_SIZE } from "../../components";
+import { BY_NAME_PAGE_SIZE } from "../../kit/components";
 import type { DashboardEnv } from "../../env";
-import { formAction, optionalField, type Refusal, requiredField } from "../../form";
-import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { nowOf } from "../../page";
-import { linkTo, pageParams, placeOf } from "../../params";
-import { pauseRoutes } from "../../pause";
+import { formAction, optionalField, type Refusal, requiredField } from "../../kit/form";
+import { doneRedirect, NOTICE_PARAMS } from "../../kit/notices";
+import { nowOf } from "../../kit/page";
+import { linkTo, pageParams, placeOf } from "../../kit/params";
+import { pauseRoutes } from "../../kit/pause";
 import { QUEUES_PATH, QueuesPage } from "./queues-page";
 
 /** `GET|POST /dashboard/queues`, `POST /dashboard/queues/:name/pause|resume|delete`. */

@@ -6,9 +6,9 @@
 import { type MessageListPage, SCAN_LIMIT } from "../../../../domain/messages/list";
 import type { ScheduleRow as Schedule } from "../../../../domain/schedules/schedules";
 import type { ShownSchedule } from "../../../../domain/schedules/shown";
-import { Badge, BodyBlock, ByTimePager, type Fact, Facts, HeadersTable, Live, PauseToggle, Time } from "../../components";
+import { Badge, BodyBlock, ByTimePager, type Fact, Facts, HeadersTable, Live, PauseToggle, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import { type BodyView, linkTo, schedulePath } from "../../params";
+import { type BodyView, linkTo, schedulePath } from "../../kit/params";
 import { MessageTable } from "../messages/messages-page";
 import { DeleteSchedule, LastTick } from "./schedules-page";
 

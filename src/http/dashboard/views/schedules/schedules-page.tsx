@@ -2,11 +2,11 @@
 import type { Dialect } from "../../../../db/vocabulary";
 import type { PageOf } from "../../../../domain/paging";
 import type { ScheduleRow as Schedule } from "../../../../domain/schedules/schedules";
-import { Action, Badge, ByNamePager, Live, PauseToggle, Time } from "../../components";
+import { Action, Badge, ByNamePager, Live, PauseToggle, Time } from "../../kit/components";
 import { canAct, type Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { ActionForm, Choice, Field, Suggestions, TextArea } from "../../inputs";
-import { linkTo, messagePath, placeFields, schedulePath } from "../../params";
+import type { Refusal } from "../../kit/form";
+import { ActionForm, Choice, Field, Suggestions, TextArea } from "../../kit/inputs";
+import { linkTo, messagePath, placeFields, schedulePath } from "../../kit/params";
 import { DialectChoice } from "../publish/dialect-choice";
 import { CONTENT_TYPES, METHOD_OPTIONS } from "../publish/publish-page";
 

@@ -6,11 +6,11 @@ import { type Context, Hono } from "hono";
 import { addEndpoints, deleteUrlGroup, removeEndpoints, urlGroupPage } from "../../../../domain/url-groups/url-groups";
 import type { AppDeps } from "../../../deps";
 import { singleParam } from "../../../query";
-import { BY_NAME_PAGE_SIZE } from "../../components";
+import { BY_NAME_PAGE_SIZE } from "../../kit/components";
 import type { DashboardEnv } from "../../env";
-import { formAction, optionalField, type Refusal, requiredField } from "../../form";
-import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { linkTo, pageParams, placeOf } from "../../params";
+import { formAction, optionalField, type Refusal, requiredField } from "../../kit/form";
+import { doneRedirect, NOTICE_PARAMS } from "../../kit/notices";
+import { linkTo, pageParams, placeOf } from "../../kit/params";
 import { URL_GROUPS_PATH, UrlGroupsPage } from "./url-groups-page";
 
 /** `GET /dashboard/url-groups`, `POST /dashboard/url-groups/endpoints/add|remove`, `POST /dashboard/url-groups/:name/delete`. */

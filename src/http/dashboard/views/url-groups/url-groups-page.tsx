@@ -1,11 +1,11 @@
 /** URL groups by name, 50 a page, and their endpoints; create a group or add an endpoint, remove one, delete a group. */
 import type { PageOf } from "../../../../domain/paging";
 import type { UrlGroup } from "../../../../domain/url-groups/url-groups";
-import { Action, ByNamePager, Live, plural } from "../../components";
+import { Action, ByNamePager, Live, plural } from "../../kit/components";
 import type { Viewer } from "../../env";
-import type { Refusal } from "../../form";
-import { ActionForm, Field } from "../../inputs";
-import { linkTo, placeFields } from "../../params";
+import type { Refusal } from "../../kit/form";
+import { ActionForm, Field } from "../../kit/inputs";
+import { linkTo, placeFields } from "../../kit/params";
 
 export const URL_GROUPS_PATH = "/dashboard/url-groups";
 

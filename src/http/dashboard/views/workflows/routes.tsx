@@ -20,11 +20,11 @@ import { readRunDetail } from "../../../../domain/workflows/logs/run-detail";
 import type { AppDeps } from "../../../deps";
 import { type Params, singleParam } from "../../../query";
 import type { DashboardEnv } from "../../env";
-import { filterValues } from "../../filters";
-import { safeNext } from "../../guard";
-import { doneRedirect, NOTICE_PARAMS } from "../../notices";
-import { currentUrl, nowOf } from "../../page";
-import { linkTo, pageParams, rangeParams, runPath } from "../../params";
+import { filterValues } from "../../kit/filters";
+import { safeNext } from "../../session/guard";
+import { doneRedirect, NOTICE_PARAMS } from "../../kit/notices";
+import { currentUrl, nowOf } from "../../kit/page";
+import { linkTo, pageParams, rangeParams, runPath } from "../../kit/params";
 import { RunPage, type RunPlace } from "./run-page";
 import { RUN_FIELDS, RUN_FILTERS, RunsPage } from "./runs-page";
 

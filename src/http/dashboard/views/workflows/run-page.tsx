@@ -9,9 +9,9 @@
 import type { FC } from "hono/jsx";
 import type { RunLog } from "../../../../domain/workflows/logs/logs";
 import type { RunDetail } from "../../../../domain/workflows/logs/run-detail";
-import { Action, Badge, Facts, Live, Time } from "../../components";
+import { Action, Badge, Facts, Live, Time } from "../../kit/components";
 import type { Viewer } from "../../env";
-import { dlqEntryPath, runPath } from "../../params";
+import { dlqEntryPath, runPath } from "../../kit/params";
 import { RetryNow } from "../messages/retry-now";
 import { axisOf, spanWords } from "./span";
 import { FailureFunction, NextSteps, Step, type TimelineView, tone } from "./steps";

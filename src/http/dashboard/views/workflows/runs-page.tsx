@@ -4,9 +4,9 @@
  * retry says so, with the step, its last error and when it is tried next.
  */
 import { type NextStep, RUN_STATES, type RunLog } from "../../../../domain/workflows/logs/logs";
-import { Badge, ByTimePager, Live, plural, Time } from "../../components";
-import { FilterButtons, type FilterValues, SinceFilter, StateFilter, TextFilters } from "../../filters";
-import { linkTo, runPath } from "../../params";
+import { Badge, ByTimePager, Live, plural, Time } from "../../kit/components";
+import { FilterButtons, type FilterValues, SinceFilter, StateFilter, TextFilters } from "../../kit/filters";
+import { linkTo, runPath } from "../../kit/params";
 import { errorHeadline } from "./step-error";
 
 const PATH = "/dashboard/workflows";

@@ -9,7 +9,7 @@
 import type { FC } from "hono/jsx";
 import { type SdkError, sdkError } from "../../../../domain/workflows/logs/sdk-error";
 import type { StepError } from "../../../../domain/workflows/logs/steps";
-import { Time } from "../../components";
+import { Time } from "../../kit/components";
 
 /** At most this many characters of a body are shown. */
 const SHOWN_CHARS = 20_000;

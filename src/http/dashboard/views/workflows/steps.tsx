@@ -8,8 +8,8 @@ import type { FC } from "hono/jsx";
 import type { NextStep, RunLog } from "../../../../domain/workflows/logs/logs";
 import type { StepLog } from "../../../../domain/workflows/logs/steps";
 import type { RunTimeline, Span } from "../../../../domain/workflows/logs/timeline";
-import { Badge, Facts, HeadersTable, Time } from "../../components";
-import { messagePath, runPath } from "../../params";
+import { Badge, Facts, HeadersTable, Time } from "../../kit/components";
+import { messagePath, runPath } from "../../kit/params";
 import { type Axis, SpanLine, spanWords } from "./span";
 import { AnswerError, StepErrors, StoredBody } from "./step-error";
 

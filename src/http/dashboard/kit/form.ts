@@ -10,9 +10,9 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { AppError, badRequest } from "../../domain/errors";
-import { decodeComponent } from "../request";
-import type { DashboardEnv } from "./env";
+import { AppError, badRequest } from "../../../domain/errors";
+import { decodeComponent } from "../../request";
+import type { DashboardEnv } from "../env";
 
 /**
  * The largest form the dashboard takes: a DLQ selection of 100 ids with room

@@ -6,9 +6,9 @@
  * `datetime-local` inputs, read as UTC, or from a `since` preset.
  */
 import type { Context } from "hono";
-import { badRequest } from "../../domain/errors";
-import type { TimeRange } from "../../domain/messages/filter";
-import { type Params, queryParams, singleParam } from "../query";
+import { badRequest } from "../../../domain/errors";
+import type { TimeRange } from "../../../domain/messages/filter";
+import { type Params, queryParams, singleParam } from "../../query";
 
 /** The page's non-empty query parameters, trimmed; an unknown name is a 400. */
 export function pageParams(c: Context, allowed: readonly string[]): Params {

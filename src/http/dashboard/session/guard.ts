@@ -7,9 +7,9 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import { AppError } from "../../domain/errors";
+import { AppError } from "../../../domain/errors";
 import type { TokenAccess } from "./access";
-import type { DashboardEnv } from "./env";
+import type { DashboardEnv } from "../env";
 import { type DashboardSessions, SESSION_COOKIE } from "./session";
 
 export const SIGN_IN_PATH = "/dashboard/login";

@@ -7,8 +7,8 @@
  * configuration, or revoked, ends its sessions. A sign-in, and a session's
  * requests, are uses of its token, noted as the API notes them.
  */
-import { tokenDigest } from "../../domain/access-tokens/access-tokens";
-import { type Access, accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
+import { tokenDigest } from "../../../domain/access-tokens/access-tokens";
+import { type Access, accessOf, type TokenSet } from "../../../domain/access-tokens/token-set";
 
 /** What a token may do in the dashboard: everything, or look. */
 export type Role = Access;

@@ -5,8 +5,8 @@
  * the action goes back to it.
  */
 import { type Context, Hono } from "hono";
-import type { Sql, Tx } from "../../db/client";
-import type { DashboardEnv } from "./env";
+import type { Sql, Tx } from "../../../db/client";
+import type { DashboardEnv } from "../env";
 import { doneRedirect } from "./notices";
 import { linkTo, placeOf } from "./params";
 

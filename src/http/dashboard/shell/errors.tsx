@@ -6,7 +6,7 @@
  * not come here: its page shows the error beside it (form.ts `formAction`).
  */
 import type { Context } from "hono";
-import type { DashboardEnv } from "./env";
+import type { DashboardEnv } from "../env";
 import { type Frame, Layout } from "./layout";
 
 /** The JSON error `rendered` as an HTML page with the same status (and `Retry-After`). */

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Hono } from "hono";
-import { FAVICON_SVG, FAVICON_TYPE } from "../favicon";
+import { FAVICON_SVG, FAVICON_TYPE } from "../../favicon";
 import { CLIENT_SCRIPT } from "./client";
 import { STYLESHEET } from "./style";
 

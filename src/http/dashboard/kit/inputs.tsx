@@ -7,7 +7,7 @@
  * once, to the form.
  */
 import { type Child, createContext, type FC, useContext } from "hono/jsx";
-import { canAct, type Viewer } from "./env";
+import { canAct, type Viewer } from "../env";
 import type { Refusal } from "./form";
 
 /** The values a refused form was submitted with; null when the form is shown fresh. */

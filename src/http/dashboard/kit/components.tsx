@@ -1,7 +1,7 @@
 /** Pieces every page is made of: times, states, tables of headers, bodies, action buttons, paging, live regions. */
 import type { Child, FC } from "hono/jsx";
-import { relativeTime } from "../../domain/relative-time";
-import { canAct, type Viewer } from "./env";
+import { relativeTime } from "../../../domain/relative-time";
+import { canAct, type Viewer } from "../env";
 import { type BodyView, linkTo } from "./params";
 
 /** `2025-01-31 09:30:12 UTC`. */

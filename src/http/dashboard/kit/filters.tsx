@@ -3,8 +3,8 @@
  * forms (text fields, a "since" choice, a UTC time range, the buttons).
  */
 import type { FC } from "hono/jsx";
-import type { MessageFilter, TimeRange } from "../../domain/messages/filter";
-import { messageFilterParams, type Params, singleParam } from "../query";
+import type { MessageFilter, TimeRange } from "../../../domain/messages/filter";
+import { messageFilterParams, type Params, singleParam } from "../../query";
 import { rangeParams, SINCE } from "./params";
 
 /** A filter form's values by field name, as the query gave them. */

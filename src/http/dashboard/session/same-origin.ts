@@ -10,7 +10,7 @@
  * differs behind a proxy that ends TLS.
  */
 import type { MiddlewareHandler } from "hono";
-import { AppError } from "../../domain/errors";
+import { AppError } from "../../../domain/errors";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -2,8 +2,8 @@
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { tokenDigest, type TokenAccess } from "./access";
-import type { AuthFailures } from "../auth-failures";
-import type { DashboardEnv } from "./env";
+import type { AuthFailures } from "../../auth-failures";
+import type { DashboardEnv } from "../env";
 import { safeNext, SIGN_IN_PATH } from "./guard";
 import { type DashboardSessions, SESSION_COOKIE, SESSION_LIFETIME_MS } from "./session";
 

@@ -7,8 +7,8 @@
  * session only.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Sql } from "../../db/client";
-import { endSession, findSession, type SessionGrant, type SessionTimes, startSession } from "../../domain/sessions/sessions";
+import type { Sql } from "../../../db/client";
+import { endSession, findSession, type SessionGrant, type SessionTimes, startSession } from "../../../domain/sessions/sessions";
 
 export const SESSION_COOKIE = "dispatch_session";
 /** How long a sign-in lasts at most: a working day. */

@@ -1,5 +1,5 @@
 /** A destination, linked to its row on the destinations page (from a message's page, and the row's own anchor). */
-import { linkTo } from "../../params";
+import { linkTo } from "./params";
 
 export const DESTINATIONS_PATH = "/dashboard/destinations";
 

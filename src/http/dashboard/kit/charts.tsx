@@ -1,6 +1,6 @@
 /** Charts as inline SVG, drawn on the server: no script, no asset. */
 import type { FC } from "hono/jsx";
-import type { Minute } from "../../domain/overview/activity";
+import type { Minute } from "../../../domain/overview/activity";
 import { utc } from "./components";
 
 const COLORS = { delivered: "#1a7f37", retried: "#d4a72c", failed: "#c62828" };

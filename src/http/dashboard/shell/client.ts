@@ -11,7 +11,7 @@
  *   source put in the script, so the page says it in the words the server used.
  *   A region htmx swaps in (a list's refresh) is shown so at once (`htmx:afterSwap`).
  */
-import { relativeTime } from "../../domain/relative-time";
+import { relativeTime } from "../../../domain/relative-time";
 
 export const CLIENT_SCRIPT = `
 ${relativeTime.toString()}

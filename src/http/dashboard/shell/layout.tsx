@@ -9,8 +9,8 @@ import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import { jsxRenderer } from "hono/jsx-renderer";
 import type { AssetPaths } from "./assets";
-import type { DashboardEnv, Viewer } from "./env";
-import { noticeOf } from "./notices";
+import type { DashboardEnv, Viewer } from "../env";
+import { noticeOf } from "../kit/notices";
 
 /** The sections of the dashboard, in navigation order. */
 export const SECTIONS = [

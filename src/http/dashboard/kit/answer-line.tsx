@@ -4,7 +4,7 @@
  * body, of the error; the title holds more of both.
  */
 import type { FC } from "hono/jsx";
-import type { LastAnswer } from "../../../../domain/messages/attempts";
+import type { LastAnswer } from "../../../domain/messages/attempts";
 
 /** Characters of the first line a list shows. */
 const LINE = 120;

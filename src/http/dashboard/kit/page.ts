@@ -1,6 +1,6 @@
 /** What a page handler reads besides the domain: the clock times are shown against, and its own address. */
 import type { Context } from "hono";
-import type { AppDeps } from "../deps";
+import type { AppDeps } from "../../deps";
 
 /** The clock pages show times against (the service's, which tests may move). */
 export const nowOf = (deps: AppDeps) => deps.now?.() ?? Date.now();
