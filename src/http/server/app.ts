@@ -9,7 +9,7 @@ import { withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
 import { dashboard } from "../dashboard/app/dashboard";
 import { checkAnswers } from "../openapi/answer-check";
-import { dashboardErrorPage, errorPage } from "../dashboard/errors";
+import { dashboardErrorPage, errorPage } from "../dashboard/shell/errors";
 import type { AppDeps } from "../deps";
 import { checkRequestInput } from "../input";
 import { apiDocumentRoutes } from "../routes/api-document";
