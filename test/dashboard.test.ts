@@ -15,6 +15,7 @@ import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";
 import { appRoutes } from "./support/routes";
 import { startTestService, TEST_TOKEN, useDispatch } from "./support/service";
+import { rowCounts } from "./support/rows";
 
 const dispatch = useDispatch({}, { role: "api" });
 
@@ -193,7 +194,7 @@ describe("odd input answers a 4xx page and changes nothing", () => {
   it.each(ROUTES)("%s", async (route) => {
     const [method, pattern] = route.split(" ") as [string, string];
     const { cookie, csrf } = await signIn();
-    const before = await rowCounts();
+    const before = await rowCounts(dispatch);
     const failures: string[] = [];
     const probe = async (path: string, names: string, body?: string) => {
       const response = await fetch(`${dispatch.baseUrl}${path}`, {
@@ -217,7 +218,7 @@ describe("odd input answers a 4xx page and changes nothing", () => {
       await probe(pathOf(pattern), "a dashboard form is at most", `_csrf=${csrf}&field=${"x".repeat(70_000)}`);
     }
     expect(failures).toEqual([]);
-    expect(await rowCounts()).toEqual(before);
+    expect(await rowCounts(dispatch)).toEqual(before);
   });
 
   it("answers 400 to unknown parameters and bad filter values, and 404 to unknown ids", async () => {
@@ -225,7 +226,7 @@ describe("odd input answers a 4xx page and changes nothing", () => {
     const get = (path: string) => fetch(`${dispatch.baseUrl}${path}`, { headers: { cookie } });
     const post = (path: string) =>
       fetch(`${dispatch.baseUrl}${path}`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: `_csrf=${csrf}`, redirect: "manual" });
-    const before = await rowCounts();
+    const before = await rowCounts(dispatch);
     const expectations: [Promise<Response>, number, string][] = [
       [get("/dashboard/messages?stat=FAILED"), 400, "unknown parameter"],
       [get("/dashboard/messages?state=LOST"), 400, "state must be one of"],
@@ -259,18 +260,7 @@ describe("odd input answers a 4xx page and changes nothing", () => {
       const body = await response.text();
       expect([response.url, response.status, body.includes(text)]).toEqual([response.url, status, true]);
     }
-    expect(await rowCounts()).toEqual(before);
+    expect(await rowCounts(dispatch)).toEqual(before);
   });
 });
 
-/** Rows of every table of the dispatch schema but the engine's bookkeeping (its heartbeat and health reports). */
-async function rowCounts(): Promise<Record<string, number>> {
-  const sql = dispatch.service.sql;
-  const tables = await sql<{ name: string }[]>`
-    select format('%I.%I', table_schema, table_name) as name from information_schema.tables
-    where table_type = 'BASE TABLE' and table_schema = 'dispatch' and table_name not in ('claims', 'workers', 'destinations')
-    order by 1`;
-  const counts: Record<string, number> = {};
-  for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
-  return counts;
-}

@@ -13,6 +13,7 @@ import { useReceiver } from "./support/receiver";
 import { type Access, operationOf } from "../src/http/openapi/operation";
 import { appRoutes } from "./support/routes";
 import { request, TEST_TOKEN, useDispatch } from "./support/service";
+import { rowCounts } from "./support/rows";
 
 const READONLY = "readonly-token-0123456789";
 
@@ -68,16 +69,6 @@ const asReadonly = (route: string) =>
     body: route.startsWith("GET") ? undefined : "{}",
   });
 
-/** Rows of every table of the dispatch schema but the engine's own bookkeeping, which its heartbeat and health reports change. */
-async function rowCounts(): Promise<Record<string, number>> {
-  const sql = dispatch.service.sql;
-  const tables = await sql<{ name: string }[]>`
-    select format('%I.%I', table_schema, table_name) as name from information_schema.tables
-    where table_type = 'BASE TABLE' and table_schema = 'dispatch' and table_name not in ('claims', 'workers', 'destinations') order by 1`;
-  const counts: Record<string, number> = {};
-  for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
-  return counts;
-}
 
 describe("a read-only token", () => {
   // What a read-only token may call is an allow-list: the operations declared `read`.
@@ -100,11 +91,11 @@ describe("a read-only token", () => {
   });
 
   it.each(writes)("%s answers 403 and changes nothing", async (route) => {
-    const before = await rowCounts();
+    const before = await rowCounts(dispatch);
     const response = await asReadonly(route);
     expect(response.status, await response.clone().text()).toBe(403);
     expect((await response.json()).error).toMatch(/read-only/);
-    expect(await rowCounts()).toEqual(before);
+    expect(await rowCounts(dispatch)).toEqual(before);
   });
 
   it.each(reads)("%s reads", async (route) => {
@@ -123,10 +114,10 @@ describe("a read-only token", () => {
   });
 
   it("is not a full token, and a full token still writes", async () => {
-    const before = await rowCounts();
+    const before = await rowCounts(dispatch);
     const response = await dispatch.api("/v2/queues", { method: "POST", body: JSON.stringify({ queueName: "ro-full", parallelism: 2 }) });
     expect(response.status).toBe(200);
-    expect((await rowCounts())["dispatch.queues"]).toBe(before["dispatch.queues"]! + 1);
+    expect((await rowCounts(dispatch))["dispatch.queues"]).toBe(before["dispatch.queues"]! + 1);
     const wrong = await request(`${dispatch.baseUrl}/v2/logs`, { headers: { Authorization: "Bearer not-a-token-at-all-0000" } });
     expect(wrong.status).toBe(401);
   });

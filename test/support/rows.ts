@@ -317,3 +317,24 @@ export async function storedRowCount(db: Database): Promise<number> {
       + (select count(*) from dispatch.url_group_endpoints) + (select count(*) from dispatch.workflow_notifications))::int as n`;
   return row!.n;
 }
+
+/**
+ * Rows in each of Dispatch's tables (and graphile-worker's job tables, with
+ * `jobs`), for tests that prove a refused request changed nothing. The engine's
+ * bookkeeping is left out: claims, workers and destinations change as the
+ * worker runs, and a token's last use (`access_token_uses`) is noted in the
+ * background at most once a minute whatever the request's outcome.
+ */
+export async function rowCounts(db: Database, options: { jobs?: boolean } = {}): Promise<Record<string, number>> {
+  const sql = sqlOf(db);
+  const tables = await sql<{ name: string }[]>`
+    select format('%I.%I', table_schema, table_name) as name from information_schema.tables
+    where table_type = 'BASE TABLE'
+      and ((table_schema = 'dispatch' and table_name not in ('claims', 'workers', 'destinations', 'access_token_uses'))
+        or (${options.jobs ?? false} and table_schema = 'graphile_worker' and table_name in ('jobs', '_private_jobs')))
+    order by 1`;
+  if (options.jobs && !tables.some((table) => table.name.startsWith("graphile_worker."))) throw new Error("graphile-worker's job tables are missing");
+  const counts: Record<string, number> = {};
+  for (const { name } of tables) counts[name] = Number((await sql.unsafe(`select count(*) from ${name}`))[0]!.count);
+  return counts;
+}
