@@ -3,26 +3,9 @@
  * measures how many requests it holds at once, enqueueing, and the queue
  * resource's API (upsert, get, pause/resume, a message's state) of one service.
  */
-import { afterEach, expect } from "vitest";
-import { type Receiver, type Reply, type Responder, sleep, startReceiver } from "../support/receiver";
+import { expect } from "vitest";
+import { type Receiver, type Reply, type Responder, sleep } from "../support/receiver";
 import type { TestService } from "../support/service";
-
-/** `receiver()`: a receiver of its own for one test, closed after it. Call at the top of the file. */
-export function useReceivers(): (responder?: Responder) => Promise<Receiver> {
-  const receivers: Receiver[] = [];
-
-  afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
-
-  /** A receiver of its own for one test, closed after it. */
-  async function receiver(responder?: Responder): Promise<Receiver> {
-    const started = await startReceiver(responder);
-    receivers.push(started);
-    return started;
-  }
-  return receiver;
-}
 
 /**
  * A responder that holds each request `holdMs` before answering `reply(n,

@@ -10,7 +10,8 @@ import { poll } from "../support/poll";
 import { killAllDispatchProcesses, startDispatchProcess } from "../support/processes";
 import { attemptsOf, storedWorkers } from "../support/rows";
 import { startTestService, TEST_TOKEN, type TestService, useDispatch } from "../support/service";
-import { enqueue, indexesOf, queueApi, tracking, useReceivers } from "./fixtures";
+import { useReceivers } from "../support/receiver";
+import { enqueue, indexesOf, queueApi, tracking } from "./fixtures";
 
 const dispatch = useDispatch();
 const receiver = useReceivers();

@@ -8,7 +8,8 @@ import { engineCycle, expectUntouched } from "../support/engine";
 import { poll } from "../support/poll";
 import { attemptsOf } from "../support/rows";
 import { useDispatch } from "../support/service";
-import { enqueue, indexesOf, queueApi, tracking, useReceivers } from "./fixtures";
+import { useReceivers } from "../support/receiver";
+import { enqueue, indexesOf, queueApi, tracking } from "./fixtures";
 
 const dispatch = useDispatch();
 const receiver = useReceivers();

@@ -9,7 +9,8 @@ import { poll } from "../support/poll";
 import { sleep } from "../support/receiver";
 import { countMessages } from "../support/rows";
 import { useDispatch } from "../support/service";
-import { enqueue, queueApi, useReceivers } from "./fixtures";
+import { useReceivers } from "../support/receiver";
+import { enqueue, queueApi } from "./fixtures";
 
 const dispatch = useDispatch();
 const receiver = useReceivers();

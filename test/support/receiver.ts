@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { track } from "./leaks";
 
 /** A request as the receiver got it. */
@@ -137,4 +137,13 @@ export function receiverPool() {
     },
     closeAll: () => Promise.all(started.splice(0).map((receiver) => receiver.close())),
   };
+}
+
+/** `receiver()`: a receiver of its own for one test, closed after it (an `afterEach`). Call at the top of the file. */
+export function useReceivers(): (responder?: Responder) => Promise<Receiver> {
+  const pool = receiverPool();
+  afterEach(async () => {
+    await pool.closeAll();
+  });
+  return (responder) => pool.start(responder);
 }

@@ -4,27 +4,16 @@
  * deduplication; messages fanned out outlive their group, and a group publish
  * is validated as a whole.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { type Receiver, type Responder, startReceiver } from "../support/receiver";
+import { useReceivers } from "../support/receiver";
 import { attemptsOf, countMessages, dlqEntries, messagesWhere } from "../support/rows";
 import { useDispatch } from "../support/service";
 import { byUrl, groupApi } from "./fixtures";
 
 const dispatch = useDispatch();
 const { addEndpoints, publishToGroup } = groupApi(dispatch);
-const receivers: Receiver[] = [];
-
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-
-/** A receiver of its own for one test, closed after it. */
-async function receiver(responder?: Responder): Promise<Receiver> {
-  const started = await startReceiver(responder);
-  receivers.push(started);
-  return started;
-}
+const receiver = useReceivers();
 
 describe("publishing to a URL group", () => {
   it("fans out: one message per endpoint, an array response, and every endpoint gets the body and the topic header", async () => {
