@@ -1,10 +1,13 @@
 // Compiles src/ into dist/cli.js, the JavaScript `npm start` runs: one ES module
 // bundled by esbuild (the compiler tsx already uses), packages left as imports.
 // Run by `npm install` (prepare) and before `npm start`; tests and the bench
-// build it too, so what they start is what users run.
+// build it too, so what they start is what users run. Each file is written
+// beside its place and renamed over it: a Dispatch process starting while
+// another test run builds reads the old file or the new one, never half of one.
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
-await build({
+const result = await build({
   entryPoints: ["src/cli.ts"],
   outfile: "dist/cli.js",
   bundle: true,
@@ -14,4 +17,11 @@ await build({
   packages: "external",
   sourcemap: true,
   logLevel: "warning",
+  write: false,
 });
+mkdirSync("dist", { recursive: true });
+for (const file of result.outputFiles) {
+  const temporary = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(temporary, file.contents);
+  renameSync(temporary, file.path);
+}
