@@ -3,9 +3,8 @@
  * dashboard (its pages and its script) and the CLI say it. Rounded to the
  * nearest whole unit, never down: 119 s is "2 min", not "1 min"; the unit is
  * chosen once rounded, so 59.6 s is "1 min", not "60 s", and 23 h 40 min is
- * "1 d". The dashboard's script (http/dashboard/shell/client.ts) runs this very
- * function in the browser, from its source: it uses nothing but its
- * arguments and `Math`.
+ * "1 d". The dashboard's browser script runs this very function, from its
+ * source: it uses nothing but its arguments and `Math`.
  */
 export function relativeTime(at: number, now: number): string {
   const delta = at - now;

@@ -94,7 +94,7 @@ export async function ensureRedactionKey(sql: Sql, box: SecretBox): Promise<Buff
 }
 
 /**
- * The key dashboard sessions are bound to (http/dashboard/session/session.ts): derived
+ * The key dashboard sessions are bound to: derived
  * from the key-encryption secret, so that a copy of the database cannot make
  * one; without a secret, a key made once per database (so that a session
  * made by one replica holds on every other).
