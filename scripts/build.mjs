@@ -1,13 +1,17 @@
-// Compiles src/ into dist/cli.js, the JavaScript `npm start` runs: one ES module
-// bundled by esbuild (the compiler tsx already uses), packages left as imports
+// Compiles src/ into dist/cli.js, the JavaScript `npm start` runs: ES modules
+// bundled by esbuild (the compiler tsx already uses), split where cli.ts
+// imports lazily (an operator command loads no HTTP server and no worker:
+// `dispatch help` starts in a fraction of the time), packages left as imports
 // but drizzle-orm, which is bundled in: Node 24 reads its 178 KB package.json
 // for each of the modules it loads (1.25 s to import drizzle-orm/pg-core
 // against 0.22 s on Node 20), and every process would pay that at start.
 // Run by `npm install` (prepare) and before `npm start`; tests and the bench
 // build it too, so what they start is what users run. Each file is written
-// beside its place and renamed over it: a Dispatch process starting while
-// another test run builds reads the old file or the new one, never half of one.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+// beside its place and renamed over it, cli.js last: a Dispatch process starting
+// while another test run builds reads the old file or the new one, never half of
+// one (chunks are named by their content hash, so an old cli.js finds its own).
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { build } from "esbuild";
 
 const { dependencies } = JSON.parse(readFileSync("package.json", "utf8"));
@@ -16,7 +20,9 @@ const external = Object.keys(dependencies).filter((name) => name !== "drizzle-or
 
 const result = await build({
   entryPoints: ["src/cli.ts"],
-  outfile: "dist/cli.js",
+  outdir: "dist",
+  chunkNames: "chunks/[name]-[hash]",
+  splitting: true,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -26,9 +32,14 @@ const result = await build({
   logLevel: "warning",
   write: false,
 });
-mkdirSync("dist", { recursive: true });
-for (const file of result.outputFiles) {
+const entry = resolve("dist/cli.js");
+const files = [...result.outputFiles].sort((a, b) => Number(a.path.startsWith(entry)) - Number(b.path.startsWith(entry)));
+mkdirSync("dist/chunks", { recursive: true });
+for (const file of files) {
   const temporary = `${file.path}.${process.pid}.tmp`;
   writeFileSync(temporary, file.contents);
   renameSync(temporary, file.path);
 }
+// Chunks of earlier builds are no longer named by any entry.
+const written = new Set(files.map((file) => basename(file.path)));
+for (const name of readdirSync("dist/chunks")) if (!written.has(name) && !name.endsWith(".tmp")) rmSync(join("dist/chunks", name));

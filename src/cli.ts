@@ -5,14 +5,14 @@
  * commands.ts. Arguments the CLI does not take exit 2 with the usage.
  */
 import { parseArgs } from "node:util";
-import { banner, showsSecrets } from "./banner";
-import { type Command, runCommand } from "./commands";
-import { type Config, ConfigError, loadConfig } from "./config/config";
+import type { Command } from "./commands";
+import { ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { DatabaseStartError } from "./db/connection/errors";
 import { EmbeddedDatabaseError } from "./db/embedded/errors";
+import { ListenError } from "./listen-error";
 import { createLog, type Log } from "./observability/log";
-import { ListenError, type Role, type Service, startService } from "./service";
+import type { Role, Service } from "./service";
 
 const ROLES: Role[] = ["api", "worker", "all"];
 /** Commands without arguments, as typed after `dispatch`. */
@@ -40,6 +40,8 @@ async function main(argv: string[]): Promise<void> {
   const command = commandOf(positionals, values);
   if (command !== null) {
     const config = loadConfig();
+    // Each path loads only what it runs: a command needs no HTTP server or worker (dist/ splits them apart).
+    const { runCommand } = await import("./commands");
     const result = await runCommand(command, config, createLog(config.logLevel));
     return exit(result.code, result.output);
   }
@@ -48,12 +50,13 @@ async function main(argv: string[]): Promise<void> {
   // Handlers go in before anything starts: a signal during start-up still stops cleanly.
   const config = loadConfig();
   const log = createLog(config.logLevel);
-  const started = startService(config, role, log);
+  const started = import("./service").then(({ startService }) => startService(config, role, log));
   const stop = stopper(started, log);
   process.on("SIGTERM", () => stop("SIGTERM", 0));
   process.on("SIGINT", () => stop("SIGINT", 0));
   guardAgainstUncaughtErrors(stop, log);
   const service = await started;
+  const { banner, showsSecrets } = await import("./banner");
   console.log(banner({ ...service, role }, config, showsSecrets(service, process.stdout.isTTY === true)));
 }
 

@@ -13,12 +13,12 @@
  */
 import { configuredBaseUrl, sdkEnvironment } from "./banner";
 import { configuredKeys, type Config } from "./config/config";
+import { type OpenDatabase, openDatabase } from "./database";
 import type { Sql } from "./db/client";
 import { ensureSigningKeys, rotateSigningKeys, type SigningKeySource } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/secrets/stored-secrets";
 import type { Log } from "./observability/log";
-import { type OpenDatabase, openDatabase } from "./service";
 import { createToken, listTokens, revokeToken } from "./token-commands";
 
 /** A command's outcome: what to print and the exit code. */

@@ -8,14 +8,16 @@
  */
 import type { Config } from "./config/config";
 import { createSql, type Sql } from "./db/client";
-import { type ConnectionBudget, describeBudget } from "./db/connection/budget";
+import { type ConnectionBudget, connectionBudget, describeBudget } from "./db/connection/budget";
 import { type DatabaseEndpoints, type DatabaseUrl, resolveEndpoints } from "./db/connection/endpoints";
 import { explainDatabaseError } from "./db/connection/errors";
 import { checkDatabase, type ServerFacts } from "./db/connection/preflight";
 import { describeServer, unverifiedServerWarning } from "./db/connection/settings";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded/cluster";
 import { migrate, requireCurrentSchema } from "./db/migrate";
+import type { SecretBox } from "./domain/secrets/secret-box";
 import type { Log } from "./observability/log";
+import { secretBoxFor } from "./secrets";
 
 /** A database ready for the service or a command. */
 export interface ReadyDatabase {
@@ -108,3 +110,33 @@ async function startEmbedded(dataDir: string, notice: (line: string) => void): P
   url.pathname = "/dispatch";
   return { ...cluster, url: url.toString() };
 }
+
+/** A migrated database and its pool, for commands that need no API or worker (`dispatch migrate`, `keys`, `token`). */
+export interface OpenDatabase {
+  sql: Sql;
+  /** What stored secrets are sealed with. */
+  box: SecretBox;
+  databaseUrl: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** Opens `config`'s database (starting the embedded one if none is configured), migrated first when `migrateFirst`. */
+export async function openDatabase(config: Config, log: Log, migrateFirst: boolean): Promise<OpenDatabase> {
+  const budget = connectionBudget(COMMAND_POOL_SIZE, false);
+  const database = await prepareDatabase(config, log, { budget, migrateFirst, noticeLevel: "debug" });
+  const sql = createAppPool(database, COMMAND_POOL_SIZE);
+  return {
+    sql,
+    box: secretBoxFor(config, database.embedded !== null),
+    databaseUrl: database.databaseUrl,
+    embedded: database.embedded !== null,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await database.embedded?.stop();
+    },
+  };
+}
+
+/** The operator's commands run a statement or two at a time. */
+const COMMAND_POOL_SIZE = 2;

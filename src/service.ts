@@ -23,6 +23,7 @@ import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
 import { DestinationGuard } from "./outbound/destination-guard";
 import { HttpClient } from "./outbound/http-client";
+import { ListenError, listenError } from "./listen-error";
 import { secretBoxFor, UNSEALED_WARNING } from "./secrets";
 import { startWorker, type WorkerHandle } from "./worker/worker-role";
 
@@ -69,15 +70,6 @@ export async function startService(
     if (!(error instanceof ListenError)) await closePools(pools);
     throw error;
   }
-}
-
-/**
- * The API could not listen where it was told (the address is taken, most
- * often by another Dispatch): everything the start had begun is stopped,
- * and the message says what to set.
- */
-export class ListenError extends Error {
-  override readonly name = "ListenError";
 }
 
 /**
@@ -164,36 +156,6 @@ async function startParts(
   };
 }
 
-/** A migrated database and its pool, for commands that need no API or worker (`dispatch migrate`, `keys`, `token`). */
-export interface OpenDatabase {
-  sql: Sql;
-  /** What stored secrets are sealed with. */
-  box: SecretBox;
-  databaseUrl: string;
-  embedded: boolean;
-  close(): Promise<void>;
-}
-
-/** Opens `config`'s database (starting the embedded one if none is configured), migrated first when `migrateFirst`. */
-export async function openDatabase(config: Config, log: Log, migrateFirst: boolean): Promise<OpenDatabase> {
-  const budget = connectionBudget(COMMAND_POOL_SIZE, false);
-  const database = await prepareDatabase(config, log, { budget, migrateFirst, noticeLevel: "debug" });
-  const sql = createAppPool(database, COMMAND_POOL_SIZE);
-  return {
-    sql,
-    box: secretBoxFor(config, database.embedded !== null),
-    databaseUrl: database.databaseUrl,
-    embedded: database.embedded !== null,
-    async close() {
-      await sql.end({ timeout: 5 });
-      await database.embedded?.stop();
-    },
-  };
-}
-
-/** The operator's commands run a statement or two at a time. */
-const COMMAND_POOL_SIZE = 2;
-
 /** The configured tokens and the stored ones, kept current; a failed read is an outage (logged once by `availability`) or logged. */
 async function followAccessTokens(
   sql: Sql,
@@ -226,17 +188,6 @@ function listen(app: ReturnType<typeof createApp>, port: number, host: string): 
     server.once("error", reject);
     Object.assign(server, { keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: KEEP_ALIVE_MS + 1000 });
   });
-}
-
-/** What a failed listen says: which address, and what to set. */
-function listenError(error: NodeJS.ErrnoException, host: string, port: number): ListenError {
-  const address = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  if (error.code === "EADDRINUSE") {
-    return new ListenError(`cannot listen on ${address}: the address is in use (another Dispatch, or another program); set PORT to a free port, or stop the one using it`);
-  }
-  if (error.code === "EACCES") return new ListenError(`cannot listen on ${address}: not allowed (ports below 1024 need privileges); set PORT to 1024 or above`);
-  if (error.code === "EADDRNOTAVAIL") return new ListenError(`cannot listen on ${address}: no interface of this machine has that address; set HOST to one it has (127.0.0.1, 0.0.0.0)`);
-  return new ListenError(`cannot listen on ${address}: ${error.message}`);
 }
 
 function baseUrlOf(server: ServerType, listening: string, config: Config): string {
