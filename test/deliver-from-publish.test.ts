@@ -17,6 +17,7 @@ import { type DispatchProcess, killAllDispatchProcesses, startDispatchProcess } 
 import { type Receiver, startReceiver } from "./support/receiver";
 import { eventStates, messageState, storedClaims } from "./support/rows";
 import { startTestService, TEST_TOKEN, type TestService } from "./support/service";
+import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 
 let databaseUrl: string;
 let receiver: Receiver;
@@ -200,7 +201,7 @@ describe("delivering from the publishing process", () => {
 /** Stores one immediate message already claimed by `workerId`, as a publish's insert does; returns its id. */
 async function storeClaimed(dispatch: TestService, workerId: string, path: string): Promise<string> {
   const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
-  const request = { destination: `${receiver.url}/${path}`, headers: {}, body: Buffer.from(path), queueName: null, callerIp: null };
+  const request = { destination: `${receiver.url}/${path}`, headers: {}, body: Buffer.from(path), queueName: null, callerIp: null, project: DEFAULT_PROJECT };
   const { messages } = await prepareMessages(dispatch.service.sql, request, settings);
   const stored = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId, ids: new Set([messages[0]!.id]) });
   expect(stored.claimed).toHaveLength(1);

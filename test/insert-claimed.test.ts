@@ -13,6 +13,7 @@ import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages, type PublishRequest } from "../src/domain/publish/prepare";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
+import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 
 const dispatch = useDispatch();
 const receiver = useReceiver();
@@ -46,6 +47,7 @@ describe("a message stored claimed at publish", () => {
   it.each(Object.entries(shapes))("is attempted as stored: %s", async (_shape, headers) => {
     const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
     const request: PublishRequest = {
+      project: DEFAULT_PROJECT,
       destination: `${receiver.url}/claimed`,
       headers,
       body: Buffer.from([0, 255, 1, 254]),

@@ -12,6 +12,7 @@ import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages } from "../src/domain/publish/prepare";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
+import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 
 const dispatch = useDispatch();
 const receiver = useReceiver();
@@ -65,7 +66,7 @@ describe("the message insert", () => {
     const connection = await dispatch.service.sql.reserve();
     try {
       const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
-      const request = { destination: `${receiver.url}/prepared`, headers: {}, body: Buffer.from("hi"), queueName: null, callerIp: null };
+      const request = { destination: `${receiver.url}/prepared`, headers: {}, body: Buffer.from("hi"), queueName: null, callerIp: null, project: DEFAULT_PROJECT };
       for (let i = 0; i < 2; i++) await insertMessages(connection, (await prepareMessages(connection, request, settings)).messages, settings);
       const [prepared] = await connection<{ count: number }[]>`
         select count(*)::int as count from pg_prepared_statements

@@ -19,6 +19,7 @@ import { prepareMessages } from "../src/domain/publish/prepare";
 import { Recorder } from "../src/worker/recorder";
 import { attemptsOf, countMessages, storedClaims } from "./support/rows";
 import { useDispatch } from "./support/service";
+import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 
 const dispatch = useDispatch();
 
@@ -27,7 +28,7 @@ async function claimedMessages(count: number): Promise<ClaimedMessage[]> {
   const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
   const messages = [];
   for (let i = 0; i < count; i++) {
-    const request = { destination: `http://127.0.0.1:9/recorded/${i}`, headers: {}, body: Buffer.from(`m${i}`), queueName: null, callerIp: null };
+    const request = { destination: `http://127.0.0.1:9/recorded/${i}`, headers: {}, body: Buffer.from(`m${i}`), queueName: null, callerIp: null, project: DEFAULT_PROJECT };
     messages.push(...(await prepareMessages(dispatch.service.sql, request, settings)).messages);
   }
   const ids = new Set(messages.map((message) => message.id));

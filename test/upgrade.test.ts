@@ -4,21 +4,13 @@
  * delivered after the upgrade, nothing is left in graphile-worker's queue, and
  * the event log of old and new messages reads in order, legacy events first.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { drizzle } from "drizzle-orm/postgres-js";
-import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
-import { Logger, runMigrations } from "graphile-worker";
-import { afterEach, beforeAll, expect, it, inject } from "vitest";
+import { afterEach, beforeAll, expect, it } from "vitest";
 import { createSql, type Sql } from "../src/db/client";
-import { TEST_DATABASE_PREFIX, withDatabase } from "./support/global-setup";
+import { databaseMigratedUpTo } from "./support/migrations";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
 import { startTestService, type TestService } from "./support/service";
 
-const MIGRATIONS = fileURLToPath(new URL("../sql/migrations", import.meta.url));
 /** The last migration of the graphile-worker engine with an event table. */
 const BEFORE = "0004_leaner_indexes";
 
@@ -27,35 +19,12 @@ const receiver = useReceiver();
 let dispatch: TestService | undefined;
 
 beforeAll(async () => {
-  const admin = createSql(inject("adminUrl"), 1);
-  const name = `${TEST_DATABASE_PREFIX}upgrade_${Date.now()}`;
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
-  databaseUrl = withDatabase(inject("adminUrl"), name);
-  await migrateUpTo(databaseUrl, BEFORE);
+  databaseUrl = await databaseMigratedUpTo(BEFORE);
 });
 afterEach(async () => {
   await dispatch?.stop();
   dispatch = undefined;
 });
-
-/** Applies the app's migrations up to and including `last`, and graphile-worker's. */
-async function migrateUpTo(url: string, last: string): Promise<void> {
-  const folder = mkdtempSync(join(tmpdir(), "dispatch-migrations-"));
-  try {
-    cpSync(MIGRATIONS, folder, { recursive: true });
-    const journalFile = join(folder, "meta", "_journal.json");
-    const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
-    journal.entries = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag === last) + 1);
-    writeFileSync(journalFile, JSON.stringify(journal));
-    const client = createSql(url, 1);
-    await drizzleMigrate(drizzle(client), { migrationsFolder: folder, migrationsSchema: "dispatch" });
-    await client.end();
-    await runMigrations({ connectionString: url, logger: new Logger(() => () => {}) });
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-}
 
 /** Writes what the old engine wrote for a message: its row, its events, and for a pending one a deliver job. */
 async function writeOldMessage(sql: Sql, id: string, url: string, delivered: boolean): Promise<void> {
@@ -108,4 +77,6 @@ it("delivers what the old engine held and keeps the old events in the log", asyn
   expect(all.events).toHaveLength(9);
   const [view] = await db<{ count: number }[]>`select count(*)::int as count from dispatch.message_events`;
   expect(view!.count).toBe(9);
+  // What was there before projects belongs to the default one, as does what came after with a token of it.
+  expect(await db`select distinct project from dispatch.messages`).toEqual([{ project: "default" }]);
 }, 60_000);

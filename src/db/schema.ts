@@ -39,6 +39,7 @@ import {
   MESSAGE_STATES,
   type MessageOrigin,
   type MessageState,
+  DEFAULT_PROJECT,
   PENDING_STATES,
   RUN_STATES,
   type RunState,
@@ -55,12 +56,35 @@ export const dispatch = pgSchema("dispatch");
 const bytea = customType<{ data: Buffer }>({ dataType: () => "bytea" });
 const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
+/**
+ * Projects: the teams one Dispatch serves, each owning its tokens, signing
+ * keys and every resource. Every database has `default` (DEFAULT_PROJECT),
+ * which owns all that was there before projects existed.
+ */
+export const projects = dispatch.table("projects", {
+  name: text("name").primaryKey(),
+  createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+});
+
+/**
+ * The project a row belongs to. The tables written on the delivery path
+ * (messages, attempts, the DLQ, deduplication, workflow rows) carry it without
+ * a foreign key: a check per inserted row there would cost every publish, and
+ * deleting a project deletes its rows itself. The operator's tables reference
+ * `projects`.
+ */
+const project = () => text("project").notNull().default(DEFAULT_PROJECT);
+/** `project()` for the operator's tables: deleting a project deletes its rows. */
+const ownedBy = () =>
+  project().references(() => projects.name, { onDelete: "cascade" });
+
 
 /** A published message: what to deliver, where, and how to retry and call back. */
 export const messages = dispatch.table(
   "messages",
   {
     id: text("id").primaryKey(),
+    project: project(),
     /** Publish order: queues deliver in this order, cursors page by it. */
     seq: bigint("seq", { mode: "number" }).notNull().generatedAlwaysAsIdentity(),
     /** Header dialect the message was published in: `svc` (native) or `upstash` (compat). */
@@ -239,6 +263,7 @@ export const attempts = dispatch.table(
   {
     id: bigint("id", { mode: "number" }).primaryKey().default(sql`nextval('dispatch.messages_seq_seq')`),
     messageId: text("message_id").notNull(),
+    project: project(),
     /** Retries done before this attempt (0 for the first), as sent in the Retried header. */
     retried: integer("retried").notNull(),
     startedAt: timestamptz("started_at").notNull(),
@@ -270,6 +295,7 @@ export const dlq = dispatch.table(
   "dlq",
   {
     dlqId: text("dlq_id").primaryKey(),
+    project: project(),
     messageId: text("message_id")
       .notNull()
       .unique()
@@ -291,6 +317,7 @@ export const deduplicationKeys = dispatch.table(
   "deduplication_keys",
   {
     key: text("key").primaryKey(),
+    project: project(),
     messageId: text("message_id").notNull(),
     expiresAt: timestamptz("expires_at").notNull(),
   },
@@ -314,6 +341,7 @@ export const accessTokens = dispatch.table(
   {
     /** The operator's handle for the token (domain/access-tokens/access-tokens.ts `checkTokenName`). */
     name: text("name").primaryKey(),
+    project: ownedBy(),
     digest: bytea("digest").notNull(),
     /** A read-only token calls only the operations declared `read` (http/openapi/operation.ts). */
     readOnly: boolean("read_only").notNull(),
@@ -392,6 +420,7 @@ export const queues = dispatch.table(
   "queues",
   {
     name: text("name").primaryKey(),
+    project: ownedBy(),
     parallelism: integer("parallelism").notNull().default(1),
     paused: boolean("paused").notNull().default(false),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
@@ -410,6 +439,7 @@ export const schedules = dispatch.table(
   "schedules",
   {
     id: text("id").primaryKey(),
+    project: ownedBy(),
     /** As given, trimmed, with its optional `CRON_TZ=<zone>` prefix. */
     cron: text("cron").notNull(),
     /** A URL, a URL group name or `api/llm`. */
@@ -446,6 +476,7 @@ export const flowControlKeys = dispatch.table(
   "flow_control_keys",
   {
     key: text("key").primaryKey(),
+    project: ownedBy(),
     parallelism: integer("parallelism"),
     rate: integer("rate"),
     periodMs: integer("period_ms").notNull().default(1000),
@@ -523,6 +554,7 @@ export const destinations = dispatch.table(
 /** URL groups (topics): a named set of endpoints a publish fans out to. */
 export const urlGroups = dispatch.table("url_groups", {
   name: text("name").primaryKey(),
+  project: ownedBy(),
   createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
 });
@@ -535,6 +567,7 @@ export const urlGroupEndpoints = dispatch.table(
       .notNull()
       .references(() => urlGroups.name, { onDelete: "cascade" }),
     url: text("url").notNull(),
+    project: ownedBy(),
     name: text("name"),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
@@ -552,6 +585,7 @@ export const workflowRuns = dispatch.table(
   {
     pk: bigint("pk", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
     runId: text("run_id").notNull(),
+    project: project(),
     workflowUrl: text("workflow_url").notNull(),
     dialect: text("dialect").$type<Dialect>().notNull(),
     state: text("state").$type<RunState>().notNull().default("RUN_STARTED"),
@@ -627,6 +661,7 @@ export const workflowWaiters = dispatch.table(
       .notNull()
       .references(() => workflowRuns.pk, { onDelete: "cascade" }),
     eventId: text("event_id").notNull(),
+    project: project(),
     url: text("url").notNull(),
     /** Publish headers of the continuation message on notify. */
     headers: jsonb("headers").$type<Record<string, string>>().notNull(),
@@ -648,6 +683,7 @@ export const workflowNotifications = dispatch.table(
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
     runId: text("run_id").notNull(),
+    project: project(),
     eventId: text("event_id").notNull(),
     body: bytea("body").notNull(),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),

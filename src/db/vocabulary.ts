@@ -5,6 +5,9 @@
  */
 import type { Tx } from "./client";
 
+/** The project that owns what was there before projects existed, and whatever a single-team Dispatch holds. */
+export const DEFAULT_PROJECT = "default";
+
 /**
  * States of a message (`dispatch.messages.state`).
  * - CREATED: stored by a publish, a callback or a workflow step (`insert-messages.ts`).

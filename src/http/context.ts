@@ -13,6 +13,8 @@ declare module "hono" {
     requestId: string;
     /** What the request's token may do (server/middleware.ts `requireToken`). */
     access: Access;
+    /** The project whose data the request sees and changes: its token's (server/middleware.ts, the dashboard's session guard). */
+    project: string;
     /** The request body, read once (body.ts `readBody`). */
     body: Buffer;
     /** The operation whose route answers (openapi/operation.ts). */

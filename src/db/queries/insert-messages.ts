@@ -36,7 +36,7 @@ import { DUE_CHANNEL } from "./work-list";
 /** What a new row needs; the rest is defaulted or derived in SQL. */
 export type MessageInsert = Pick<
   MessageRow,
-  | "id" | "dialect" | "origin" | "sourceMessageId" | "url" | "topicName" | "endpointName" | "queueName" | "api"
+  | "id" | "project" | "dialect" | "origin" | "sourceMessageId" | "url" | "topicName" | "endpointName" | "queueName" | "api"
   | "method" | "headers" | "contentType" | "body" | "timeoutMs" | "maxRetries" | "retryDelayExpression"
   | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "deduplicationId" | "labels"
   | "redactFields" | "scheduleId" | "callerIp"
@@ -74,6 +74,7 @@ const textArray = (column: string) => `array(select jsonb_array_elements_text(${
 
 const COLUMNS: InsertColumn[] = [
   { name: "id", type: "text", value: (r) => r.id },
+  { name: "project", type: "text", value: (r) => r.project },
   { name: "dialect", type: "text", value: (r) => r.dialect },
   { name: "origin", type: "text", value: (r) => r.origin },
   { name: "source_message_id", type: "text", value: (r) => r.sourceMessageId },
@@ -218,6 +219,7 @@ function claimedRow(row: MessageInsert, made: MadeColumns): ClaimedMessage {
   // One literal, no spread: V8 builds it from a fixed shape (a spread then 40 more fields cost 60 µs).
   return {
     id: made.id,
+    project: row.project,
     seq: made.seq,
     dialect: row.dialect,
     state: "CREATED",

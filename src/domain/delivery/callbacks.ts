@@ -65,6 +65,7 @@ export function buildCallbackMessage(
   lower["content-type"] = "application/json";
   const options = parsePublishOptions(lower, message.dialect, limits);
   const callback = buildMessage(options, { url }, Buffer.from(JSON.stringify(body)), {
+    project: message.project,
     origin: kind,
     sourceMessageId: message.id,
     callerIp: message.callerIp,

@@ -188,6 +188,7 @@ export function retryMessage(original: StoredMessage, overrides: RetryOverrides,
     api: original.api,
   };
   const retry = buildMessage(options, destination, original.body, {
+    project: original.project,
     origin: "publish",
     sourceMessageId: null,
     callerIp: original.callerIp,

@@ -10,6 +10,7 @@
 import type { Tx } from "../../db/client";
 import type { CircuitChange } from "../../db/queries/destination-health";
 import { destinationOf } from "../../db/destination";
+import { DEFAULT_PROJECT } from "../../db/vocabulary";
 import { insertMessages } from "../publish/insert";
 import { type MessageSettings, parsePublishOptions } from "../publish/options";
 import { buildMessage } from "../publish/prepare";
@@ -63,6 +64,8 @@ export async function publishOperatorEvents(tx: Tx, settings: OperatorEventSetti
   const at = new Date().toISOString();
   const messages = sent.map((event) =>
     buildMessage(options, { url }, Buffer.from(JSON.stringify({ ...event, at })), {
+      // The operator's: events about the whole service (destinations, the DLQ) belong to no team.
+      project: DEFAULT_PROJECT,
       origin: "operator_event",
       sourceMessageId: null,
       callerIp: null,

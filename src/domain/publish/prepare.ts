@@ -20,6 +20,8 @@ import { type MessageSettings, parsePublishOptions, type PublishOptions } from "
 
 /** One publish: what the HTTP layer hands over for `/publish`, `/enqueue` and each `/batch` item. */
 export interface PublishRequest {
+  /** The project publishing: its URL groups and queues are the ones named, and the messages are its. */
+  project: string;
   /** Raw destination: an http(s) URL, a URL group name or `api/llm`. */
   destination: string;
   /** Request headers, lower-case names. */
@@ -57,6 +59,7 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
   }
   const queueName = request.queueName === null ? null : checkQueueName(request.queueName);
   const provenance = {
+    project: request.project,
     origin: "publish" as const,
     sourceMessageId: null,
     callerIp: request.callerIp,
@@ -110,8 +113,9 @@ export interface Destination {
   api?: string | null;
 }
 
-/** Who or what caused the message. */
+/** Who or what caused the message, and the project it belongs to. */
 export interface Provenance {
+  project: string;
   origin: MessageOrigin;
   sourceMessageId: string | null;
   callerIp: string | null;
@@ -132,6 +136,7 @@ export function buildMessage(
   );
   return {
     id: newMessageId(),
+    project: provenance.project,
     dialect: options.dialect,
     origin: provenance.origin,
     sourceMessageId: provenance.sourceMessageId,

@@ -19,6 +19,8 @@ import { nextTick, parseCron } from "./cron";
 
 /** What `POST /v2/schedules/{destination}` hands over. */
 export interface ScheduleRequest {
+  /** The project the schedule and the messages of its ticks belong to. */
+  project: string;
   destination: string;
   /** Request headers, lower-case names. */
   headers: Record<string, string>;
@@ -29,6 +31,7 @@ export interface ScheduleRequest {
 /** A stored schedule. */
 export interface ScheduleRow {
   id: string;
+  project: string;
   cron: string;
   destination: string;
   dialect: Dialect;
@@ -67,8 +70,8 @@ export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: P
   const headers = storedHeaders(request.headers, p);
   await prepareMessages(tx, publishRequest({ ...request, headers, queueName, id }), settings);
   await tx`
-    insert into dispatch.schedules (id, cron, destination, dialect, headers, body, queue_name, caller_ip, next_tick_at)
-    values (${id}, ${cron.text}, ${request.destination}, ${dialect}, ${tx.json(headers)}, ${request.body}, ${queueName},
+    insert into dispatch.schedules (id, project, cron, destination, dialect, headers, body, queue_name, caller_ip, next_tick_at)
+    values (${id}, ${request.project}, ${cron.text}, ${request.destination}, ${dialect}, ${tx.json(headers)}, ${request.body}, ${queueName},
       ${request.callerIp}, ${nextTick(cron, now)})
     on conflict (id) do update set cron = excluded.cron, destination = excluded.destination, dialect = excluded.dialect,
       headers = excluded.headers, body = excluded.body, queue_name = excluded.queue_name, caller_ip = excluded.caller_ip,
@@ -78,8 +81,11 @@ export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: P
 }
 
 /** The publish request a schedule makes at each tick. */
-export function publishRequest(schedule: Pick<ScheduleRow, "id" | "destination" | "headers" | "body" | "queueName" | "callerIp">): PublishRequest {
+export function publishRequest(
+  schedule: Pick<ScheduleRow, "id" | "project" | "destination" | "headers" | "body" | "queueName" | "callerIp">,
+): PublishRequest {
   return {
+    project: schedule.project,
     destination: schedule.destination,
     headers: schedule.headers,
     body: schedule.body,
@@ -106,7 +112,7 @@ export async function schedulePage(tx: Tx, page: Page): Promise<PageOf<ScheduleR
 
 /** The columns of a `ScheduleRow`. */
 export function scheduleColumns(tx: Tx) {
-  return tx`id, cron, destination, dialect, headers, body, queue_name as "queueName", caller_ip as "callerIp", paused,
+  return tx`id, project, cron, destination, dialect, headers, body, queue_name as "queueName", caller_ip as "callerIp", paused,
     next_tick_at as "nextTickAt", last_tick_at as "lastTickAt", last_message_ids as "lastMessageIds",
     last_error as "lastError", created_at as "createdAt"`;
 }

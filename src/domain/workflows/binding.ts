@@ -51,6 +51,7 @@ async function bindInit(
   }
   const created = await createRun(tx, {
     runId: binding.runId,
+    project: message.project,
     workflowUrl: binding.workflowUrl ?? message.url,
     dialect: message.dialect,
     config: runConfigOf(message),

@@ -141,11 +141,16 @@ export async function publishContinuation(
   url: string,
   headers: Record<string, string>,
   body: Buffer,
-  about: Pick<Run, "dialect" | "callerIp">,
+  about: Pick<Run, "project" | "dialect" | "callerIp">,
   settings: MessageSettings,
 ): Promise<Continuation> {
   const options = parsePublishOptions(headers, about.dialect, settings.limits);
-  const message = buildMessage(options, { url }, body, { origin: "workflow", sourceMessageId: null, callerIp: about.callerIp });
+  const message = buildMessage(options, { url }, body, {
+    project: about.project,
+    origin: "workflow",
+    sourceMessageId: null,
+    callerIp: about.callerIp,
+  });
   const runId = options.workflow?.runId;
   const [active] = runId
     ? await tx<{ pk: number }[]>`select pk from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED'`

@@ -24,6 +24,7 @@ export interface RunConfig {
 export interface Run {
   pk: number;
   runId: string;
+  project: string;
   workflowUrl: string;
   dialect: Dialect;
   state: RunState;
@@ -58,7 +59,7 @@ export interface RawStep {
 }
 
 const RUN_COLUMNS = (tx: Tx) => tx`
-  pk, run_id as "runId", workflow_url as "workflowUrl", dialect, state, created_at as "createdAt",
+  pk, run_id as "runId", project, workflow_url as "workflowUrl", dialect, state, created_at as "createdAt",
   completed_at as "completedAt", config, user_headers as "userHeaders", labels, feature_set as "featureSet",
   caller_ip as "callerIp", invoker, response, dlq_id as "dlqId",
   failure_callback_message_id as "failureCallbackMessageId", failure_callback_state as "failureCallbackState"`;
@@ -87,6 +88,7 @@ export async function findRun(tx: Tx, pk: number): Promise<Run | null> {
 /** What a new run is made of. */
 export interface NewRun {
   runId: string;
+  project: string;
   workflowUrl: string;
   dialect: Dialect;
   config: RunConfig;
@@ -100,8 +102,8 @@ export interface NewRun {
 /** Creates a run; null when a run with that id is already active (the trigger is deduplicated). */
 export async function createRun(tx: Tx, run: NewRun): Promise<{ pk: number; createdAt: Date } | null> {
   const [row] = await tx<{ pk: number; createdAt: Date }[]>`
-    insert into dispatch.workflow_runs (run_id, workflow_url, dialect, config, user_headers, labels, feature_set, caller_ip, invoker)
-    values (${run.runId}, ${run.workflowUrl}, ${run.dialect}, ${tx.json(run.config as never)}, ${tx.json(run.userHeaders)},
+    insert into dispatch.workflow_runs (run_id, project, workflow_url, dialect, config, user_headers, labels, feature_set, caller_ip, invoker)
+    values (${run.runId}, ${run.project}, ${run.workflowUrl}, ${run.dialect}, ${tx.json(run.config as never)}, ${tx.json(run.userHeaders)},
       ${run.labels.length > 0 ? run.labels : null}, ${run.featureSet}, ${run.callerIp},
       ${run.invoker ? tx.json(run.invoker as never) : null})
     on conflict (run_id) where state = 'RUN_STARTED' do nothing

@@ -120,6 +120,8 @@ export function triggerHeaders(
 
 /** A REST trigger as the HTTP layer hands it over. */
 export interface TriggerRequest {
+  /** The project the run and its messages belong to. */
+  project: string;
   workflowUrl: string;
   /** Request headers, lower-case names. */
   headers: Record<string, string>;
@@ -148,7 +150,7 @@ export async function triggerRun(tx: Tx, request: TriggerRequest, settings: Publ
   const { runId, headers } = triggerHeaders(request.headers, request.dialect, request.workflowUrl);
   const { messages } = await prepareMessages(
     tx,
-    { destination: request.workflowUrl, headers, body: request.body, queueName: null, callerIp: request.callerIp },
+    { project: request.project, destination: request.workflowUrl, headers, body: request.body, queueName: null, callerIp: request.callerIp },
     settings,
   );
   const [result] = await insertMessages(tx, messages, settings);

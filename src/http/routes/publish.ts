@@ -104,7 +104,7 @@ export function publishRoutes(deps: AppDeps) {
         throw overLimit(`a batch holds at most ${MAX_BATCH_ITEMS} items, got ${json.length}`, null);
       }
       const ip = callerIp(c);
-      const requests = BATCH.body(c, json).map((item) => batchRequest(item, ip, deps.config.maxMessageBytes));
+      const requests = BATCH.body(c, json).map((item) => batchRequest(item, c.get("project"), ip, deps.config.maxMessageBytes));
       return c.json(await run(requests));
     });
 }
@@ -117,15 +117,21 @@ function singleRequest(c: Context, queueName: string | null, prefix: string, max
     body: bodyOf(c, maxBytes),
     queueName,
     callerIp: callerIp(c),
+    project: c.get("project"),
   };
 }
 
-function batchRequest(item: v.InferOutput<typeof BatchSchema>[number], ip: string | null, maxBytes: number): PublishRequest {
+function batchRequest(
+  item: v.InferOutput<typeof BatchSchema>[number],
+  project: string,
+  ip: string | null,
+  maxBytes: number,
+): PublishRequest {
   const body = Buffer.from(item.body);
   if (body.length > maxBytes) throw tooLarge("a batch item body", maxBytes);
   const headers = Object.fromEntries(Object.entries(item.headers).map(([name, value]) => [name.toLowerCase(), value]));
   // An empty queue name is no queue: the Go client sends `"queue": ""` when none is given (docs/hosted-api.md §2).
-  return { destination: item.destination, headers, body, queueName: item.queue || null, callerIp: ip };
+  return { destination: item.destination, headers, body, queueName: item.queue || null, callerIp: ip, project };
 }
 
 /** 202 when every message was a duplicate (docs/hosted-api.md §2.1), else 200. */

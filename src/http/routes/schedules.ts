@@ -146,6 +146,7 @@ export function scheduleRoutes(deps: AppDeps) {
         headers: requestHeaders(c).headers,
         body: bodyOf(c, deps.config.maxMessageBytes),
         callerIp: callerIp(c),
+        project: c.get("project"),
       };
       return c.json({ scheduleId: await sql.begin((tx) => saveSchedule(tx, request, settings, now())) });
     });

@@ -89,6 +89,7 @@ export function workflowTriggerRoutes(deps: AppDeps) {
         dialect: triggerDialect(headers),
         body: bodyOf(c, deps.config.maxMessageBytes),
         callerIp: callerIp(c),
+        project: c.get("project"),
       };
       const run = await deps.sql.begin((tx) => triggerRun(tx, request, settings));
       return c.json({
@@ -120,6 +121,6 @@ function batchRequests(c: Context, maxBytes: number): TriggerRequest[] {
     const body = Buffer.from(item.body);
     if (body.length > maxBytes) throw tooLarge("a batch trigger item body", maxBytes);
     const headers = Object.fromEntries(Object.entries(item.headers).map(([name, value]) => [name.toLowerCase(), value]));
-    return { workflowUrl: item.destination, headers, dialect: triggerDialect(headers), body, callerIp: ip };
+    return { workflowUrl: item.destination, headers, dialect: triggerDialect(headers), body, callerIp: ip, project: c.get("project") };
   });
 }

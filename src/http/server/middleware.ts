@@ -2,6 +2,7 @@
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
+import { DEFAULT_PROJECT } from "../../db/vocabulary";
 import { accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
 import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
@@ -43,6 +44,8 @@ export function requireToken(tokens: TokenSet, failures: AuthFailures): Middlewa
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
     c.set("access", access);
+    // Every token belongs to the default project until tokens are made for others (issue 37).
+    c.set("project", DEFAULT_PROJECT);
     await next();
   };
 }

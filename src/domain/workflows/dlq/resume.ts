@@ -100,6 +100,7 @@ async function startNewRun(
   const userHeaders = withLabels(original.userHeaders, overrides.labels, original.dialect, true);
   const created = await createRun(tx, {
     runId,
+    project: original.project,
     workflowUrl: original.workflowUrl,
     dialect: original.dialect,
     config: newRunConfig(original, runId, userHeaders, overrides, settings.limits),
@@ -177,6 +178,7 @@ export interface RerunTarget {
 export function rerunMessage(source: StoredMessage, body: Buffer, target: RerunTarget, delayMs: number): NewMessage {
   return {
     id: newMessageId(),
+    project: source.project,
     dialect: source.dialect,
     origin: "workflow",
     sourceMessageId: null,

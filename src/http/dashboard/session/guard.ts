@@ -7,6 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
+import { DEFAULT_PROJECT } from "../../../db/vocabulary";
 import { AppError } from "../../../domain/errors";
 import type { TokenAccess } from "./access";
 import type { DashboardEnv } from "../env";
@@ -30,6 +31,8 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
       }
     }
     c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!) });
+    // The session's token's project: every token belongs to the default project until tokens are made for others.
+    c.set("project", DEFAULT_PROJECT);
     await next();
   };
 }

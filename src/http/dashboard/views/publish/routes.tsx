@@ -45,6 +45,7 @@ export function publishRoutes(deps: AppDeps) {
           body: formBody(form, deps.config.maxMessageBytes),
           queueName: optionalField(form, "queue"),
           callerIp: callerIp(c),
+          project: c.get("project"),
         };
         const [response] = await publisher.publish([request]);
         return published(c, response!);

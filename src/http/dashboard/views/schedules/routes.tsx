@@ -54,6 +54,7 @@ export function scheduleRoutes(deps: AppDeps) {
           headers: formHeaders(form, formDialect(form, deps.config.defaultDialect), SCHEDULE_FIELDS),
           body: formBody(form, deps.config.maxMessageBytes),
           callerIp: callerIp(c),
+          project: c.get("project"),
         };
         const id = await deps.sql.begin((tx) => saveSchedule(tx, request, settings, new Date(nowOf(deps))));
         return doneRedirect(c, schedulePath(id), "schedule-saved", id);
