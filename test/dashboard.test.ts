@@ -126,10 +126,10 @@ describe("sessions", () => {
 
   it("knows full and read-only tokens, and nothing else", () => {
     const access = tokenAccess(fixedTokenSet(["full-token-0123456789"], ["readonly-token-0123456789"]));
-    expect(access.roleOf("full-token-0123456789")).toBe("full");
-    expect(access.roleOf("readonly-token-0123456789")).toBe("readonly");
-    expect(access.roleOf("full-token-012345678")).toBeNull();
-    expect(access.roleOfDigest(Buffer.alloc(3))).toBeNull();
+    expect(access.grantOf("full-token-0123456789")).toEqual({ access: "full", project: "default" });
+    expect(access.grantOf("readonly-token-0123456789")).toEqual({ access: "readonly", project: "default" });
+    expect(access.grantOf("full-token-012345678")).toBeNull();
+    expect(access.grantOfDigest(Buffer.alloc(3))).toBeNull();
   });
 });
 

@@ -28,6 +28,8 @@ export interface AccessTokenEntry {
 export interface AccessTokenDigest {
   digest: Buffer;
   readOnly: boolean;
+  /** The project whose data the token sees and changes. */
+  project: string;
   /** The `UserID` inside the token (`tokenUserId`): its workflow webhooks' user id. */
   userId: string | null;
 }
@@ -94,13 +96,14 @@ export async function revokeAccessToken(tx: Transaction, name: string): Promise<
   await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
 }
 
-/** Whether the stored token with `digest` is read-only, or null when no stored token has it. */
-export async function findAccessToken(sql: Tx, digest: Buffer): Promise<{ readOnly: boolean } | null> {
-  const [row] = await sql<{ readOnly: boolean }[]>`select read_only as "readOnly" from dispatch.access_tokens where digest = ${digest}`;
+/** Whether the stored token with `digest` is read-only, and its project; null when no stored token has it. */
+export async function findAccessToken(sql: Tx, digest: Buffer): Promise<{ readOnly: boolean; project: string } | null> {
+  const [row] = await sql<{ readOnly: boolean; project: string }[]>`
+    select read_only as "readOnly", project from dispatch.access_tokens where digest = ${digest}`;
   return row ?? null;
 }
 
 /** The digests (and user ids) of every stored token, for the API's token sets. */
 export async function readAccessTokenDigests(sql: Tx): Promise<AccessTokenDigest[]> {
-  return sql<AccessTokenDigest[]>`select digest, read_only as "readOnly", user_id as "userId" from dispatch.access_tokens`;
+  return sql<AccessTokenDigest[]>`select digest, read_only as "readOnly", project, user_id as "userId" from dispatch.access_tokens`;
 }

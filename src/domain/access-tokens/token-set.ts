@@ -11,6 +11,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Listener, Sql } from "../../db/client";
+import { DEFAULT_PROJECT } from "../../db/vocabulary";
 import {
   ACCESS_TOKENS_CHANNEL,
   type AccessTokenDigest,
@@ -21,47 +22,66 @@ import {
 } from "./access-tokens";
 import { TokenUses } from "./token-uses";
 
-/** Digests of the accepted tokens (`tokenDigest`), by access, and the user ids their workflow webhooks carry. */
-export interface TokenDigests {
-  readonly full: readonly Buffer[];
-  readonly readOnly: readonly Buffer[];
-  /**
-   * The `UserID`s of the full tokens (`tokenUserId`): a workflow app's webhook
-   * URLs carry its token's, and only those URLs are answered. A read-only
-   * token cannot run a workflow, so its user id names no webhook.
-   */
-  readonly webhookUserIds: ReadonlySet<string>;
-}
-
 /** What a token may do: everything, or read. */
 export type Access = "full" | "readonly";
 
-/**
- * The access of a token given by its digest, or null when it is none of
- * `digests`. Every digest is compared (in constant time), so the time taken
- * does not tell which, or whether one, matched.
- */
-export function accessOf(digests: TokenDigests, candidate: Buffer): Access | null {
-  const isFull = matchesAny(candidate, digests.full);
-  const isReadOnly = matchesAny(candidate, digests.readOnly);
-  return isFull ? "full" : isReadOnly ? "readonly" : null;
+/** What a token grants: its access, to the data of its project. */
+export interface Grant {
+  readonly access: Access;
+  readonly project: string;
 }
 
-function matchesAny(candidate: Buffer, digests: readonly Buffer[]): boolean {
-  let matched = false;
-  for (const digest of digests) matched = (digest.length === candidate.length && timingSafeEqual(candidate, digest)) || matched;
-  return matched;
+/** An accepted token's digest (`tokenDigest`) and what it grants. */
+export interface AcceptedToken {
+  readonly digest: Buffer;
+  readonly grant: Grant;
 }
+
+/** The accepted tokens, full ones first, and the user ids their workflow webhooks carry. */
+export interface TokenDigests {
+  readonly tokens: readonly AcceptedToken[];
+  /**
+   * The `UserID`s of the full tokens (`tokenUserId`), with their token's
+   * project: a workflow app's webhook URLs carry its token's, and only those
+   * URLs are answered. A read-only token cannot run a workflow, so its user
+   * id names no webhook.
+   */
+  readonly webhookUserIds: ReadonlyMap<string, string>;
+}
+
+/**
+ * What a token given by its digest grants, or null when it is none of
+ * `digests` (a token held as full and read-only is full). Every digest is
+ * compared (in constant time), so the time taken does not tell which, or
+ * whether one, matched.
+ */
+export function grantOf(digests: TokenDigests, candidate: Buffer): Grant | null {
+  let found: Grant | null = null;
+  for (const { digest, grant } of digests.tokens) {
+    const matched = digest.length === candidate.length && timingSafeEqual(candidate, digest);
+    if (matched && found === null) found = grant;
+  }
+  return found;
+}
+
+/** The configured tokens as accepted ones: they belong to the default project. */
+function configuredTokens(tokens: string[], access: Access): AcceptedToken[] {
+  return tokens.map((token) => ({ digest: tokenDigest(token), grant: { access, project: DEFAULT_PROJECT } }));
+}
+
+/** Full tokens first, as `grantOf` reads them. */
+const fullFirst = (tokens: AcceptedToken[]) =>
+  [...tokens.filter((token) => token.grant.access === "full"), ...tokens.filter((token) => token.grant.access !== "full")];
 
 /** The tokens a route accepts, asked at each request, so that a change applies from the next one. */
 export interface TokenSet {
   current(): TokenDigests;
   /**
-   * The access of a token `current()` does not hold, looked up where tokens
+   * What a token `current()` does not hold grants, looked up where tokens
    * are stored: one created a moment ago is accepted before its notification
    * is read. Absent from sets that never change.
    */
-  lookup?(candidate: Buffer): Promise<Access | null>;
+  lookup?(candidate: Buffer): Promise<Grant | null>;
   /** Notes that the token with `digest` was just accepted (token-uses.ts); absent from sets that keep no record. */
   noteUse?(digest: Buffer): void;
 }
@@ -73,20 +93,23 @@ const UNKNOWN_KEPT_MS = 5_000;
 /** Unknown digests kept at most: made-up tokens cannot grow it. */
 const MAX_UNKNOWN = 4096;
 
-/** A set that never changes: `full` and `readOnly` tokens. */
+/** A set that never changes: `full` and `readOnly` tokens, of the default project. */
 export function fixedTokenSet(full: string[], readOnly: string[]): TokenSet {
-  const webhookUserIds = new Set(full.map(tokenUserId).filter((id) => id !== null));
-  const digests: TokenDigests = { full: full.map(tokenDigest), readOnly: readOnly.map(tokenDigest), webhookUserIds };
+  const userIds = full.map(tokenUserId).filter((id) => id !== null);
+  const digests: TokenDigests = {
+    tokens: [...configuredTokens(full, "full"), ...configuredTokens(readOnly, "readonly")],
+    webhookUserIds: new Map(userIds.map((id) => [id, DEFAULT_PROJECT])),
+  };
   return { current: () => digests };
 }
 
-/** `set` and `extra` read-only tokens (`/metrics` adds DISPATCH_METRICS_TOKEN). */
+/** `set` and `extra` read-only tokens of the default project (`/metrics` adds DISPATCH_METRICS_TOKEN). */
 export function withReadOnly(set: TokenSet, extra: string[]): TokenSet {
-  const added = extra.map(tokenDigest);
+  const added = configuredTokens(extra, "readonly");
   return {
     current() {
       const digests = set.current();
-      return { ...digests, readOnly: [...digests.readOnly, ...added] };
+      return { ...digests, tokens: [...digests.tokens, ...added] };
     },
     lookup: async (candidate: Buffer) => (await set.lookup?.(candidate)) ?? null,
     noteUse: (digest: Buffer) => set.noteUse?.(digest),
@@ -129,7 +152,7 @@ export class LiveTokenSet implements TokenSet {
    * token created since is then in the set): repeated unknown tokens cost
    * no query each.
    */
-  async lookup(candidate: Buffer): Promise<Access | null> {
+  async lookup(candidate: Buffer): Promise<Grant | null> {
     const key = candidate.toString("base64");
     if ((this.unknown.get(key) ?? 0) > Date.now()) return null;
     const found = await findAccessToken(this.sql, candidate);
@@ -138,7 +161,7 @@ export class LiveTokenSet implements TokenSet {
       return null;
     }
     void this.refresh();
-    return found.readOnly ? "readonly" : "full";
+    return { access: found.readOnly ? "readonly" : "full", project: found.project };
   }
 
   /** Reads the stored tokens (throwing if it cannot), then follows their changes. */
@@ -194,12 +217,14 @@ export class LiveTokenSet implements TokenSet {
   private use(stored: AccessTokenDigest[]): void {
     this.unknown.clear();
     const configured = this.configured.current();
-    const full = stored.filter((token) => !token.readOnly);
-    const storedUserIds = full.map((token) => token.userId).filter((id) => id !== null);
+    const accepted = stored.map((token) => ({
+      digest: token.digest,
+      grant: { access: token.readOnly ? ("readonly" as const) : ("full" as const), project: token.project },
+    }));
+    const storedUserIds = stored.flatMap((token) => (token.readOnly || token.userId === null ? [] : [[token.userId, token.project] as const]));
     this.digests = {
-      full: [...configured.full, ...full.map((token) => token.digest)],
-      readOnly: [...configured.readOnly, ...stored.filter((token) => token.readOnly).map((token) => token.digest)],
-      webhookUserIds: new Set([...configured.webhookUserIds, ...storedUserIds]),
+      tokens: fullFirst([...configured.tokens, ...accepted]),
+      webhookUserIds: new Map([...configured.webhookUserIds, ...storedUserIds]),
     };
   }
 }

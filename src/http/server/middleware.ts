@@ -2,8 +2,7 @@
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
-import { DEFAULT_PROJECT } from "../../db/vocabulary";
-import { accessOf, type TokenSet } from "../../domain/access-tokens/token-set";
+import { grantOf, type TokenSet } from "../../domain/access-tokens/token-set";
 import { AppError } from "../../domain/errors";
 import type { Log } from "../../observability/log";
 import type { Metrics } from "../../observability/metrics";
@@ -33,19 +32,18 @@ export function requireToken(tokens: TokenSet, failures: AuthFailures): Middlewa
       throw new AppError(401, "missing Authorization: Bearer <token>");
     }
     const digest = digests.of(presented);
-    const access = accessOf(tokens.current(), digest) ?? (await tokens.lookup?.(digest)) ?? null;
-    if (access === null) {
+    const grant = grantOf(tokens.current(), digest) ?? (await tokens.lookup?.(digest)) ?? null;
+    if (grant === null) {
       failures.failed(c);
       throw new AppError(401, "invalid token");
     }
     digests.accepted(presented, digest);
     tokens.noteUse?.(digest);
-    if (access === "readonly" && c.req.method !== "GET" && c.req.method !== "HEAD") {
+    if (grant.access === "readonly" && c.req.method !== "GET" && c.req.method !== "HEAD") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
     }
-    c.set("access", access);
-    // Every token belongs to the default project until tokens are made for others (issue 37).
-    c.set("project", DEFAULT_PROJECT);
+    c.set("access", grant.access);
+    c.set("project", grant.project);
     await next();
   };
 }

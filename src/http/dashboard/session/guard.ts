@@ -7,7 +7,6 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
-import { DEFAULT_PROJECT } from "../../../db/vocabulary";
 import { AppError } from "../../../domain/errors";
 import type { TokenAccess } from "./access";
 import type { DashboardEnv } from "../env";
@@ -21,8 +20,8 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
     const cookie = getCookie(c, SESSION_COOKIE);
     const session = await sessions.find(cookie);
     // The token must still be accepted, and the session never does more than it did at sign-in.
-    const now = session === null ? null : access.roleOfDigest(session.tokenDigest);
-    const role = now === null || session === null ? null : now === "full" ? session.role : "readonly";
+    const now = session === null ? null : access.grantOfDigest(session.tokenDigest);
+    const role = now === null || session === null ? null : now.access === "full" ? session.role : "readonly";
     if (role === null) return signInFirst(c);
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       if (role !== "full") throw new AppError(403, "this token is read-only: it may look at everything and change nothing");
@@ -31,8 +30,7 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
       }
     }
     c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!) });
-    // The session's token's project: every token belongs to the default project until tokens are made for others.
-    c.set("project", DEFAULT_PROJECT);
+    c.set("project", now!.project);
     await next();
   };
 }

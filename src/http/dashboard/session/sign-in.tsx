@@ -16,14 +16,14 @@ export function signInRoutes(access: TokenAccess, sessions: DashboardSessions, f
       const form = c.get("form");
       const next = safeNext(form.get("next"));
       const token = form.get("token")?.trim() ?? "";
-      const role = token === "" ? null : access.roleOf(token);
-      if (role === null) {
+      const grant = token === "" ? null : access.grantOf(token);
+      if (grant === null) {
         failures.failed(c);
         const error = token === "" ? "Enter a token." : "That is not a token of this Dispatch. Check it and try again.";
         c.status(401);
         return c.render(<SignInPage next={next} error={error} />, SIGN_IN);
       }
-      const id = await sessions.start({ tokenDigest: tokenDigest(token), role });
+      const id = await sessions.start({ tokenDigest: tokenDigest(token), role: grant.access });
       setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_LIFETIME_MS / 1000));
       return c.redirect(next, 303);
     })
