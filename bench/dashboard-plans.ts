@@ -31,6 +31,7 @@ import { listRunLogs } from "../src/domain/workflows/logs/logs";
 import { listWaiters } from "../src/domain/workflows/waits";
 import { readRunDetail } from "../src/domain/workflows/logs/run-detail";
 import { migrate } from "../src/db/migrate";
+import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 import { startDatabaseServer } from "./database";
 
 const MESSAGES = Number(process.env.PLAN_MESSAGES ?? 1_000_000);
@@ -180,8 +181,8 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["dlq: newest", () => listDlq(sql, { filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: URL", () => listDlq(sql, { filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: entry", () => findDlqEntry(sql, `dlq_${String(91).padStart(12, "0")}`)],
-    ["queues: first page", () => queuePage(sql, { cursor: null, count: 50 })],
-    ["queues: a page in the middle", () => queuePage(sql, { cursor: nth("q", LISTED / 2), count: 50 })],
+    ["queues: first page", () => queuePage(sql, DEFAULT_PROJECT, { cursor: null, count: 50 })],
+    ["queues: a page in the middle", () => queuePage(sql, DEFAULT_PROJECT, { cursor: nth("q", LISTED / 2), count: 50 })],
     ["url groups: first page", () => urlGroupPage(sql, { cursor: null, count: 50 })],
     ["url groups: a page in the middle", () => urlGroupPage(sql, { cursor: nth("team", LISTED / 2), count: 50 })],
     ["schedules: first page", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: null, count: 50 })).items)],
@@ -189,7 +190,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["schedule: the schedule", () => getSchedule(sql, nth("schedule", LISTED / 2))],
     ["schedule: its newest messages (none match: the scan's bound)", () => listMessages(sql, { states: null, filter: { scheduleId: [nth("schedule", LISTED / 2)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 })],
     ["publish: the URL groups suggested", () => urlGroupPage(sql, { cursor: null, count: 100 })],
-    ["publish: the queues suggested", () => queuePage(sql, { cursor: null, count: 100 })],
+    ["publish: the queues suggested", () => queuePage(sql, DEFAULT_PROJECT, { cursor: null, count: 100 })],
     ["workflow event: the steps waiting for it", () => listWaiters(sql, "invoice-approved")],
     ["flow control: first page", () => keyStatePage(sql, "", { cursor: null, count: 50 })],
     ["flow control: a page in the middle", () => keyStatePage(sql, "", { cursor: nth("tenant", LISTED / 2), count: 50 })],

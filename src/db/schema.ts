@@ -203,7 +203,7 @@ export const messages = dispatch.table(
     // No index may name `state` or `completed_at`: the delivered update must stay HOT.
     index("messages_due_idx").on(t.dueAt).where(sql`${t.dueAt} is not null`),
     index("messages_pending_queue_idx")
-      .on(t.pendingQueue, t.queueStarted, t.seq)
+      .on(t.project, t.pendingQueue, t.queueStarted, t.seq)
       .where(sql`${t.pendingQueue} is not null`),
     check(
       "messages_flow_parked_check",
@@ -419,14 +419,14 @@ export const workers = dispatch.table("workers", {
 export const queues = dispatch.table(
   "queues",
   {
-    name: text("name").primaryKey(),
+    name: text("name").notNull(),
     project: ownedBy(),
     parallelism: integer("parallelism").notNull().default(1),
     paused: boolean("paused").notNull().default(false),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
   },
-  (t) => [check("queues_parallelism_check", sql`${t.parallelism} >= 1`)],
+  (t) => [primaryKey({ columns: [t.project, t.name] }), check("queues_parallelism_check", sql`${t.parallelism} >= 1`)],
 );
 
 /**

@@ -14,7 +14,7 @@ interface DatabaseState {
   waiting: number;
   inFlight: number;
   dlq: number;
-  queues: { name: string; lag: number }[];
+  queues: { project: string; name: string; lag: number }[];
   runs: { state: string; n: number }[];
   connections: { state: string; n: number }[];
   heartbeatAge: number | null;
@@ -80,9 +80,9 @@ export class Metrics {
     this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", [], async (g) => g.set((await read()).waiting));
     this.gauge("dispatch_messages_in_flight", "Messages claimed by workers and not yet recorded", [], async (g) => g.set((await read()).inFlight));
     this.gauge("dispatch_dlq_size", "Entries in the dead letter queue", [], async (g) => g.set((await read()).dlq));
-    this.gauge("dispatch_queue_lag", "Unfinished messages per queue", ["queue"], async (g) => {
+    this.gauge("dispatch_queue_lag", "Unfinished messages per queue", ["project", "queue"], async (g) => {
       g.reset();
-      for (const queue of (await read()).queues) g.set({ queue: queue.name }, queue.lag);
+      for (const queue of (await read()).queues) g.set({ project: queue.project, queue: queue.name }, queue.lag);
     });
     this.gauge("dispatch_workflow_runs", "Workflow runs by state", ["state"], async (g) => {
       g.reset();
@@ -134,8 +134,9 @@ async function readState(sql: Sql, heartbeatId: string | null): Promise<Database
       (select count(*)::int from dispatch.messages where due_at <= now() or flow_parked or destination_parked) as waiting,
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
       (select count(*)::int from dispatch.dlq) as dlq,
-      (select coalesce(json_agg(json_build_object('name', q.name, 'lag',
-        (select count(*) from dispatch.messages m where m.pending_queue = q.name))), '[]') from dispatch.queues q) as queues,
+      (select coalesce(json_agg(json_build_object('project', q.project, 'name', q.name, 'lag',
+        (select count(*) from dispatch.messages m where m.project = q.project and m.pending_queue = q.name))), '[]')
+        from dispatch.queues q) as queues,
       (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
         from (select state, count(*)::int as n from dispatch.workflow_runs group by state) r) as runs,
       (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')

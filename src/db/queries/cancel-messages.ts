@@ -7,12 +7,12 @@
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
 
-/** Cancels those of `ids` that are pending; returns them with their queues. */
-export function cancelMessageRows(tx: Tx, ids: string[]): Promise<{ id: string; queueName: string | null }[]> {
-  return tx<{ id: string; queueName: string | null }[]>`
+/** Cancels those of `ids` that are pending; returns them with their queues (and the queues' project). */
+export function cancelMessageRows(tx: Tx, ids: string[]): Promise<{ id: string; project: string; queueName: string | null }[]> {
+  return tx<{ id: string; project: string; queueName: string | null }[]>`
     update dispatch.messages
     set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false, destination_parked = false,
       canceled_seq = nextval('dispatch.messages_seq_seq')
     where id = any(${ids}::text[]) and ${isPending(tx)}
-    returning id, queue_name as "queueName"`;
+    returning id, project, queue_name as "queueName"`;
 }

@@ -48,7 +48,7 @@ export interface Claim {
 }
 
 const NOT_PAUSED = `(m.queue_name is null
-  or not exists (select 1 from dispatch.queues q where q.name = m.queue_name and q.paused))`;
+  or not exists (select 1 from dispatch.queues q where q.project = m.project and q.name = m.queue_name and q.paused))`;
 
 /** $1 worker, $2 limit, $3 share, $4 room by destination (jsonb), $5 pass. */
 const CLAIM = `

@@ -8,14 +8,14 @@
 import type { Tx } from "../client";
 import { DUE_CHANNEL } from "./work-list";
 
-/** Starts up to `parallelism` minus the started-and-unfinished messages of `queueName`; returns how many. */
-export async function startQueuedMessageRows(tx: Tx, queueName: string, parallelism: number): Promise<number> {
+/** Starts up to `parallelism` minus the started-and-unfinished messages of `project`'s queue `queueName`; returns how many. */
+export async function startQueuedMessageRows(tx: Tx, project: string, queueName: string, parallelism: number): Promise<number> {
   const [row] = await tx<{ count: number }[]>`
     with busy as (
-      select count(*) as n from dispatch.messages where pending_queue = ${queueName} and queue_started),
+      select count(*) as n from dispatch.messages where project = ${project} and pending_queue = ${queueName} and queue_started),
     next as (
       select id from dispatch.messages
-      where pending_queue = ${queueName} and not queue_started
+      where project = ${project} and pending_queue = ${queueName} and not queue_started
       order by seq
       limit greatest(0, ${parallelism} - (select n from busy))
       for update skip locked),

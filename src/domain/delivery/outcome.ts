@@ -121,7 +121,7 @@ async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, 
   }
   await runHooks().recordFailureFunction(tx, message, attempt, outcome);
   // A finished queued message frees its slot for the next one in line.
-  if (final && message.queueName !== null) await startQueuedMessages(tx, message.queueName);
+  if (final && message.queueName !== null) await startQueuedMessages(tx, { project: message.project, name: message.queueName });
   if (callbackDue(message, final)) {
     const body = { ...callbackBody(message, attempt, null), ...extra };
     await sendCallback(tx, "callback", message, body, settings, notes);

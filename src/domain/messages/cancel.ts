@@ -3,7 +3,7 @@ import type { Sql, Tx } from "../../db/client";
 import { cancelMessageRows } from "../../db/queries/cancel-messages";
 import { isPending } from "../../db/vocabulary";
 import { matchMessages, type MessageFilter, type TimeRange, withinRange } from "./filter";
-import { startQueuedMessages } from "./queue-admission";
+import { sortedQueues, startQueuedMessages } from "./queue-admission";
 
 /**
  * What a bulk cancel selects: messages by id, or every pending message a
@@ -54,7 +54,7 @@ export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
   const cancelled = await cancelMessageRows(tx, ids);
   if (cancelled.length === 0) return 0;
   // A cancelled message that held a queue slot frees it.
-  const queues = new Set(cancelled.flatMap((row) => (row.queueName === null ? [] : [row.queueName])));
-  for (const name of [...queues].sort()) await startQueuedMessages(tx, name);
+  const queues = sortedQueues(cancelled.flatMap((row) => (row.queueName === null ? [] : [{ project: row.project, name: row.queueName }])));
+  for (const queue of queues) await startQueuedMessages(tx, queue);
   return cancelled.length;
 }

@@ -103,11 +103,13 @@ async function timeHold(tx: Tx, message: StoredMessage, dueAt: Date): Promise<Ho
 async function queueHold(tx: Tx, message: StoredMessage): Promise<Hold | null> {
   const queue = message.pendingQueue!;
   const [row] = await tx<{ paused: boolean; parallelism: number; inFlight: number; ahead: number; before: string | null }[]>`
-    select q.paused, q.parallelism, (select max(p.name) from dispatch.queues p where p.name < q.name) as before,
-      (select count(*)::int from dispatch.messages m where m.pending_queue = q.name and m.queue_started) as "inFlight",
+    select q.paused, q.parallelism,
+      (select max(p.name) from dispatch.queues p where p.project = q.project and p.name < q.name) as before,
       (select count(*)::int from dispatch.messages m
-        where m.pending_queue = q.name and not m.queue_started and m.seq < ${message.seq}) as ahead
-    from dispatch.queues q where q.name = ${queue}`;
+        where m.project = q.project and m.pending_queue = q.name and m.queue_started) as "inFlight",
+      (select count(*)::int from dispatch.messages m
+        where m.project = q.project and m.pending_queue = q.name and not m.queue_started and m.seq < ${message.seq}) as ahead
+    from dispatch.queues q where q.project = ${message.project} and q.name = ${queue}`;
   if (row === undefined) return null;
   if (row.paused) return { kind: "paused-queue", queue, before: row.before };
   if (message.queueStarted) return null;

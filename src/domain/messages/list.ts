@@ -74,7 +74,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
     with scanned as materialized (
       select m.id, m.state, m.url, m.topic_name, m.endpoint_name, m.queue_name, m.api, m.labels, m.retried,
         m.max_retries, m.schedule_id, m.origin, m.created_at, m.next_delivery_at, m.completed_at, m.flow_control_key,
-        m.caller_ip, m.retried_as, m.pending_queue
+        m.caller_ip, m.retried_as, m.project, m.pending_queue
       from dispatch.messages m
       where ${withinRange(tx, tx`m.created_at`, query.range)} and ${after(tx, query.cursor)}
       order by m.created_at desc, m.id desc
@@ -102,7 +102,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
         select response_status, error, substring(response_body from 1 for ${ANSWER_BYTES}) as body, id from dispatch.attempts
         where message_id = m.id order by id desc limit 1) a on true
       left join dispatch.messages r on r.id = m.retried_as
-      left join dispatch.queues q on q.name = m.pending_queue
+      left join dispatch.queues q on q.project = m.project and q.name = m.pending_queue
     order by m.created_at desc, m.id desc`;
   return pageOf(rows, query.count, scan);
 }

@@ -9,21 +9,40 @@
 import type { Tx } from "../../db/client";
 import { startQueuedMessageRows } from "../../db/queries/start-queued-messages";
 
-/**
- * Creates missing queues (parallelism 1, active) and locks all of them, in
- * name order so that concurrent publishers cannot deadlock.
- */
-export async function lockQueues(tx: Tx, names: string[]): Promise<void> {
-  if (names.length === 0) return;
-  const sorted = [...new Set(names)].sort();
-  await tx`insert into dispatch.queues (name) select unnest(${sorted}::text[]) on conflict (name) do nothing`;
-  await tx`select name from dispatch.queues where name = any(${sorted}::text[]) order by name for update`;
+/** A queue: its name, in its project (two projects may each have a queue of one name). */
+export interface QueueKey {
+  project: string;
+  name: string;
 }
 
-/** Starts as many waiting messages of `queueName` as its free slots allow (none while paused). */
-export async function startQueuedMessages(tx: Tx, queueName: string): Promise<void> {
-  const [queue] = await tx<{ parallelism: number; paused: boolean }[]>`
-    select parallelism, paused from dispatch.queues where name = ${queueName} for update`;
-  if (!queue || queue.paused) return;
-  await startQueuedMessageRows(tx, queueName, queue.parallelism);
+/** The distinct queues of `keys`, in (project, name) order: the order every transaction locks them in. */
+export function sortedQueues(keys: QueueKey[]): QueueKey[] {
+  const distinct = new Map(keys.map((key) => [`${key.project}\0${key.name}`, key]));
+  return [...distinct.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, key]) => key);
+}
+
+/**
+ * Creates missing queues (parallelism 1, active) and locks all of them, in
+ * (project, name) order so that concurrent publishers cannot deadlock.
+ */
+export async function lockQueues(tx: Tx, keys: QueueKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  const sorted = sortedQueues(keys);
+  const projects = sorted.map((key) => key.project);
+  const names = sorted.map((key) => key.name);
+  await tx`
+    insert into dispatch.queues (project, name) select * from unnest(${projects}::text[], ${names}::text[])
+    on conflict (project, name) do nothing`;
+  await tx`
+    select q.name from dispatch.queues q join unnest(${projects}::text[], ${names}::text[]) as k(project, name)
+      on q.project = k.project and q.name = k.name
+    order by q.project, q.name for update of q`;
+}
+
+/** Starts as many waiting messages of the queue as its free slots allow (none while paused). */
+export async function startQueuedMessages(tx: Tx, queue: QueueKey): Promise<void> {
+  const [row] = await tx<{ parallelism: number; paused: boolean }[]>`
+    select parallelism, paused from dispatch.queues where project = ${queue.project} and name = ${queue.name} for update`;
+  if (!row || row.paused) return;
+  await startQueuedMessageRows(tx, queue.project, queue.name, row.parallelism);
 }

@@ -10,7 +10,7 @@ import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { insertClaimedMessageRows, insertMessageRows } from "../../db/queries/insert-messages";
 import { configureKeys } from "../flow-control/keys";
 import type { NewMessage, PublishResult } from "../messages/new-message";
-import { lockQueues, startQueuedMessages } from "../messages/queue-admission";
+import { lockQueues, sortedQueues, startQueuedMessages } from "../messages/queue-admission";
 import { claimDeduplicationKeys } from "./deduplication";
 import type { MessageSettings } from "./options";
 import { bindWorkflowMessages } from "./workflow-binding";
@@ -63,12 +63,12 @@ export async function insertMessagesClaiming(
   const fresh = deduplicated.fresh.filter((message) => !duplicateOf.has(message.id));
   let claimed: ClaimedMessage[] = [];
   if (fresh.length > 0) {
-    const queueNames = [...new Set(fresh.flatMap((message) => (message.queueName === null ? [] : [message.queueName])))];
+    const queues = sortedQueues(fresh.flatMap((message) => (message.queueName === null ? [] : [{ project: message.project, name: message.queueName }])));
     // Locking the queues first makes publish order (`seq`) the start order.
-    await lockQueues(tx, queueNames);
+    await lockQueues(tx, queues);
     await configureKeys(tx, fresh.flatMap((message) => (message.flowControl === null ? [] : [message.flowControl])));
     claimed = await insertRows(tx, fresh, settings.delayScale, claim);
-    for (const name of queueNames) await startQueuedMessages(tx, name);
+    for (const queue of queues) await startQueuedMessages(tx, queue);
   }
   const results = messages.map((message) => {
     const holder = duplicateOf.get(message.id);

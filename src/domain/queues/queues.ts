@@ -8,7 +8,8 @@
  * keep their slot through their retries. Starting happens under the queue
  * row's lock, so every replica agrees; messages start in publish order
  * (`seq`). The claim passes over the messages of a paused queue: they keep
- * their slot and are sent, first in line, once it resumes.
+ * their slot and are sent, first in line, once it resumes. A queue is its
+ * project's: every function here sees and changes the queues of `project` only.
  */
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
@@ -43,48 +44,50 @@ export function checkQueueParallelism(parallelism: number, max: number): number 
 }
 
 /** Creates or updates a queue; a lower parallelism lets started messages finish. */
-export async function upsertQueue(tx: Tx, name: string, parallelism: number, paused: boolean): Promise<void> {
+export async function upsertQueue(tx: Tx, project: string, name: string, parallelism: number, paused: boolean): Promise<void> {
   await tx`
-    insert into dispatch.queues (name, parallelism, paused) values (${checkQueueName(name)}, ${parallelism}, ${paused})
-    on conflict (name) do update set parallelism = excluded.parallelism, paused = excluded.paused, updated_at = now()`;
-  await startQueuedMessages(tx, name);
+    insert into dispatch.queues (project, name, parallelism, paused)
+    values (${project}, ${checkQueueName(name)}, ${parallelism}, ${paused})
+    on conflict (project, name) do update set parallelism = excluded.parallelism, paused = excluded.paused, updated_at = now()`;
+  await startQueuedMessages(tx, { project, name });
 }
 
 /** Pauses (idempotently) or resumes a queue; resuming starts what waited. */
-export async function setQueuePaused(tx: Tx, name: string, paused: boolean): Promise<void> {
+export async function setQueuePaused(tx: Tx, project: string, name: string, paused: boolean): Promise<void> {
   const [row] = await tx`
-    update dispatch.queues set paused = ${paused}, updated_at = now() where name = ${name} returning name`;
+    update dispatch.queues set paused = ${paused}, updated_at = now() where project = ${project} and name = ${name} returning name`;
   if (!row) throw new AppError(404, `queue ${name} not found`);
-  if (!paused) await startQueuedMessages(tx, name);
+  if (!paused) await startQueuedMessages(tx, { project, name });
 }
 
 /** Deletes a queue, cancelling what still waits in it (each cancel is in the message's log); an unknown name changes nothing (§16 #24). */
-export async function deleteQueue(tx: Tx, name: string): Promise<void> {
-  const [row] = await tx`select 1 from dispatch.queues where name = ${name} for update`;
+export async function deleteQueue(tx: Tx, project: string, name: string): Promise<void> {
+  const queue = tx`project = ${project} and name = ${name}`;
+  const [row] = await tx`select 1 from dispatch.queues where ${queue} for update`;
   if (!row) return;
-  const waiting = await tx<{ id: string }[]>`select id from dispatch.messages where pending_queue = ${name}`;
-  await tx`update dispatch.queues set paused = true where name = ${name}`;
+  const waiting = await tx<{ id: string }[]>`select id from dispatch.messages where project = ${project} and pending_queue = ${name}`;
+  await tx`update dispatch.queues set paused = true where ${queue}`;
   await cancelMessages(tx, waiting.map((message) => message.id));
-  await tx`delete from dispatch.queues where name = ${name}`;
+  await tx`delete from dispatch.queues where ${queue}`;
 }
 
-/** Lists queues (or the one named) with their lag: messages not yet finished. */
-export function listQueues(tx: Tx, name?: string): Promise<Queue[]> {
-  return selectQueues(tx, name === undefined ? tx`true` : tx`q.name = ${name}`, tx``);
+/** Lists the project's queues (or the one named) with their lag: messages not yet finished. */
+export function listQueues(tx: Tx, project: string, name?: string): Promise<Queue[]> {
+  return selectQueues(tx, project, name === undefined ? tx`true` : tx`q.name = ${name}`, tx``);
 }
 
-/** A page of queues in name order: those named after `page.cursor` (a queue name), with their lag. */
-export async function queuePage(tx: Tx, page: Page): Promise<PageOf<Queue>> {
-  const rows = await selectQueues(tx, afterKey(tx, page.cursor, tx`q.name`), tx`limit ${page.count + 1}`);
+/** A page of the project's queues in name order: those named after `page.cursor` (a queue name), with their lag. */
+export async function queuePage(tx: Tx, project: string, page: Page): Promise<PageOf<Queue>> {
+  const rows = await selectQueues(tx, project, afterKey(tx, page.cursor, tx`q.name`), tx`limit ${page.count + 1}`);
   return keyPageOf(rows, page.count, (queue) => queue.name);
 }
 
-/** The queues `which` picks, by name, and their lag (counted for the rows returned only). */
-function selectQueues(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<Queue[]> {
+/** The project's queues `which` picks, by name, and their lag (counted for the rows returned only). */
+function selectQueues(tx: Tx, project: string, which: postgres.Fragment, limit: postgres.Fragment): Promise<Queue[]> {
   return tx<Queue[]>`
     select q.name, q.parallelism, q.paused, q.created_at as "createdAt", q.updated_at as "updatedAt",
-      (select count(*)::int from dispatch.messages m where m.pending_queue = q.name) as lag
+      (select count(*)::int from dispatch.messages m where m.project = q.project and m.pending_queue = q.name) as lag
     from dispatch.queues q
-    where ${which}
+    where q.project = ${project} and ${which}
     order by q.name ${limit}`;
 }

@@ -77,28 +77,28 @@ export function queueRoutes(deps: AppDeps) {
       const { queueName, parallelism, paused } = UPSERT.body(c);
       const max = deps.config.maxQueueParallelism;
       if (parallelism > max) throw overLimit(`parallelism must be at most ${max}, got ${parallelism}`, "DISPATCH_MAX_QUEUE_PARALLELISM");
-      await sql.begin((tx) => upsertQueue(tx, queueName, parallelism, paused));
+      await sql.begin((tx) => upsertQueue(tx, c.get("project"), queueName, parallelism, paused));
       return c.json({});
     })
-    .get("/", LIST.describe, async (c) => c.json((await listQueues(sql)).map(queueJson)))
-    .get("/:name", GET.describe, async (c) => c.json(queueJson(await findQueue(deps, c.req.param("name")))))
+    .get("/", LIST.describe, async (c) => c.json((await listQueues(sql, c.get("project"))).map(queueJson)))
+    .get("/:name", GET.describe, async (c) => c.json(queueJson(await findQueue(deps, c.get("project"), c.req.param("name")))))
     .delete("/:name", DELETE.describe, async (c) => {
       const name = c.req.param("name");
-      await sql.begin((tx) => deleteQueue(tx, name));
+      await sql.begin((tx) => deleteQueue(tx, c.get("project"), name));
       return c.json({});
     })
     .post("/:name/pause", PAUSE.describe, async (c) => {
-      await sql.begin((tx) => setQueuePaused(tx, c.req.param("name"), true));
+      await sql.begin((tx) => setQueuePaused(tx, c.get("project"), c.req.param("name"), true));
       return c.json({});
     })
     .post("/:name/resume", RESUME.describe, async (c) => {
-      await sql.begin((tx) => setQueuePaused(tx, c.req.param("name"), false));
+      await sql.begin((tx) => setQueuePaused(tx, c.get("project"), c.req.param("name"), false));
       return c.json({});
     });
 }
 
-async function findQueue(deps: AppDeps, name: string): Promise<Queue> {
-  const [queue] = await listQueues(deps.sql, checkQueueName(name));
+async function findQueue(deps: AppDeps, project: string, name: string): Promise<Queue> {
+  const [queue] = await listQueues(deps.sql, project, checkQueueName(name));
   if (!queue) throw new AppError(404, `queue ${name} not found`);
   return queue;
 }

@@ -46,7 +46,8 @@ export function flowControlRoutes(deps: AppDeps) {
       formAction(pinFormName(c.req.param("key")), (c, refusal) => show(c, placeOf(c.get("form")), refusal), pin)(c))
     .post("/flow-control/:key/unpin", keyAction("unpinned", (tx, key, form) => unpinKey(tx, key, unpinOf(form))))
     .post("/flow-control/:key/reset-rate", keyAction("rate-reset", resetKeyRate))
-    .route("/flow-control", pauseRoutes(deps.sql, FLOW_CONTROL_PATH, "key", setKeyPaused));
+    // Flow-control keys are not yet each project's (issue 37): the project is not asked.
+    .route("/flow-control", pauseRoutes(deps.sql, FLOW_CONTROL_PATH, "key", (tx, _project, key, paused) => setKeyPaused(tx, key, paused)));
 }
 
 /** The form's `limit`: `parallelism` or `rate`. */

@@ -28,7 +28,7 @@ export function publishRoutes(deps: AppDeps) {
   // Made as the API's publisher is (http/routes/publish.ts).
   const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null);
   const show = async (c: Context<DashboardEnv>, refusal: Refusal | null = null) => {
-    const props = { viewer: c.get("viewer"), known: await known(deps), dialect: deps.config.defaultDialect, refusal };
+    const props = { viewer: c.get("viewer"), known: await known(deps, c.get("project")), dialect: deps.config.defaultDialect, refusal };
     return c.render(<PublishPage {...props} />, { title: "Publish a message", section: "publish" });
   };
   return new Hono<DashboardEnv>()
@@ -64,11 +64,11 @@ function published(c: Context, response: PublishResponse): Response {
   return doneRedirect(c, page, code, ids.join(", "));
 }
 
-/** The first URL groups and queues by name, for the fields to suggest. */
-async function known(deps: AppDeps): Promise<Known> {
+/** The project's first URL groups and queues by name, for the fields to suggest. */
+async function known(deps: AppDeps, project: string): Promise<Known> {
   const [groups, queues] = await Promise.all([
     urlGroupPage(deps.sql, { cursor: null, count: SUGGESTED }),
-    queuePage(deps.sql, { cursor: null, count: SUGGESTED }),
+    queuePage(deps.sql, project, { cursor: null, count: SUGGESTED }),
   ]);
   return { urlGroups: groups.items.map((group) => group.name), queues: queues.items.map((queue) => queue.name) };
 }

@@ -16,7 +16,7 @@ import { QUEUES_PATH, QueuesPage } from "./queues-page";
 /** `GET|POST /dashboard/queues`, `POST /dashboard/queues/:name/pause|resume|delete`. */
 export function queueRoutes(deps: AppDeps) {
   const show = async (c: Context<DashboardEnv>, after: string | null, refusal: Refusal | null = null) => {
-    const page = await queuePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
+    const page = await queuePage(deps.sql, c.get("project"), { cursor: after, count: BY_NAME_PAGE_SIZE });
     const props = { page, after, now: nowOf(deps), viewer: c.get("viewer"), refusal };
     return c.render(<QueuesPage {...props} />, { title: "Queues", section: "queues" });
   };
@@ -29,15 +29,15 @@ export function queueRoutes(deps: AppDeps) {
         const parallelism = checkQueueParallelism(wholeNumber(optionalField(form, "parallelism") ?? "1"), deps.config.maxQueueParallelism);
         await deps.sql.begin(async (tx) => {
           // Saving an existing queue changes its parallelism, not whether it is paused.
-          const [existing] = await listQueues(tx, name);
-          await upsertQueue(tx, name, parallelism, existing?.paused ?? false);
+          const [existing] = await listQueues(tx, c.get("project"), name);
+          await upsertQueue(tx, c.get("project"), name, parallelism, existing?.paused ?? false);
         });
         return doneRedirect(c, QUEUES_PATH, "queue-saved", name);
       }),
     )
     .post("/queues/:name/delete", async (c) => {
       const name = c.req.param("name");
-      await deps.sql.begin((tx) => deleteQueue(tx, name));
+      await deps.sql.begin((tx) => deleteQueue(tx, c.get("project"), name));
       return doneRedirect(c, linkTo(QUEUES_PATH, placeOf(c.get("form"))), "queue-deleted", name);
     })
     .route("/queues", pauseRoutes(deps.sql, QUEUES_PATH, "name", setQueuePaused));
