@@ -30,6 +30,10 @@ export interface KnownCircuit {
   heldUntil: Date | null;
 }
 
+/** The columns of a `KnownCircuit`, with its destination. */
+const KNOWN_COLUMNS = `destination, circuit, opened_at as "openedAt", open_reason as "openReason", opened_by_hand as "openedByHand",
+  probe_at as "probeAt", held_until as "heldUntil"`;
+
 /** What the health reports need. */
 export interface HealthDeps {
   sql: Sql;
@@ -135,11 +139,15 @@ export class DestinationHealth {
    * whose answer closes the circuit.
    */
   async unreachable(destination: string | null): Promise<string | null> {
-    const known = destination === null ? undefined : this.circuits.get(destination);
+    if (destination === null) return null;
+    // Open as last read, yet claimed: the circuit moved on since (gave up or closed, by this worker's report
+    // whose NOTIFY woke the claim before the circuits were read back, or by another worker's): read it now.
+    if (this.circuits.get(destination)?.circuit === "OPEN") await this.refreshOne(destination);
+    const known = this.circuits.get(destination);
     if (known?.circuit !== "GAVE_UP") return null;
     if (known.probeAt !== null && known.probeAt.getTime() <= Date.now()) {
       known.probeAt = null;
-      const next = await this.deps.sql.begin((tx) => takeGaveUpAttempt(tx, destination!, this.deps.settings.maxCoolDownMs));
+      const next = await this.deps.sql.begin((tx) => takeGaveUpAttempt(tx, destination, this.deps.settings.maxCoolDownMs));
       if (next !== null) return (known.probeAt = next), null;
     }
     const since = known.openedAt?.toISOString() ?? "a while";
@@ -175,10 +183,18 @@ export class DestinationHealth {
 
   private async refresh(): Promise<void> {
     const rows = await this.deps.sql<(KnownCircuit & { destination: string })[]>`
-      select destination, circuit, opened_at as "openedAt", open_reason as "openReason", opened_by_hand as "openedByHand",
-        probe_at as "probeAt", held_until as "heldUntil"
-      from dispatch.destinations where circuit <> 'CLOSED' or held_until is not null`;
+      select ${this.deps.sql.unsafe(KNOWN_COLUMNS)} from dispatch.destinations where circuit <> 'CLOSED' or held_until is not null`;
     this.circuits = new Map(rows.map(({ destination, ...known }) => [destination, known]));
+  }
+
+  /** Reads `destination`'s circuit again. */
+  private async refreshOne(destination: string): Promise<void> {
+    const [row] = await this.deps.sql<(KnownCircuit & { destination: string })[]>`
+      select ${this.deps.sql.unsafe(KNOWN_COLUMNS)} from dispatch.destinations
+      where destination = ${destination} and (circuit <> 'CLOSED' or held_until is not null)`;
+    if (row === undefined) return void this.circuits.delete(destination);
+    const { destination: _, ...known } = row;
+    this.circuits.set(destination, known);
   }
 
   /** Counts and logs circuit changes this process made (the recorder's, for the probes it records, too). */
