@@ -14,6 +14,7 @@ import {
   boolean,
   check,
   customType,
+  foreignKey,
   index,
   integer,
   primaryKey,
@@ -316,12 +317,12 @@ export const dlq = dispatch.table(
 export const deduplicationKeys = dispatch.table(
   "deduplication_keys",
   {
-    key: text("key").primaryKey(),
+    key: text("key").notNull(),
     project: project(),
     messageId: text("message_id").notNull(),
     expiresAt: timestamptz("expires_at").notNull(),
   },
-  (t) => [index("deduplication_keys_expires_at_idx").on(t.expiresAt)],
+  (t) => [primaryKey({ columns: [t.project, t.key] }), index("deduplication_keys_expires_at_idx").on(t.expiresAt)],
 );
 
 /** Service settings made on first start: generated access tokens and signing keys. */
@@ -552,26 +553,33 @@ export const destinations = dispatch.table(
 );
 
 /** URL groups (topics): a named set of endpoints a publish fans out to. */
-export const urlGroups = dispatch.table("url_groups", {
-  name: text("name").primaryKey(),
-  project: ownedBy(),
-  createdAt: timestamptz("created_at").notNull().default(sql`now()`),
-  updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
-});
+export const urlGroups = dispatch.table(
+  "url_groups",
+  {
+    name: text("name").notNull(),
+    project: ownedBy(),
+    createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+    updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
+  },
+  (t) => [primaryKey({ columns: [t.project, t.name] })],
+);
 
 /** Endpoints of a URL group, identified by URL; the name is an optional label. */
 export const urlGroupEndpoints = dispatch.table(
   "url_group_endpoints",
   {
-    groupName: text("group_name")
-      .notNull()
-      .references(() => urlGroups.name, { onDelete: "cascade" }),
+    groupName: text("group_name").notNull(),
     url: text("url").notNull(),
-    project: ownedBy(),
+    /** The group's project: deleting the group (or its project) deletes its endpoints. */
+    project: project(),
     name: text("name"),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
-  (t) => [primaryKey({ columns: [t.groupName, t.url] })],
+  (t) => [
+    primaryKey({ columns: [t.project, t.groupName, t.url] }),
+    foreignKey({ name: "url_group_endpoints_group_fk", columns: [t.project, t.groupName], foreignColumns: [urlGroups.project, urlGroups.name] })
+      .onDelete("cascade"),
+  ],
 );
 
 /**

@@ -11,7 +11,7 @@ import { insertClaimedMessageRows, insertMessageRows } from "../../db/queries/in
 import { configureKeys } from "../flow-control/keys";
 import type { NewMessage, PublishResult } from "../messages/new-message";
 import { lockQueues, sortedQueues, startQueuedMessages } from "../messages/queue-admission";
-import { claimDeduplicationKeys } from "./deduplication";
+import { claimDeduplicationKeys, type DeduplicationClaim, projectKey } from "./deduplication";
 import type { MessageSettings } from "./options";
 import { bindWorkflowMessages } from "./workflow-binding";
 
@@ -80,13 +80,18 @@ export async function insertMessagesClaiming(
 async function deduplicate(tx: Tx, messages: NewMessage[], windowMs: number) {
   const duplicateOf = new Map<string, string>();
   const firstByKey = new Map<string, string>();
+  const claims: DeduplicationClaim[] = [];
   for (const message of messages) {
     if (message.deduplicationKey === null) continue;
-    const first = firstByKey.get(message.deduplicationKey);
+    // A batch may hold several projects' publishes: each project deduplicates apart.
+    const key = projectKey(message.project, message.deduplicationKey);
+    const first = firstByKey.get(key);
     if (first !== undefined) duplicateOf.set(message.id, first);
-    else firstByKey.set(message.deduplicationKey, message.id);
+    else {
+      firstByKey.set(key, message.id);
+      claims.push({ project: message.project, key: message.deduplicationKey, messageId: message.id });
+    }
   }
-  const claims = [...firstByKey].map(([key, messageId]) => ({ key, messageId }));
   const held = await claimDeduplicationKeys(tx, claims, windowMs);
   for (const [key, holder] of held) {
     const claimant = firstByKey.get(key)!;

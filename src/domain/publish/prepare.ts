@@ -76,7 +76,7 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
     return { messages: [buildMessage(options, target, request.body, provenance)], kind: "api" };
   }
   if (isGroupName(destination)) {
-    const endpoints = await groupEndpoints(tx, destination);
+    const endpoints = await groupEndpoints(tx, request.project, destination);
     const messages = endpoints.map((endpoint) =>
       buildMessage(
         options,

@@ -42,7 +42,7 @@ export const isGroupName = (destination: string) => NAME.test(destination);
  * Creates the group if missing and adds or renames endpoints (identified by
  * URL); an endpoint at an IP address the guard refuses is a 400.
  */
-export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[], guard: DestinationGuard): Promise<void> {
+export async function addEndpoints(tx: Tx, project: string, group: string, endpoints: Endpoint[], guard: DestinationGuard): Promise<void> {
   checkName(group, "URL group");
   if (endpoints.length === 0) throw badRequest("endpoints must list at least one endpoint");
   for (const endpoint of endpoints) {
@@ -54,15 +54,15 @@ export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[],
   const names = new Map<string, string>();
   for (const e of endpoints) names.set(e.url, e.name || names.get(e.url) || "");
   await tx`
-    insert into dispatch.url_groups (name) values (${group})
-    on conflict (name) do update set updated_at = now()`;
+    insert into dispatch.url_groups (project, name) values (${project}, ${group})
+    on conflict (project, name) do update set updated_at = now()`;
   await tx`
-    insert into dispatch.url_group_endpoints (group_name, url, name)
-    select ${group}, url, nullif(name, '')
+    insert into dispatch.url_group_endpoints (project, group_name, url, name)
+    select ${project}, ${group}, url, nullif(name, '')
     from unnest(${[...names.keys()]}::text[], ${[...names.values()]}::text[]) as e(url, name)
-    on conflict (group_name, url) do update set name = coalesce(excluded.name, dispatch.url_group_endpoints.name)`;
+    on conflict (project, group_name, url) do update set name = coalesce(excluded.name, dispatch.url_group_endpoints.name)`;
   const [count] = await tx<{ n: number }[]>`
-    select count(*)::int as n from dispatch.url_group_endpoints where group_name = ${group}`;
+    select count(*)::int as n from dispatch.url_group_endpoints where project = ${project} and group_name = ${group}`;
   if (count!.n > MAX_ENDPOINTS) throw overLimit(`a URL group holds at most ${MAX_ENDPOINTS} endpoints`, null);
 }
 
@@ -70,46 +70,48 @@ export async function addEndpoints(tx: Tx, group: string, endpoints: Endpoint[],
  * Removes endpoints matching by name or URL; the group is deleted with its
  * last endpoint. Returns 404 for an unknown group.
  */
-export async function removeEndpoints(tx: Tx, group: string, endpoints: Endpoint[]): Promise<void> {
+export async function removeEndpoints(tx: Tx, project: string, group: string, endpoints: Endpoint[]): Promise<void> {
   if (endpoints.some((e) => !e.name && !e.url)) throw badRequest("each endpoint to remove needs a name or a url");
-  await requireGroup(tx, group);
+  await requireGroup(tx, project, group);
   await tx`
     delete from dispatch.url_group_endpoints
-    where group_name = ${group}
+    where project = ${project} and group_name = ${group}
       and (url = any(${endpoints.flatMap((e) => (e.url ? [e.url] : []))}::text[])
         or name = any(${endpoints.flatMap((e) => (e.name ? [e.name] : []))}::text[]))`;
-  await tx`update dispatch.url_groups set updated_at = now() where name = ${group}`;
+  await tx`update dispatch.url_groups set updated_at = now() where project = ${project} and name = ${group}`;
   await tx`
-    delete from dispatch.url_groups g where name = ${group}
-      and not exists (select 1 from dispatch.url_group_endpoints e where e.group_name = g.name)`;
+    delete from dispatch.url_groups g where project = ${project} and name = ${group}
+      and not exists (select 1 from dispatch.url_group_endpoints e where e.project = g.project and e.group_name = g.name)`;
 }
 
-/** Lists every group, or the one named (404 when unknown). */
-export async function listUrlGroups(tx: Tx, name?: string): Promise<UrlGroup[]> {
-  const groups = await selectUrlGroups(tx, name === undefined ? tx`true` : tx`name = ${name}`, tx``);
+/** Lists every group of the project, or the one named (404 when unknown). */
+export async function listUrlGroups(tx: Tx, project: string, name?: string): Promise<UrlGroup[]> {
+  const groups = await selectUrlGroups(tx, project, name === undefined ? tx`true` : tx`name = ${name}`, tx``);
   if (name !== undefined && groups.length === 0) throw new AppError(404, `URL group ${name} not found`);
   return groups;
 }
 
-/** A page of groups in name order: those named after `page.cursor` (a group name), with their endpoints. */
-export async function urlGroupPage(tx: Tx, page: Page): Promise<PageOf<UrlGroup>> {
-  const groups = await selectUrlGroups(tx, afterKey(tx, page.cursor, tx`name`), tx`limit ${page.count + 1}`);
+/** A page of the project's groups in name order: those named after `page.cursor` (a group name), with their endpoints. */
+export async function urlGroupPage(tx: Tx, project: string, page: Page): Promise<PageOf<UrlGroup>> {
+  const groups = await selectUrlGroups(tx, project, afterKey(tx, page.cursor, tx`name`), tx`limit ${page.count + 1}`);
   return keyPageOf(groups, page.count, (group) => group.name);
 }
 
 /**
- * The groups `which` picks, by name, each with its endpoints (oldest first).
+ * The project's groups `which` picks, by name, each with its endpoints (oldest first).
  * The groups are picked (and limited) first, in name order through their
  * primary key, and only then are their endpoints read, through theirs.
  */
-async function selectUrlGroups(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<UrlGroup[]> {
+async function selectUrlGroups(tx: Tx, project: string, which: postgres.Fragment, limit: postgres.Fragment): Promise<UrlGroup[]> {
   const rows = await tx<{ name: string; createdAt: Date; updatedAt: Date; endpoints: Endpoint[] }[]>`
     select g.name, g.created_at as "createdAt", g.updated_at as "updatedAt", coalesce(e.endpoints, '[]') as endpoints
-    from (select name, created_at, updated_at from dispatch.url_groups where ${which} order by name ${limit}) g
+    from (
+      select project, name, created_at, updated_at from dispatch.url_groups
+      where project = ${project} and ${which} order by name ${limit}) g
       left join lateral (
         select json_agg(json_strip_nulls(json_build_object('name', e.name, 'url', e.url)) order by e.created_at, e.url)
           as endpoints
-        from dispatch.url_group_endpoints e where e.group_name = g.name) e on true
+        from dispatch.url_group_endpoints e where e.project = g.project and e.group_name = g.name) e on true
     order by g.name`;
   return rows.map((row) => ({ ...row, createdAt: row.createdAt.getTime(), updatedAt: row.updatedAt.getTime() }));
 }
@@ -119,17 +121,17 @@ async function selectUrlGroups(tx: Tx, which: postgres.Fragment, limit: postgres
  * name no group has changes nothing (clients delete before they create:
  * docs/hosted-api.md §16 #24).
  */
-export async function deleteUrlGroup(tx: Tx, name: string): Promise<void> {
-  await tx`delete from dispatch.url_groups where name = ${name}`;
+export async function deleteUrlGroup(tx: Tx, project: string, name: string): Promise<void> {
+  await tx`delete from dispatch.url_groups where project = ${project} and name = ${name}`;
 }
 
-/** The endpoints a publish to `name` fans out to (404 when the group is unknown). */
-export async function groupEndpoints(tx: Tx, name: string): Promise<Endpoint[]> {
-  const [group] = await listUrlGroups(tx, name);
+/** The endpoints a publish of the project to `name` fans out to (404 when the group is unknown). */
+export async function groupEndpoints(tx: Tx, project: string, name: string): Promise<Endpoint[]> {
+  const [group] = await listUrlGroups(tx, project, name);
   return group!.endpoints;
 }
 
-async function requireGroup(tx: Tx, name: string): Promise<void> {
-  const [row] = await tx`select 1 from dispatch.url_groups where name = ${name} for update`;
+async function requireGroup(tx: Tx, project: string, name: string): Promise<void> {
+  const [row] = await tx`select 1 from dispatch.url_groups where project = ${project} and name = ${name} for update`;
   if (!row) throw new AppError(404, `URL group ${name} not found`);
 }

@@ -70,23 +70,23 @@ const REMOVE = operation({
 export function urlGroupRoutes(deps: AppDeps) {
   const { sql } = deps;
   return new Hono()
-    .get("/", LIST.describe, async (c) => c.json(await listUrlGroups(sql)))
-    .get("/:name", GET.describe, async (c) => c.json((await listUrlGroups(sql, c.req.param("name")))[0]))
+    .get("/", LIST.describe, async (c) => c.json(await listUrlGroups(sql, c.get("project"))))
+    .get("/:name", GET.describe, async (c) => c.json((await listUrlGroups(sql, c.get("project"), c.req.param("name")))[0]))
     .delete("/:name", DELETE.describe, async (c) => {
-      await sql.begin((tx) => deleteUrlGroup(tx, c.req.param("name")));
+      await sql.begin((tx) => deleteUrlGroup(tx, c.get("project"), c.req.param("name")));
       return c.json({});
     })
     .post("/:name/endpoints", ADD.describe, async (c) => {
       const { endpoints } = ADD.body(c);
       if (endpoints.some((endpoint) => !endpoint.url)) throw badRequest("each endpoint needs a url");
       await sql.begin((tx) =>
-        addEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name })), deps.guard),
+        addEndpoints(tx, c.get("project"), c.req.param("name"), endpoints.map((e) => ({ url: e.url!, name: e.name })), deps.guard),
       );
       return c.json({});
     })
     .delete("/:name/endpoints", REMOVE.describe, async (c) => {
       const { endpoints } = REMOVE.body(c);
-      await sql.begin((tx) => removeEndpoints(tx, c.req.param("name"), endpoints.map((e) => ({ url: e.url ?? "", name: e.name }))));
+      await sql.begin((tx) => removeEndpoints(tx, c.get("project"), c.req.param("name"), endpoints.map((e) => ({ url: e.url ?? "", name: e.name }))));
       return c.json({});
     });
 }

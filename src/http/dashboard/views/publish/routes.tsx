@@ -67,7 +67,7 @@ function published(c: Context, response: PublishResponse): Response {
 /** The project's first URL groups and queues by name, for the fields to suggest. */
 async function known(deps: AppDeps, project: string): Promise<Known> {
   const [groups, queues] = await Promise.all([
-    urlGroupPage(deps.sql, { cursor: null, count: SUGGESTED }),
+    urlGroupPage(deps.sql, project, { cursor: null, count: SUGGESTED }),
     queuePage(deps.sql, project, { cursor: null, count: SUGGESTED }),
   ]);
   return { urlGroups: groups.items.map((group) => group.name), queues: queues.items.map((queue) => queue.name) };

@@ -16,7 +16,7 @@ import { URL_GROUPS_PATH, UrlGroupsPage } from "./url-groups-page";
 /** `GET /dashboard/url-groups`, `POST /dashboard/url-groups/endpoints/add|remove`, `POST /dashboard/url-groups/:name/delete`. */
 export function urlGroupRoutes(deps: AppDeps) {
   const show = async (c: Context<DashboardEnv>, after: string | null, refusal: Refusal | null = null) => {
-    const page = await urlGroupPage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
+    const page = await urlGroupPage(deps.sql, c.get("project"), { cursor: after, count: BY_NAME_PAGE_SIZE });
     const props = { page, after, viewer: c.get("viewer"), refusal };
     return c.render(<UrlGroupsPage {...props} />, { title: "URL groups", section: "url-groups" });
   };
@@ -26,7 +26,7 @@ export function urlGroupRoutes(deps: AppDeps) {
       "/url-groups/endpoints/add",
       formAction("add-endpoint", (c, refusal) => show(c, null, refusal), async (c, form) => {
         const [group, url] = [requiredField(form, "group"), requiredField(form, "url")];
-        await deps.sql.begin((tx) => addEndpoints(tx, group, [{ url, name: optionalField(form, "name") ?? undefined }], deps.guard));
+        await deps.sql.begin((tx) => addEndpoints(tx, c.get("project"), group, [{ url, name: optionalField(form, "name") ?? undefined }], deps.guard));
         // The group may sort onto any page: the first one.
         return doneRedirect(c, URL_GROUPS_PATH, "endpoint-added", group);
       }),
@@ -34,12 +34,12 @@ export function urlGroupRoutes(deps: AppDeps) {
     .post("/url-groups/endpoints/remove", async (c) => {
       const form = c.get("form");
       const [group, url] = [requiredField(form, "group"), requiredField(form, "url")];
-      await deps.sql.begin((tx) => removeEndpoints(tx, group, [{ url }]));
+      await deps.sql.begin((tx) => removeEndpoints(tx, c.get("project"), group, [{ url }]));
       return doneRedirect(c, linkTo(URL_GROUPS_PATH, placeOf(form)), "endpoint-removed", group);
     })
     .post("/url-groups/:name/delete", async (c) => {
       const name = c.req.param("name");
-      await deps.sql.begin((tx) => deleteUrlGroup(tx, name));
+      await deps.sql.begin((tx) => deleteUrlGroup(tx, c.get("project"), name));
       return doneRedirect(c, linkTo(URL_GROUPS_PATH, placeOf(c.get("form"))), "url-group-deleted", name);
     });
 }
