@@ -20,9 +20,9 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
     const cookie = getCookie(c, SESSION_COOKIE);
     const session = await sessions.find(cookie);
     // The token must still be accepted, and the session never does more than it did at sign-in.
-    const now = session === null ? null : access.grantOfDigest(session.tokenDigest);
-    const role = now === null || session === null ? null : now.access === "full" ? session.role : "readonly";
-    if (role === null) return signInFirst(c);
+    const grant = session === null ? null : access.grantOfDigest(session.tokenDigest);
+    if (grant === null || session === null) return signInFirst(c);
+    const role = grant.access === "full" ? session.role : "readonly";
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       if (role !== "full") throw new AppError(403, "this token is read-only: it may look at everything and change nothing");
       if (!(await sessions.checkCsrf(cookie!, c.get("form").get("_csrf")))) {
@@ -30,7 +30,7 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
       }
     }
     c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!) });
-    c.set("project", now!.project);
+    c.set("project", grant.project);
     await next();
   };
 }
