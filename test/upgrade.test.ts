@@ -59,7 +59,9 @@ it("delivers what the old engine held and keeps the old events in the log", asyn
     const response = await dispatch!.api(`/v2/events?messageId=${id}&order=earliestFirst`);
     return ((await response.json()) as { events: { state: string; time: number }[] }).events.map((event) => event.state);
   };
+  // Arrived is not yet recorded: wait for both outcomes before reading the logs.
   await poll(async () => (await states("msg_old_pending")).length >= 3, "the old pending message to finish");
+  await poll(async () => (await states(freshId)).length >= 3, "the new message to finish");
   expect(await states("msg_old_delivered")).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
   expect(await states("msg_old_pending")).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
   expect(await states(freshId)).toEqual(["CREATED", "ACTIVE", "DELIVERED"]);
