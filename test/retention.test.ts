@@ -62,6 +62,9 @@ describe("retention", () => {
     const runState = async (runId: string) =>
       (await sql()<{ state: string }[]>`select state from dispatch.workflow_runs where run_id = ${runId}`)[0]?.state ?? "removed";
     await poll(async () => (await runState(done)) === "RUN_SUCCESS", "the run to finish");
+    // The run can succeed before the delivery that told it so is recorded; retention keeps a run while any message is pending.
+    await poll(async () => (await sql()`select 1 from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+      where r.run_id = ${done} and m.completed_at is null`).length === 0, "the run's messages to finish");
     await poll(async () => (await sql()`select 1 from dispatch.workflow_steps s join dispatch.workflow_runs r on r.pk = s.run_pk
       where r.run_id = ${sleeping} and s.call_type = 'step'`).length > 0 || undefined, "the sleeping run to sleep");
 
