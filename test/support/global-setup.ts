@@ -14,6 +14,7 @@ import { startEmbeddedPostgres } from "../../src/db/embedded/cluster";
 import { migrate } from "../../src/db/migrate";
 
 export const TEMPLATE = "dispatch_test_template";
+const TEST_CLUSTER_SETTINGS = { fsync: "off", full_page_writes: "off" };
 /** Prefix of the per-file databases, dropped at the end of the run. */
 export const TEST_DATABASE_PREFIX = "dispatch_test_";
 
@@ -30,7 +31,9 @@ export default async function setup(project: TestProject) {
   const dataDir = external ? null : mkdtempSync(join(tmpdir(), "dispatch-test-"));
   // Under root, Postgres runs as user postgres: a folder it can enter keeps the cluster here, not in /var/lib/dispatch.
   if (dataDir) chmodSync(dataDir, 0o755);
-  const cluster = external ? null : await startEmbeddedPostgres(dataDir!, { maxConnections: 400 });
+  // A throwaway cluster: what only a machine crash needs (fsync, full pages in WAL) would cost every commit of
+  // the run. No test crashes this machine; the tests that crash Postgres run their own clusters.
+  const cluster = external ? null : await startEmbeddedPostgres(dataDir!, { maxConnections: 400, settings: TEST_CLUSTER_SETTINGS });
   const adminUrl = external ?? cluster!.url;
   const admin = createSql(adminUrl, 1);
   await admin.unsafe(`drop database if exists ${TEMPLATE}`);

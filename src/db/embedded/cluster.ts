@@ -61,6 +61,12 @@ export interface EmbeddedDatabase {
 export interface EmbeddedOptions {
   port?: number;
   maxConnections?: number;
+  /**
+   * Further server settings (`name` → value), passed as `-c` flags. The test
+   * suite's throwaway cluster turns off what only a machine crash needs
+   * (fsync); `dispatch start` passes none.
+   */
+  settings?: Record<string, string>;
   /** Receives everything Postgres prints (default: nothing). */
   log?: (text: string) => void;
   /** Receives the lines saying where relocated data lives, and what was found running (default: stderr). */
@@ -122,7 +128,8 @@ async function startOrJoin(
     await initdb(run, USER, password);
   }
   const port = options.port ?? (await freePort());
-  const flags = ["-c", `max_connections=${options.maxConnections ?? 200}`, "-c", "listen_addresses=127.0.0.1"];
+  const settings = { max_connections: String(options.maxConnections ?? 200), listen_addresses: "127.0.0.1", ...options.settings };
+  const flags = Object.entries(settings).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
   let server: RunningPostgres;
   try {
     server = await startPostgres(run, port, flags);
