@@ -194,7 +194,8 @@ export const messages = dispatch.table(
       "messages_completed_check",
       sql`(${t.state} in ('DELIVERED','FAILED','CANCELED')) = (${t.completedAt} is not null)`,
     ),
-    index("messages_created_at_idx").on(t.createdAt),
+    // Lists, logs and retention read a project's messages by time.
+    index("messages_project_created_at_idx").on(t.project, t.createdAt),
     uniqueIndex("messages_seq_idx").on(t.seq),
     check("messages_due_check", sql`${t.dueAt} is null or ${oneOf(t.state, PENDING_STATES)}`),
     check(
@@ -210,14 +211,14 @@ export const messages = dispatch.table(
       "messages_flow_parked_check",
       sql`not ${t.flowParked} or (${t.flowControlKey} is not null and ${t.dueAt} is null and ${oneOf(t.state, PENDING_STATES)})`,
     ),
-    index("messages_flow_active_idx").on(t.flowControlKey).where(sql`${t.flowActive}`),
-    index("messages_flow_parked_idx").on(t.flowControlKey, t.seq).where(sql`${t.flowParked}`),
+    index("messages_flow_active_idx").on(t.project, t.flowControlKey).where(sql`${t.flowActive}`),
+    index("messages_flow_parked_idx").on(t.project, t.flowControlKey, t.seq).where(sql`${t.flowParked}`),
     check(
       "messages_destination_parked_check",
       sql`not ${t.destinationParked} or (${t.destination} is not null and ${t.dueAt} is null and ${t.claimId} is null and not ${t.flowParked} and ${oneOf(t.state, PENDING_STATES)})`,
     ),
     index("messages_destination_parked_idx").on(t.destination, t.nextDeliveryAt).where(sql`${t.destinationParked}`),
-    index("messages_flow_control_key_idx").on(t.flowControlKey).where(sql`${t.flowControlKey} is not null`),
+    index("messages_flow_control_key_idx").on(t.project, t.flowControlKey).where(sql`${t.flowControlKey} is not null`),
     uniqueIndex("messages_canceled_seq_idx").on(t.canceledSeq).where(sql`${t.canceledSeq} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
     index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
@@ -263,8 +264,8 @@ export const attempts = dispatch.table(
   "attempts",
   {
     id: bigint("id", { mode: "number" }).primaryKey().default(sql`nextval('dispatch.messages_seq_seq')`),
+    /** The message's project is the attempt's: every read of attempts goes through its message. */
     messageId: text("message_id").notNull(),
-    project: project(),
     /** Retries done before this attempt (0 for the first), as sent in the Retried header. */
     retried: integer("retried").notNull(),
     startedAt: timestamptz("started_at").notNull(),
@@ -307,7 +308,7 @@ export const dlq = dispatch.table(
     responseHeaders: jsonb("response_headers").$type<Record<string, string[]>>(),
     responseBody: bytea("response_body"),
   },
-  (t) => [index("dlq_created_at_idx").on(t.createdAt)],
+  (t) => [index("dlq_project_created_at_idx").on(t.project, t.createdAt)],
 );
 
 /**
@@ -439,7 +440,8 @@ export const queues = dispatch.table(
 export const schedules = dispatch.table(
   "schedules",
   {
-    id: text("id").primaryKey(),
+    /** Given or generated; unique within its project. */
+    id: text("id").notNull(),
     project: ownedBy(),
     /** As given, trimmed, with its optional `CRON_TZ=<zone>` prefix. */
     cron: text("cron").notNull(),
@@ -463,6 +465,7 @@ export const schedules = dispatch.table(
   },
   (t) => [
     check("schedules_dialect_check", oneOf(t.dialect, DIALECTS)),
+    primaryKey({ columns: [t.project, t.id] }),
     index("schedules_next_tick_idx").on(t.nextTickAt).where(sql`not ${t.paused}`),
   ],
 );
@@ -476,7 +479,8 @@ export const schedules = dispatch.table(
 export const flowControlKeys = dispatch.table(
   "flow_control_keys",
   {
-    key: text("key").primaryKey(),
+    /** Unique within its project: two projects' keys of one name are two keys. */
+    key: text("key").notNull(),
     project: ownedBy(),
     parallelism: integer("parallelism"),
     rate: integer("rate"),
@@ -490,6 +494,7 @@ export const flowControlKeys = dispatch.table(
     updatedAt: timestamptz("updated_at").notNull().default(sql`now()`),
   },
   (t) => [
+    primaryKey({ columns: [t.project, t.key] }),
     check("flow_control_keys_limits_check", sql`coalesce(${t.parallelism}, 1) >= 1 and coalesce(${t.rate}, 1) >= 1 and ${t.periodMs} >= 1000`),
   ],
 );
@@ -628,9 +633,10 @@ export const workflowRuns = dispatch.table(
     ),
     check("workflow_runs_dialect_check", oneOf(t.dialect, DIALECTS)),
     check("workflow_runs_completed_check", sql`(${t.state} = 'RUN_STARTED') = (${t.completedAt} is null)`),
-    uniqueIndex("workflow_runs_active_idx").on(t.runId).where(sql`${t.state} = 'RUN_STARTED'`),
-    index("workflow_runs_run_id_idx").on(t.runId, t.createdAt),
-    index("workflow_runs_created_at_idx").on(t.createdAt),
+    // A run id is unique among a project's active runs; two projects may each run one of the same id.
+    uniqueIndex("workflow_runs_active_idx").on(t.project, t.runId).where(sql`${t.state} = 'RUN_STARTED'`),
+    index("workflow_runs_run_id_idx").on(t.project, t.runId, t.createdAt),
+    index("workflow_runs_created_at_idx").on(t.project, t.createdAt),
     // A DLQ entry's run (the workflow DLQ, and a plain DLQ retry telling a run's failed step from a message).
     index("workflow_runs_dlq_idx").on(t.dlqId).where(sql`${t.dlqId} is not null`),
   ],
@@ -682,7 +688,7 @@ export const workflowWaiters = dispatch.table(
     deadline: timestamptz("deadline").notNull(),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
-  (t) => [index("workflow_waiters_event_idx").on(t.eventId), index("workflow_waiters_run_idx").on(t.runPk)],
+  (t) => [index("workflow_waiters_event_idx").on(t.project, t.eventId), index("workflow_waiters_run_idx").on(t.runPk)],
 );
 
 /** Notifications for a run that arrived before its wait ("lookback" notify). */
@@ -696,5 +702,5 @@ export const workflowNotifications = dispatch.table(
     body: bytea("body").notNull(),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
   },
-  (t) => [index("workflow_notifications_idx").on(t.runId, t.eventId)],
+  (t) => [index("workflow_notifications_idx").on(t.project, t.runId, t.eventId)],
 );

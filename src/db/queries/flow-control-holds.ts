@@ -45,13 +45,22 @@ export async function holdClaimed(tx: Tx, messages: { id: string; claimId: numbe
     where m.id = h.id and m.claim_id = h.claim_id and ${isPending(tx, "m.state")}`;
 }
 
+/** A flow-control key: its project and name (domain/flow-control/keyed.ts). */
+interface FlowKey {
+  project: string;
+  key: string;
+}
+
 /** Puts up to `free[i]` held messages of `keys[i]` back on the work list now, oldest first; returns how many (one NOTIFY when any). */
-export async function releaseHeldNow(tx: Tx, keys: string[], free: number[]): Promise<number> {
+export async function releaseHeldNow(tx: Tx, keys: FlowKey[], free: number[]): Promise<number> {
   const [row] = await tx<{ count: number }[]>`
-    with k as (select * from unnest(${keys}::text[], ${free}::int[]) as k(key, free) where free > 0),
+    with k as (
+      select * from unnest(${keys.map((k) => k.project)}::text[], ${keys.map((k) => k.key)}::text[], ${free}::int[]) as k(project, key, free)
+      where free > 0),
     picked as (
       select p.id from k cross join lateral (
-        select m.id from dispatch.messages m where m.flow_control_key = k.key and m.flow_parked and ${isPending(tx, "m.state")}
+        select m.id from dispatch.messages m
+        where m.project = k.project and m.flow_control_key = k.key and m.flow_parked and ${isPending(tx, "m.state")}
         order by m.seq limit k.free for update skip locked) p),
     released as (
       update dispatch.messages m set flow_parked = false, due_at = now()
@@ -61,19 +70,20 @@ export async function releaseHeldNow(tx: Tx, keys: string[], free: number[]): Pr
 }
 
 /** Puts the oldest held message of `key` back on the work list for `at`, unless one of the key's messages is due by then. */
-export async function releaseHeldAt(tx: Tx, key: string, at: Date): Promise<void> {
+export async function releaseHeldAt(tx: Tx, { project, key }: FlowKey, at: Date): Promise<void> {
   await tx`
     update dispatch.messages m set flow_parked = false, due_at = ${at}
     where m.id = (
-      select id from dispatch.messages where flow_control_key = ${key} and flow_parked and ${isPending(tx)} order by seq limit 1
-      for update skip locked)
+      select id from dispatch.messages where project = ${project} and flow_control_key = ${key} and flow_parked and ${isPending(tx)}
+      order by seq limit 1 for update skip locked)
     and not exists (
-      select 1 from dispatch.messages d where d.flow_control_key = ${key} and d.due_at is not null and d.due_at <= ${at})`;
+      select 1 from dispatch.messages d
+      where d.project = ${project} and d.flow_control_key = ${key} and d.due_at is not null and d.due_at <= ${at})`;
 }
 
 /** After a key's limits changed: its message waiting for a rate slot (due later than its next delivery) is due now. */
-export async function dueNowAfterChange(tx: Tx, key: string): Promise<void> {
+export async function dueNowAfterChange(tx: Tx, { project, key }: FlowKey): Promise<void> {
   await tx`
     update dispatch.messages set due_at = now()
-    where flow_control_key = ${key} and due_at > now() and due_at > next_delivery_at and ${isPending(tx)}`;
+    where project = ${project} and flow_control_key = ${key} and due_at > now() and due_at > next_delivery_at and ${isPending(tx)}`;
 }

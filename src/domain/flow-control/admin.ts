@@ -6,11 +6,12 @@
 import { dueNowAfterChange } from "../../db/queries/flow-control-holds";
 import type { Tx } from "../../db/client";
 import { AppError, badRequest } from "../errors";
+import type { FlowKey } from "./keyed";
 import type { FlowControlLimits } from "./limits";
 import { releaseParked } from "./release";
 
 /** Pauses a key (its messages wait, its rate period keeps elapsing) or resumes it. */
-export async function setKeyPaused(tx: Tx, key: string, paused: boolean): Promise<void> {
+export async function setKeyPaused(tx: Tx, key: FlowKey, paused: boolean): Promise<void> {
   await updateKey(tx, key, tx`paused = ${paused}`);
   if (!paused) await releaseChanged(tx, key);
 }
@@ -20,13 +21,13 @@ export async function setKeyPaused(tx: Tx, key: string, paused: boolean): Promis
  * for its rate window is due now instead, and the held ones the new limits
  * allow are released.
  */
-async function releaseChanged(tx: Tx, key: string): Promise<void> {
+async function releaseChanged(tx: Tx, key: FlowKey): Promise<void> {
   await dueNowAfterChange(tx, key);
   await releaseParked(tx, [key]);
 }
 
 /** Pins some limits (incoming messages no longer change them) and restarts the rate window. */
-export async function pinKey(tx: Tx, key: string, pin: Partial<FlowControlLimits>): Promise<void> {
+export async function pinKey(tx: Tx, key: FlowKey, pin: Partial<FlowControlLimits>): Promise<void> {
   if (pin.parallelism === undefined && pin.rate === undefined && pin.periodMs === undefined) {
     throw badRequest("pin needs parallelism, rate or period");
   }
@@ -43,7 +44,7 @@ export async function pinKey(tx: Tx, key: string, pin: Partial<FlowControlLimits
 }
 
 /** Unpins limits: they stay as they are until a message brings others. */
-export async function unpinKey(tx: Tx, key: string, unpin: { parallelism: boolean; rate: boolean }): Promise<void> {
+export async function unpinKey(tx: Tx, key: FlowKey, unpin: { parallelism: boolean; rate: boolean }): Promise<void> {
   await updateKey(
     tx,
     key,
@@ -52,12 +53,13 @@ export async function unpinKey(tx: Tx, key: string, unpin: { parallelism: boolea
 }
 
 /** Forgets the rate window's starts: the period begins again now. */
-export async function resetKeyRate(tx: Tx, key: string): Promise<void> {
+export async function resetKeyRate(tx: Tx, key: FlowKey): Promise<void> {
   await updateKey(tx, key, tx`starts = '{}'`);
   await releaseChanged(tx, key);
 }
 
-async function updateKey(tx: Tx, key: string, set: ReturnType<Tx>): Promise<void> {
-  const [row] = await tx`update dispatch.flow_control_keys set ${set}, updated_at = now() where key = ${key} returning key`;
-  if (!row) throw new AppError(404, `flow control key ${key} not found`);
+async function updateKey(tx: Tx, key: FlowKey, set: ReturnType<Tx>): Promise<void> {
+  const [row] = await tx`update dispatch.flow_control_keys set ${set}, updated_at = now()
+    where project = ${key.project} and key = ${key.key} returning key`;
+  if (!row) throw new AppError(404, `flow control key ${key.key} not found`);
 }

@@ -17,7 +17,7 @@ import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { freeFlowSlots, holdClaimed, markFlowActive } from "../../db/queries/flow-control-holds";
 import type { Sql, Tx } from "../../db/client";
 import { releaseClaimedMessages } from "../../db/queries/sweep-claims";
-import { isKeyed, type Keyed } from "./keyed";
+import { type FlowKey, flowKeyOf, isKeyed, type Keyed, sameFlowKey, sortedFlowKeys } from "./keyed";
 import { freeSlots, keyStates, rateMarginMs } from "./keys";
 import { releaseParked, windowAfter } from "./release";
 
@@ -47,12 +47,12 @@ export interface Admission {
 /** Admits what the keys of `claimed` allow (all claimed by the caller). */
 export function admitClaimed(sql: Sql, claimed: Keyed<ClaimedMessage>[]): Promise<Admission> {
   return sql.begin(async (tx) => {
-    const keys = [...new Set(claimed.map((message) => message.flowControlKey))].sort();
-    const states = new Map((await keyStates(tx, keys, true)).map((state) => [state.key, state]));
+    const keys = sortedFlowKeys(claimed.map(flowKeyOf));
+    const states = await keyStates(tx, keys, true);
     const admission: Admission = { admitted: [], held: [], startWithinMs: new Map(), admittedAt: new Map() };
     for (const key of keys) {
-      const state = states.get(key);
-      const candidates = claimed.filter((message) => message.flowControlKey === key);
+      const state = states.find((s) => sameFlowKey(s, key));
+      const candidates = claimed.filter((message) => sameFlowKey(flowKeyOf(message), key));
       // A key with no row was configured by no message: it has no limits.
       const free = state ? freeSlots(state) : candidates.length;
       admission.admitted.push(...candidates.slice(0, free));
@@ -80,15 +80,16 @@ export function admitClaimed(sql: Sql, claimed: Keyed<ClaimedMessage>[]): Promis
 export async function withdrawAdmission(sql: Sql, message: Keyed<ClaimedMessage>, admittedAt: Date): Promise<void> {
   await sql.begin(async (tx) => {
     await releaseClaimedMessages(tx, [{ messageId: message.id, claimId: message.claimId }]);
-    await tx`select key from dispatch.flow_control_keys where key = ${message.flowControlKey} for update`;
+    const { project, key } = flowKeyOf(message);
+    await tx`select key from dispatch.flow_control_keys where project = ${project} and key = ${key} for update`;
     const at = admittedAt.toISOString();
     // One occurrence of `at` goes: the starts of a batch admitted together are equal.
     await tx`
       update dispatch.flow_control_keys set starts = (
         select coalesce(array_agg(s order by n), '{}') from unnest(starts) with ordinality as w(s, n)
         where n <> coalesce((select min(v.n) from unnest(starts) with ordinality as v(s, n) where v.s = ${at}::timestamptz), 0))
-      where key = ${message.flowControlKey}`;
-    await releaseParked(tx, [message.flowControlKey]);
+      where project = ${project} and key = ${key}`;
+    await releaseParked(tx, [{ project, key }]);
   });
 }
 
@@ -101,7 +102,7 @@ export async function releaseDeliveries(tx: Tx, messages: ClaimedMessage[]): Pro
   const keyed = messages.filter(isKeyed);
   if (keyed.length === 0) return;
   await freeFlowSlots(tx, keyed.map((message) => ({ id: message.id, claimId: message.claimId })));
-  await releaseParked(tx, keyed.map((message) => message.flowControlKey));
+  await releaseParked(tx, keyed.map(flowKeyOf));
 }
 
 async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
@@ -110,12 +111,12 @@ async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
 }
 
 /** Sets the key's window to `kept` plus `added` starts stamped now (clock_timestamp()); returns that stamp. */
-async function saveWindow(tx: Tx, key: string, kept: Date[], added: number): Promise<Date> {
+async function saveWindow(tx: Tx, { project, key }: FlowKey, kept: Date[], added: number): Promise<Date> {
   const starts = kept.map((start) => start.toISOString());
   const [row] = await tx<{ at: Date }[]>`
     with t as (select clock_timestamp() as at)
     update dispatch.flow_control_keys set starts = ${starts}::timestamptz[] || array_fill(t.at, array[${added}::int])
-    from t where key = ${key}
+    from t where project = ${project} and key = ${key}
     returning t.at`;
   return row!.at;
 }

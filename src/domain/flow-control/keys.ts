@@ -8,11 +8,11 @@
 import type postgres from "postgres";
 import type { Tx } from "../../db/client";
 import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
-import { type FlowControl, type FlowControlLimits, parseFlowControl } from "./limits";
+import { type FlowKey, sortedFlowKeys } from "./keyed";
+import { type FlowControlLimits, parseFlowControl } from "./limits";
 
 /** A key's limits and what counts against them now, by the database clock. */
-export interface KeyState extends FlowControlLimits {
-  key: string;
+export interface KeyState extends FlowControlLimits, FlowKey {
   paused: boolean;
   pinnedParallelism: boolean;
   pinnedRate: boolean;
@@ -38,16 +38,18 @@ export interface KeyState extends FlowControlLimits {
 export const rateMarginMs = (periodMs: number) => Math.min(250, Math.round(periodMs * 0.1));
 
 /** Records the flow control of new messages: each key takes the limits of its latest message, unless pinned. */
-export async function configureKeys(tx: Tx, flows: { key: string; value: string }[]): Promise<void> {
-  const latest = new Map<string, FlowControl>();
-  for (const flow of flows) latest.set(flow.key, parseFlowControl(flow.key, flow.value, "")!);
+export async function configureKeys(tx: Tx, flows: (FlowKey & { value: string })[]): Promise<void> {
+  const latest = new Map<string, FlowKey & { limits: FlowControlLimits }>();
+  for (const flow of flows) {
+    latest.set(`${flow.project}\u0000${flow.key}`, { project: flow.project, key: flow.key, limits: parseFlowControl(flow.key, flow.value, "")!.limits });
+  }
   if (latest.size === 0) return;
-  const rows = [...latest.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const rows = sortedFlowKeys([...latest.values()]).map((k) => latest.get(`${k.project}\u0000${k.key}`)!);
   await tx`
-    insert into dispatch.flow_control_keys as k (key, parallelism, rate, period_ms)
-    select * from unnest(${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.limits.parallelism)}::int[],
-      ${rows.map((r) => r.limits.rate)}::int[], ${rows.map((r) => r.limits.periodMs)}::int[])
-    on conflict (key) do update set
+    insert into dispatch.flow_control_keys as k (project, key, parallelism, rate, period_ms)
+    select * from unnest(${rows.map((r) => r.project)}::text[], ${rows.map((r) => r.key)}::text[],
+      ${rows.map((r) => r.limits.parallelism)}::int[], ${rows.map((r) => r.limits.rate)}::int[], ${rows.map((r) => r.limits.periodMs)}::int[])
+    on conflict (project, key) do update set
       parallelism = case when k.pinned_parallelism then k.parallelism else excluded.parallelism end,
       rate = case when k.pinned_rate then k.rate else excluded.rate end,
       period_ms = case when k.pinned_rate then k.period_ms else excluded.period_ms end,
@@ -58,13 +60,25 @@ export async function configureKeys(tx: Tx, flows: { key: string; value: string 
       case when k.pinned_rate then k.period_ms else excluded.period_ms end)`;
 }
 
-/** The states of `keys` (or of every key matching `search`), rows locked when `lock`. */
-export async function keyStates(tx: Tx, keys: string[] | { search: string }, lock: boolean): Promise<KeyState[]> {
-  const which = Array.isArray(keys) ? tx`k.key = any(${keys}::text[])` : matching(tx, keys.search);
+/** A project's keys whose name contains `search`, ignoring case (every one of its keys for an empty search). */
+export interface KeySearch {
+  project: string;
+  search: string;
+}
+
+/** The states of `keys` (or of the keys `KeySearch` finds), rows locked when `lock`. */
+export async function keyStates(tx: Tx, keys: FlowKey[] | KeySearch, lock: boolean): Promise<KeyState[]> {
+  const which = Array.isArray(keys) ? oneOf(tx, keys) : matching(tx, keys);
   // Locked first, read after: a statement that waited for a lock still reads what others
   // committed meanwhile only in the locked rows, not in its subqueries (READ COMMITTED).
-  if (lock) await tx`select key from dispatch.flow_control_keys k where ${which} order by key for update`;
+  if (lock) await tx`select key from dispatch.flow_control_keys k where ${which} order by project, key for update`;
   return selectKeyStates(tx, which, tx``);
+}
+
+/** The rows of `keys`. */
+function oneOf(tx: Tx, keys: FlowKey[]): postgres.Fragment {
+  return tx`(k.project, k.key) in (
+    select * from unnest(${keys.map((k) => k.project)}::text[], ${keys.map((k) => k.key)}::text[]))`;
 }
 
 /**
@@ -72,26 +86,28 @@ export async function keyStates(tx: Tx, keys: string[] | { search: string }, loc
  * after `page.cursor` (a key). The search is checked on each key read in
  * order, so a search that matches few keys reads many for a page.
  */
-export async function keyStatePage(tx: Tx, search: string, page: Page): Promise<PageOf<KeyState>> {
+export async function keyStatePage(tx: Tx, search: KeySearch, page: Page): Promise<PageOf<KeyState>> {
   const which = tx`${matching(tx, search)} and ${afterKey(tx, page.cursor, tx`k.key`)}`;
   const states = await selectKeyStates(tx, which, tx`limit ${page.count + 1}`);
   return keyPageOf(states, page.count, (state) => state.key);
 }
 
-/** The keys whose name contains `search`, ignoring case; every key for an empty search. */
-const matching = (tx: Tx, search: string) => (search === "" ? tx`true` : tx`position(lower(${search}) in lower(k.key)) > 0`);
+/** The keys `search` finds. */
+const matching = (tx: Tx, { project, search }: KeySearch) =>
+  search === "" ? tx`k.project = ${project}` : tx`k.project = ${project} and position(lower(${search}) in lower(k.key)) > 0`;
 
 /** The states of the keys `which` picks, in key order (what counts against them is counted for the rows returned only). */
 async function selectKeyStates(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<KeyState[]> {
   const rows = await tx<(Omit<KeyState, "window"> & { starts: Date[] })[]>`
-    select k.key, k.parallelism, k.rate, k.period_ms as "periodMs", k.paused, k.pinned_parallelism as "pinnedParallelism",
+    select k.project, k.key, k.parallelism, k.rate, k.period_ms as "periodMs", k.paused, k.pinned_parallelism as "pinnedParallelism",
       k.pinned_rate as "pinnedRate", now() as now, k.starts,
-      (select count(*)::int from dispatch.messages m where m.flow_control_key = k.key and m.flow_active) as active,
       (select count(*)::int from dispatch.messages m
-        where m.flow_control_key = k.key and m.state in ('CREATED', 'RETRY') and not m.flow_active
+        where m.project = k.project and m.flow_control_key = k.key and m.flow_active) as active,
+      (select count(*)::int from dispatch.messages m
+        where m.project = k.project and m.flow_control_key = k.key and m.state in ('CREATED', 'RETRY') and not m.flow_active
           and m.next_delivery_at <= now()) as waiting
     from dispatch.flow_control_keys k where ${which}
-    order by k.key ${limit}`;
+    order by k.project, k.key ${limit}`;
   return rows.map(({ starts, ...row }) => {
     const since = row.now.getTime() - row.periodMs - rateMarginMs(row.periodMs);
     const window = starts.map((start) => new Date(start)).filter((start) => start.getTime() > since);

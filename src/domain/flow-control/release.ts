@@ -6,6 +6,7 @@
  */
 import type { Tx } from "../../db/client";
 import { releaseHeldAt, releaseHeldNow } from "../../db/queries/flow-control-holds";
+import { type FlowKey, sortedFlowKeys } from "./keyed";
 import { freeSlots, type KeyState, keyStates, rateMarginMs } from "./keys";
 
 /** Most held-back messages one release puts back on the work list, for a key without limits left to bound it. */
@@ -19,14 +20,14 @@ const MAX_RELEASE = 1000;
  * of the key is due by then anyway), so a throttled key needs no polling: its
  * admission then releases the next ones. Takes the key rows' locks.
  */
-export async function releaseParked(tx: Tx, keys: string[]): Promise<number> {
+export async function releaseParked(tx: Tx, keys: FlowKey[]): Promise<number> {
   if (keys.length === 0) return 0;
-  const states = await keyStates(tx, [...new Set(keys)].sort(), true);
+  const states = await keyStates(tx, sortedFlowKeys(keys), true);
   const free = states.map((state) => Math.min(MAX_RELEASE, freeSlots(state)));
   const released = await releaseNow(tx, states, free);
   for (const [i, state] of states.entries()) {
     const at = rateWakeUp(state, free[i]!);
-    if (at !== null) await releaseHeldAt(tx, state.key, at);
+    if (at !== null) await releaseHeldAt(tx, state, at);
   }
   return released;
 }
@@ -34,7 +35,7 @@ export async function releaseParked(tx: Tx, keys: string[]): Promise<number> {
 /** Releases up to `free[i]` held messages of each `states[i]` key now. */
 function releaseNow(tx: Tx, states: KeyState[], free: number[]): Promise<number> {
   if (!free.some((n) => n > 0)) return Promise.resolve(0);
-  return releaseHeldNow(tx, states.map((s) => s.key), free);
+  return releaseHeldNow(tx, states, free);
 }
 
 /**
@@ -58,7 +59,7 @@ export function windowAfter(state: KeyState, starting: number): Date[] {
 
 /** Every key with held-back messages and room to start some: the safety net the maintenance task runs. */
 export async function releaseAllParked(tx: Tx): Promise<number> {
-  const keys = await tx<{ key: string }[]>`
-    select distinct flow_control_key as key from dispatch.messages where flow_parked`;
-  return releaseParked(tx, keys.map((row) => row.key));
+  const keys = await tx<FlowKey[]>`
+    select distinct project, flow_control_key as key from dispatch.messages where flow_parked`;
+  return releaseParked(tx, keys.map(({ project, key }) => ({ project, key })));
 }

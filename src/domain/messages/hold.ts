@@ -14,7 +14,7 @@
 import type { Tx } from "../../db/client";
 import { isPendingState } from "../../db/vocabulary";
 import { keyStates } from "../flow-control/keys";
-import { isKeyed, type Keyed } from "../flow-control/keyed";
+import { flowKeyOf, isKeyed, type Keyed } from "../flow-control/keyed";
 import { type LastAnswer, lastAnswer } from "./attempts";
 import type { StoredMessage } from "./message";
 
@@ -119,11 +119,10 @@ async function queueHold(tx: Tx, message: StoredMessage): Promise<Hold | null> {
 
 /** The hold of the message's flow-control key: why, and how much counts against it. */
 async function keyHold(tx: Tx, message: Keyed<StoredMessage>, until: Date | null): Promise<KeyHold> {
-  const key = message.flowControlKey;
-  const [state] = await keyStates(tx, [key], false);
+  const [state] = await keyStates(tx, [flowKeyOf(message)], false);
   const [held] = await tx<{ ahead: number }[]>`
     select count(*)::int as ahead from dispatch.messages
-    where flow_control_key = ${key} and flow_parked and seq < ${message.seq}`;
+    where project = ${message.project} and flow_control_key = ${message.flowControlKey} and flow_parked and seq < ${message.seq}`;
   const counts = {
     inFlight: state?.active ?? 0,
     parallelism: state?.parallelism ?? null,
@@ -131,7 +130,7 @@ async function keyHold(tx: Tx, message: Keyed<StoredMessage>, until: Date | null
     rate: state?.rate ?? null,
     periodMs: state?.periodMs ?? 1000,
   };
-  return { key, reason: keyReason(state?.paused ?? false, counts, until), until, ahead: held!.ahead, ...counts };
+  return { key: message.flowControlKey, reason: keyReason(state?.paused ?? false, counts, until), until, ahead: held!.ahead, ...counts };
 }
 
 /** Why its destination's line holds it, from the destination's circuit. */

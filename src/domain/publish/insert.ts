@@ -66,7 +66,7 @@ export async function insertMessagesClaiming(
     const queues = sortedQueues(fresh.flatMap((message) => (message.queueName === null ? [] : [{ project: message.project, name: message.queueName }])));
     // Locking the queues first makes publish order (`seq`) the start order.
     await lockQueues(tx, queues);
-    await configureKeys(tx, fresh.flatMap((message) => (message.flowControl === null ? [] : [message.flowControl])));
+    await configureKeys(tx, fresh.flatMap(({ project, flowControl }) => (flowControl === null ? [] : [{ project, ...flowControl }])));
     claimed = await insertRows(tx, fresh, settings.delayScale, claim);
     for (const queue of queues) await startQueuedMessages(tx, queue);
   }

@@ -73,7 +73,7 @@ export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: P
     insert into dispatch.schedules (id, project, cron, destination, dialect, headers, body, queue_name, caller_ip, next_tick_at)
     values (${id}, ${request.project}, ${cron.text}, ${request.destination}, ${dialect}, ${tx.json(headers)}, ${request.body}, ${queueName},
       ${request.callerIp}, ${nextTick(cron, now)})
-    on conflict (id) do update set cron = excluded.cron, destination = excluded.destination, dialect = excluded.dialect,
+    on conflict (project, id) do update set cron = excluded.cron, destination = excluded.destination, dialect = excluded.dialect,
       headers = excluded.headers, body = excluded.body, queue_name = excluded.queue_name, caller_ip = excluded.caller_ip,
       next_tick_at = excluded.next_tick_at, last_error = null, updated_at = now()`;
   await tx`select pg_notify(${SCHEDULES_CHANNEL}, '')`;

@@ -106,7 +106,7 @@ export async function createRun(tx: Tx, run: NewRun): Promise<{ pk: number; crea
     values (${run.runId}, ${run.project}, ${run.workflowUrl}, ${run.dialect}, ${tx.json(run.config as never)}, ${tx.json(run.userHeaders)},
       ${run.labels.length > 0 ? run.labels : null}, ${run.featureSet}, ${run.callerIp},
       ${run.invoker ? tx.json(run.invoker as never) : null})
-    on conflict (run_id) where state = 'RUN_STARTED' do nothing
+    on conflict (project, run_id) where state = 'RUN_STARTED' do nothing
     returning pk, created_at as "createdAt"`;
   return row ?? null;
 }

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { AppError } from "../../domain/errors";
 import { pinKey, resetKeyRate, setKeyPaused, unpinKey } from "../../domain/flow-control/admin";
 import { globalParallelism } from "../../domain/flow-control/global";
+import type { FlowKey } from "../../domain/flow-control/keyed";
 import { type KeyState, keyStates } from "../../domain/flow-control/keys";
 import { parsePin } from "../../domain/flow-control/pin";
 import { parseBoolean } from "../../domain/publish/options";
@@ -68,19 +69,19 @@ const GLOBAL = operation({
 /** Routes mounted at `/v2`. */
 export function flowControlRoutes(deps: AppDeps) {
   const { sql } = deps;
-  const key = (c: Context) => c.req.param("key")!;
+  const key = (c: Context): FlowKey => ({ project: c.get("project"), key: c.req.param("key")! });
   const act = (action: (c: Context) => Promise<void>) => async (c: Context) => {
     await action(c);
     return c.json({});
   };
   return new Hono()
     .get("/flowControl", LIST.describe, async (c) => {
-      const states = await keyStates(sql, { search: singleParam(LIST.query(c), "search") ?? "" }, false);
+      const states = await keyStates(sql, { project: c.get("project"), search: singleParam(LIST.query(c), "search") ?? "" }, false);
       return c.json(states.map(keyJson));
     })
     .get("/flowControl/:key", GET.describe, async (c) => {
       const [state] = await keyStates(sql, [key(c)], false);
-      if (!state) throw new AppError(404, `flow control key ${key(c)} not found`);
+      if (!state) throw new AppError(404, `flow control key ${key(c).key} not found`);
       return c.json(keyJson(state));
     })
     .post("/flowControl/:key/pause", PAUSE.describe, act((c) => sql.begin((tx) => setKeyPaused(tx, key(c), true))))

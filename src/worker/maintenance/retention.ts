@@ -62,28 +62,31 @@ export async function removeExpired(sql: Sql, retention: Retention, pace: Pace =
       if (n === BATCH) await sleep(rest, undefined, { signal }).catch(() => {});
     }
   };
-  // DLQ entries first: a message leaves only after its entry.
-  await drain("dlq", () => removeDlqEntries(sql, retention.dlqMs));
-  await drain("workflowRuns", () => removeWorkflowRuns(sql, retention.workflowRunsMs));
-  await drain("messages", () => removeMessages(sql, retention.messagesMs));
+  // Project by project: each table's index by time leads with the project.
+  for (const { name: project } of await sql<{ name: string }[]>`select name from dispatch.projects order by name`) {
+    // DLQ entries first: a message leaves only after its entry.
+    await drain("dlq", () => removeDlqEntries(sql, project, retention.dlqMs));
+    await drain("workflowRuns", () => removeWorkflowRuns(sql, project, retention.workflowRunsMs));
+    await drain("messages", () => removeMessages(sql, project, retention.messagesMs));
+  }
   return removed;
 }
 
-function removeDlqEntries(sql: Sql, ms: number): Promise<number> {
+function removeDlqEntries(sql: Sql, project: string, ms: number): Promise<number> {
   return removeBatch(
     sql,
-    sql`select dlq_id from dispatch.dlq where created_at < now() - ${ms} * interval '1 millisecond'
+    sql`select dlq_id from dispatch.dlq where project = ${project} and created_at < now() - ${ms} * interval '1 millisecond'
       order by created_at limit ${BATCH} for update skip locked`,
     sql`gone as (delete from dispatch.dlq d using doomed where d.dlq_id = doomed.dlq_id returning 1)`,
   );
 }
 
 /** Finished messages of no workflow run (a run's messages go with the run) and in no DLQ entry. */
-function removeMessages(sql: Sql, ms: number): Promise<number> {
+function removeMessages(sql: Sql, project: string, ms: number): Promise<number> {
   return removeBatch(
     sql,
     sql`select m.id from dispatch.messages m
-      where ${finishedBefore(sql, "m", ms)}
+      where m.project = ${project} and ${finishedBefore(sql, "m", ms)}
         and m.workflow_run_pk is null
         and not exists (select 1 from dispatch.dlq d where d.message_id = m.id)
       order by m.created_at limit ${BATCH} for update skip locked`,
@@ -92,11 +95,11 @@ function removeMessages(sql: Sql, ms: number): Promise<number> {
 }
 
 /** Finished runs with no message pending or in the DLQ; their steps, waiters and messages go too. */
-function removeWorkflowRuns(sql: Sql, ms: number): Promise<number> {
+function removeWorkflowRuns(sql: Sql, project: string, ms: number): Promise<number> {
   return removeBatch(
     sql,
     sql`select r.pk from dispatch.workflow_runs r
-      where ${finishedBefore(sql, "r", ms)}
+      where r.project = ${project} and ${finishedBefore(sql, "r", ms)}
         and not exists (
           select 1 from dispatch.messages m
           where m.workflow_run_pk = r.pk

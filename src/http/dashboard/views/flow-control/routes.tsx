@@ -6,6 +6,7 @@
  */
 import { type Context, Hono } from "hono";
 import { pinKey, resetKeyRate, setKeyPaused, unpinKey } from "../../../../domain/flow-control/admin";
+import type { FlowKey } from "../../../../domain/flow-control/keyed";
 import { keyStatePage } from "../../../../domain/flow-control/keys";
 import { parsePin } from "../../../../domain/flow-control/pin";
 import { badRequest } from "../../../../domain/errors";
@@ -25,15 +26,15 @@ import { pinFormName } from "./key-actions";
 export function flowControlRoutes(deps: AppDeps) {
   const show = async (c: Context<DashboardEnv>, place: ListPlace, refusal: Refusal | null = null) => {
     const [search, after] = [place.search ?? "", place.after];
-    const page = await keyStatePage(deps.sql, search, { cursor: after, count: BY_NAME_PAGE_SIZE });
+    const page = await keyStatePage(deps.sql, { project: c.get("project"), search }, { cursor: after, count: BY_NAME_PAGE_SIZE });
     const props = { page, search, after, viewer: c.get("viewer"), refusal };
     return c.render(<FlowControlPage {...props} />, { title: "Flow control", section: "flow-control" });
   };
   /** `POST :key/<action>`: `act` on the key in a transaction, then back to the page it was taken on saying `done`. */
-  const keyAction = (done: string, act: (tx: Tx, key: string, form: Map<string, string>) => Promise<void>) =>
+  const keyAction = (done: string, act: (tx: Tx, key: FlowKey, form: Map<string, string>) => Promise<void>) =>
     async (c: Context<DashboardEnv>) => {
       const [key, form] = [c.req.param("key")!, c.get("form")];
-      await deps.sql.begin((tx) => act(tx, key, form));
+      await deps.sql.begin((tx) => act(tx, { project: c.get("project"), key }, form));
       return doneRedirect(c, linkTo(FLOW_CONTROL_PATH, placeOf(form)), done, key);
     };
   const pin = keyAction("pinned", (tx, key, form) => pinKey(tx, key, parsePin(Object.fromEntries(form))));
@@ -46,8 +47,7 @@ export function flowControlRoutes(deps: AppDeps) {
       formAction(pinFormName(c.req.param("key")), (c, refusal) => show(c, placeOf(c.get("form")), refusal), pin)(c))
     .post("/flow-control/:key/unpin", keyAction("unpinned", (tx, key, form) => unpinKey(tx, key, unpinOf(form))))
     .post("/flow-control/:key/reset-rate", keyAction("rate-reset", resetKeyRate))
-    // Flow-control keys are not yet each project's (issue 37): the project is not asked.
-    .route("/flow-control", pauseRoutes(deps.sql, FLOW_CONTROL_PATH, "key", (tx, _project, key, paused) => setKeyPaused(tx, key, paused)));
+    .route("/flow-control", pauseRoutes(deps.sql, FLOW_CONTROL_PATH, "key", (tx, project, key, paused) => setKeyPaused(tx, { project, key }, paused)));
 }
 
 /** The form's `limit`: `parallelism` or `rate`. */
