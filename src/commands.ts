@@ -15,6 +15,7 @@ import { configuredBaseUrl, sdkEnvironment } from "./banner";
 import { configuredKeys, type Config } from "./config/config";
 import { type OpenDatabase, openDatabase } from "./database";
 import type { Sql } from "./db/client";
+import { DEFAULT_PROJECT } from "./db/vocabulary";
 import { ensureSigningKeys, rotateSigningKeys, type SigningKeySource } from "./domain/delivery/signing-keys";
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/secrets/stored-secrets";
@@ -78,6 +79,6 @@ async function envOutput(sql: Sql, config: Config, keySource: SigningKeySource):
 /** The signing keys in force, rotated first when `rotate`. */
 async function keysOutput(sql: Sql, keySource: SigningKeySource, rotate: boolean): Promise<string> {
   let keys = (await ensureSigningKeys(sql, keySource)).value;
-  if (rotate) keys = await sql.begin((tx) => rotateSigningKeys(tx, keySource));
+  if (rotate) keys = await sql.begin((tx) => rotateSigningKeys(tx, keySource, DEFAULT_PROJECT));
   return `current: ${keys.current}\nnext:    ${keys.next}`;
 }

@@ -16,7 +16,8 @@ import type { HttpClient } from "../outbound/http-client";
 export interface DeliverDeps {
   sql: Sql;
   http: HttpClient;
-  signingKeys: () => Promise<SigningKeys>;
+  /** The keys a project's deliveries are signed with. */
+  signingKeys: (project: string) => Promise<SigningKeys>;
   /** Waits out a database outage around a read. */
   retrying: <T>(operation: () => Promise<T>) => Promise<T>;
   defaultTimeoutMs: number;
@@ -59,7 +60,7 @@ export async function deliverClaimed(
   { startBy, probe = false }: { startBy?: number; probe?: boolean },
 ): Promise<Delivery> {
   const delivery = await deps.retrying(() => prepareDelivery(deps.sql, message));
-  const keys = await deps.retrying(() => deps.signingKeys());
+  const keys = await deps.retrying(() => deps.signingKeys(message.project));
   if (startBy !== undefined && Date.now() > startBy) return { kind: "late" };
   const sent = delivery.message;
   const unreachable = probe ? null : await deps.unreachable(sent.destination);

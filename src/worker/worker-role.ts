@@ -105,7 +105,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
   const deliverDeps: DeliverDeps = {
     sql,
     http: deps.http,
-    signingKeys: () => keys.get(),
+    signingKeys: (project) => keys.get(project),
     retrying: (operation) => availability.retrying(operation),
     defaultTimeoutMs: config.defaultTimeoutMs,
     retryDelayScale: config.retryDelayScale,

@@ -1,5 +1,5 @@
 /** Signing keys: `GET /v2/keys` and `POST /v2/keys/rotate` (docs/hosted-api.md §10.1). */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { readSigningKeys, rotateSigningKeys } from "../../domain/delivery/signing-keys";
 import type { AppDeps } from "../deps";
@@ -30,12 +30,12 @@ const ROTATE_ALIAS = rotation("Rotate the signing keys (the Go SDK's path)");
 
 /** Routes of the signing keys, mounted at /v2. */
 export function keyRoutes(deps: AppDeps) {
-  const rotate = async () => deps.sql.begin((tx) => rotateSigningKeys(tx, deps.signingKeys));
+  const rotate = async (c: Context) => deps.sql.begin((tx) => rotateSigningKeys(tx, deps.signingKeys, c.get("project")));
   return (
     new Hono()
-      .get("/keys", GET.describe, async (c) => c.json(await readSigningKeys(deps.sql, deps.signingKeys)))
-      .post("/keys/rotate", ROTATE.describe, async (c) => c.json(await rotate()))
+      .get("/keys", GET.describe, async (c) => c.json(await readSigningKeys(deps.sql, deps.signingKeys, c.get("project"))))
+      .post("/keys/rotate", ROTATE.describe, async (c) => c.json(await rotate(c)))
       // The Go SDK posts to /v2/rotate (docs/hosted-api.md §10.1).
-      .post("/rotate", ROTATE_ALIAS.describe, async (c) => c.json(await rotate()))
+      .post("/rotate", ROTATE_ALIAS.describe, async (c) => c.json(await rotate(c)))
   );
 }
