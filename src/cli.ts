@@ -9,6 +9,7 @@ import type { Command } from "./commands";
 import { ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { DatabaseStartError } from "./db/connection/errors";
+import { DEFAULT_PROJECT } from "./db/vocabulary";
 import { EmbeddedDatabaseError } from "./db/embedded/errors";
 import { ListenError } from "./listen-error";
 import { createLog, type Log } from "./observability/log";
@@ -21,12 +22,15 @@ const USAGE = [
   "usage: dispatch start [--role api|worker|all]   run the service",
   "       dispatch migrate                         apply the database migrations and exit",
   "       dispatch token                           print the configured (or generated) access tokens",
-  "       dispatch token create [--name NAME] [--readonly]",
+  "       dispatch token create [--name NAME] [--readonly] [--project NAME]",
   "                                                create an access token (printed this once only)",
   "       dispatch token list                      list the access tokens accepted, without their secrets",
   "       dispatch token revoke NAME               revoke a created access token",
   "       dispatch keys [rotate]                   print (or rotate) the signing keys",
-  "       dispatch env                             print the variables the official SDKs read (QSTASH_URL, ...)",
+  "       dispatch env [--project NAME]            print the variables the official SDKs read (QSTASH_URL, ...)",
+  "       dispatch project create NAME             create a project; prints its QSTASH_* variables",
+  "       dispatch project list                    list the projects",
+  "       dispatch project delete NAME [--force]   delete a project and all it owns (--force: even with pending messages)",
   "       dispatch help                            print this",
 ].join("\n");
 
@@ -70,6 +74,8 @@ function parseCommandLine(argv: string[]) {
         role: { type: "string", default: "all" },
         name: { type: "string" },
         readonly: { type: "boolean" },
+        project: { type: "string" },
+        force: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -79,13 +85,17 @@ function parseCommandLine(argv: string[]) {
 }
 
 /** The operator command `positionals` name with its options, or null for `start`. */
-function commandOf(positionals: string[], options: { name?: string; readonly?: boolean }): Command | null {
+function commandOf(positionals: string[], options: { name?: string; readonly?: boolean; project?: string; force?: boolean }): Command | null {
   const [first, second, ...rest] = positionals;
   if (first === "token" && second === "create") {
-    if (rest.length > 0) throw new UsageError(`dispatch token create takes options (--name NAME, --readonly), not ${rest.join(" ")}`);
-    return { name: "token create", tokenName: options.name ?? null, readOnly: options.readonly ?? false };
+    if (rest.length > 0) throw new UsageError(`dispatch token create takes options (--name NAME, --readonly, --project NAME), not ${rest.join(" ")}`);
+    return { name: "token create", tokenName: options.name ?? null, readOnly: options.readonly ?? false, project: options.project ?? DEFAULT_PROJECT };
   }
   if (options.name !== undefined || options.readonly) throw new UsageError("--name and --readonly go with dispatch token create");
+  if (first === "env" && positionals.length === 1 && options.project !== undefined) return { name: "env --project", project: options.project };
+  if (options.project !== undefined) throw new UsageError("--project goes with dispatch token create and dispatch env");
+  if (first === "project") return projectCommand(second, rest, options.force ?? false);
+  if (options.force) throw new UsageError("--force goes with dispatch project delete");
   if (first === "token" && second === "revoke") {
     if (rest.length !== 1) throw new UsageError("dispatch token revoke takes one token name (dispatch token list shows them)");
     return { name: "token revoke", tokenName: rest[0]! };
@@ -94,6 +104,16 @@ function commandOf(positionals: string[], options: { name?: string; readonly?: b
   if (plain !== undefined) return { name: plain };
   if (first === "start" && positionals.length === 1) return null;
   throw new UsageError(positionals.length === 0 ? "" : `unknown command: dispatch ${positionals.join(" ")}`);
+}
+
+/** `dispatch project create NAME`, `list` or `delete NAME`. */
+function projectCommand(action: string | undefined, rest: string[], force: boolean): Command {
+  if (action === "list" && rest.length === 0 && !force) return { name: "project list" };
+  if ((action !== "create" && action !== "delete") || rest.length !== 1) {
+    throw new UsageError(`dispatch project ${action === "create" || action === "delete" ? `${action} takes one project name` : "takes create NAME, list or delete NAME"}`);
+  }
+  if (force && action !== "delete") throw new UsageError("--force goes with dispatch project delete");
+  return action === "create" ? { name: "project create", project: rest[0]! } : { name: "project delete", project: rest[0]!, force };
 }
 
 /** Stops the service once (in-flight deliveries finish or are released), then exits with `code`. */

@@ -10,6 +10,8 @@
  * - `dispatch keys`: prints the signing keys; `dispatch keys rotate` rotates
  *   generated keys (configured ones are rotated in the configuration).
  * - `dispatch env`: prints the variables the official SDKs read (banner.ts).
+ * - `dispatch project create|list|delete`, `dispatch env --project`: the
+ *   projects one Dispatch serves (project-commands.ts).
  */
 import { configuredBaseUrl, sdkEnvironment } from "./banner";
 import { configuredKeys, type Config } from "./config/config";
@@ -20,6 +22,7 @@ import { ensureSigningKeys, rotateSigningKeys, type SigningKeySource } from "./d
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/secrets/stored-secrets";
 import type { Log } from "./observability/log";
+import { createProjectCommand, deleteProjectCommand, listProjectsCommand, projectEnvOutput } from "./project-commands";
 import { createToken, listTokens, revokeToken } from "./token-commands";
 
 /** A command's outcome: what to print and the exit code. */
@@ -30,9 +33,11 @@ export interface CommandResult {
 
 /** A command and its arguments, as src/cli.ts parsed them. */
 export type Command =
-  | { name: "migrate" | "token" | "token list" | "keys" | "keys rotate" | "env" }
-  | { name: "token create"; tokenName: string | null; readOnly: boolean }
-  | { name: "token revoke"; tokenName: string };
+  | { name: "migrate" | "token" | "token list" | "keys" | "keys rotate" | "env" | "project list" }
+  | { name: "token create"; tokenName: string | null; readOnly: boolean; project: string }
+  | { name: "token revoke"; tokenName: string }
+  | { name: "project create" | "env --project"; project: string }
+  | { name: "project delete"; project: string; force: boolean };
 
 /** Runs `command` against `config`'s database; a refusal (an unknown token name, say) exits 1 with its message. */
 export async function runCommand(command: Command, config: Config, log: Log): Promise<CommandResult> {
@@ -56,7 +61,7 @@ async function outputOf(command: Command, config: Config, database: OpenDatabase
     case "token":
       return (await ensureAccessTokens(sql, box, config.tokens)).value.join("\n");
     case "token create":
-      return createToken(sql, { name: command.tokenName, readOnly: command.readOnly });
+      return createToken(sql, { name: command.tokenName, readOnly: command.readOnly, project: command.project });
     case "token list":
       return listTokens(sql, config, box);
     case "token revoke":
@@ -66,6 +71,14 @@ async function outputOf(command: Command, config: Config, database: OpenDatabase
       return keysOutput(sql, keySource, command.name === "keys rotate");
     case "env":
       return envOutput(sql, config, keySource);
+    case "env --project":
+      return projectEnvOutput(sql, config, keySource, command.project);
+    case "project create":
+      return createProjectCommand(sql, config, keySource, command.project);
+    case "project list":
+      return listProjectsCommand(sql);
+    case "project delete":
+      return deleteProjectCommand(sql, command.project, command.force);
   }
 }
 

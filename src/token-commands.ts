@@ -7,6 +7,7 @@
  */
 import type { Config } from "./config/config";
 import type { Sql } from "./db/client";
+import { DEFAULT_PROJECT } from "./db/vocabulary";
 import { createAccessToken, listAccessTokens, revokeAccessToken, tokenDigest } from "./domain/access-tokens/access-tokens";
 import { REFRESH_INTERVAL_MS } from "./domain/access-tokens/token-set";
 import { lastTokenUses } from "./domain/access-tokens/token-uses";
@@ -15,10 +16,10 @@ import type { SecretBox } from "./domain/secrets/secret-box";
 import { hasGeneratedAccessToken, readSecret } from "./domain/secrets/stored-secrets";
 
 /** Creates a token and says so, with the token itself: the only time it is shown. */
-export async function createToken(sql: Sql, request: { name: string | null; readOnly: boolean }): Promise<string> {
+export async function createToken(sql: Sql, request: { name: string | null; readOnly: boolean; project: string }): Promise<string> {
   const { name, token } = await sql.begin((tx) => createAccessToken(tx, request));
   return [
-    `created access token ${name} (${request.readOnly ? "read-only" : "full"}):`,
+    `created access token ${name} (${request.readOnly ? "read-only" : "full"}${ofProject(request.project)}):`,
     token,
     "It will not be shown again: keep it now. Running API processes accept it at once.",
   ].join("\n");
@@ -45,7 +46,7 @@ export async function listTokens(sql: Sql, config: Config, box: SecretBox): Prom
   });
   const stored = (await listAccessTokens(sql)).map(
     (token) =>
-      `${token.name} (${token.readOnly ? "read-only" : "full"}, created ${token.createdAt.toISOString()}; ${lastUsed(token.lastUsedAt, now)})`,
+      `${token.name} (${token.readOnly ? "read-only" : "full"}${ofProject(token.project)}, created ${token.createdAt.toISOString()}; ${lastUsed(token.lastUsedAt, now)})`,
   );
   const lines = [...named, ...stored];
   return lines.length > 0 ? lines.join("\n") : "no access tokens yet (dispatch start or dispatch token makes one)";
@@ -59,6 +60,9 @@ async function generatedDigest(sql: Sql, box: SecretBox): Promise<Buffer | null>
     return null;
   }
 }
+
+/** ", project acme" for a token of a project other than the default (a single team never sees the word). */
+const ofProject = (project: string) => (project === DEFAULT_PROJECT ? "" : `, project ${project}`);
 
 /** "last used 3 min ago (2026-01-31T09:30:00.000Z)", or "last used never". */
 const lastUsed = (at: Date | null, now: number) =>

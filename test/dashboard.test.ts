@@ -163,7 +163,7 @@ describe("access", () => {
 
   it("signs in a token made with `dispatch token create`, and ends its sessions once it is revoked", async () => {
     const { sql } = dispatch.service;
-    const { token } = await sql.begin((tx) => createAccessToken(tx, { name: "dashboard-probe", readOnly: false }));
+    const { token } = await sql.begin((tx) => createAccessToken(tx, { name: "dashboard-probe", readOnly: false, project: "default" }));
     const signedIn = async () => {
       const response = await fetch(`${dispatch.baseUrl}/dashboard/login`, { method: "POST", body: new URLSearchParams({ token }), redirect: "manual" });
       return response.status === 303 && response.headers.get("set-cookie")!.split(";")[0]!;

@@ -19,6 +19,8 @@ export const ACCESS_TOKENS_CHANNEL = "dispatch_access_tokens";
 export interface AccessTokenEntry {
   name: string;
   readOnly: boolean;
+  /** The project whose data it sees and changes. */
+  project: string;
   createdAt: Date;
   /** When it was last used (token-uses.ts, to the minute); null when never. */
   lastUsedAt: Date | null;
@@ -62,20 +64,26 @@ export function checkTokenName(name: string): string {
 }
 
 /**
- * Creates a token named `name` (or a generated name) and returns it with its
- * name: the only time the token is seen. A name already taken is a 409.
+ * Creates a token of `project` named `name` (or a generated name) and
+ * returns it with its name: the only time the token is seen. A name already
+ * taken is a 409, a project that does not exist a 404.
  */
 export async function createAccessToken(
   tx: Transaction,
-  request: { name: string | null; readOnly: boolean },
+  request: { name: string | null; readOnly: boolean; project: string },
 ): Promise<{ name: string; token: string }> {
   const name = request.name === null ? `token-${randomBase58(8)}` : checkTokenName(request.name);
   const token = generateAccessToken();
   const [created] = await tx`
-    insert into dispatch.access_tokens (name, digest, read_only, user_id)
-    values (${name}, ${tokenDigest(token)}, ${request.readOnly}, ${tokenUserId(token)})
+    insert into dispatch.access_tokens (name, project, digest, read_only, user_id)
+    select ${name}, p.name, ${tokenDigest(token)}, ${request.readOnly}, ${tokenUserId(token)}
+    from dispatch.projects p where p.name = ${request.project}
     on conflict (name) do nothing returning name`;
-  if (!created) throw new AppError(409, `an access token named ${name} already exists`);
+  if (!created) {
+    const [project] = await tx`select 1 from dispatch.projects where name = ${request.project}`;
+    if (!project) throw new AppError(404, `no project is named ${JSON.stringify(request.project)} (dispatch project list shows them)`);
+    throw new AppError(409, `an access token named ${name} already exists`);
+  }
   await tx`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
   return { name, token };
 }
@@ -83,7 +91,7 @@ export async function createAccessToken(
 /** The stored tokens, oldest first, each with its last use. */
 export async function listAccessTokens(sql: Tx): Promise<AccessTokenEntry[]> {
   return sql<AccessTokenEntry[]>`
-    select t.name, t.read_only as "readOnly", t.created_at as "createdAt", u.last_used_at as "lastUsedAt"
+    select t.name, t.read_only as "readOnly", t.project, t.created_at as "createdAt", u.last_used_at as "lastUsedAt"
     from dispatch.access_tokens t left join dispatch.access_token_uses u on u.digest = t.digest
     order by t.created_at, t.name`;
 }

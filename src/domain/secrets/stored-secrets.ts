@@ -12,7 +12,7 @@ import type { Sql, Tx } from "../../db/client";
 import { randomBase58 } from "../ids";
 import { isSealed, type SecretBox } from "./secret-box";
 
-/** The settings that hold secrets: sealed whenever the service has a key-encryption secret (and each project's `signing_keys:<project>`). */
+/** The settings that hold secrets: sealed whenever the service has a key-encryption secret (and each project's `signing_keys:<project>` and `access_token:<project>`). */
 const SECRET_SETTINGS = ["access_token", "signing_keys", "redaction_key", "dashboard_session_key"] as const;
 
 /** A setting read or made, and whether this call made it. */
@@ -61,7 +61,7 @@ export async function sealStoredSecrets(sql: Sql, box: SecretBox): Promise<numbe
   if (!box.seals) return 0;
   await sql`delete from dispatch.settings where key = 'dashboard_session_key'`;
   const rows = await sql<{ key: string; value: unknown }[]>`
-    select key, value from dispatch.settings where key in ${sql(SECRET_SETTINGS)} or key like 'signing\_keys:%'`;
+    select key, value from dispatch.settings where key in ${sql(SECRET_SETTINGS)} or key like 'signing\_keys:%' or key like 'access\_token:%'`;
   let sealed = 0;
   for (const { key, value } of rows) {
     if (isSealed(value)) continue;
