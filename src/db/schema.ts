@@ -203,7 +203,8 @@ export const messages = dispatch.table(
       sql`${t.pendingQueue} is null or (${t.pendingQueue} = ${t.queueName} and ${oneOf(t.state, PENDING_STATES)})`,
     ),
     // No index may name `state` or `completed_at`: the delivered update must stay HOT.
-    index("messages_due_idx").on(t.dueAt).where(sql`${t.dueAt} is not null`),
+    // The claim reads each project's due messages apart (claim-messages.ts: projects are served in turn).
+    index("messages_due_idx").on(t.project, t.dueAt).where(sql`${t.dueAt} is not null`),
     index("messages_pending_queue_idx")
       .on(t.project, t.pendingQueue, t.queueStarted, t.seq)
       .where(sql`${t.pendingQueue} is not null`),

@@ -162,15 +162,16 @@ export class Claimer implements LocalDelivery {
   }
 
   /**
-   * Takes a due probe, then claims what fits; a full claim, or one that parked
-   * messages, goes again at once, anything less waits for a wake or the poll.
+   * Takes a due probe, then claims what fits; a full claim, one that parked
+   * messages, or one that took some but left a project's due messages unread
+   * (its turn was up), goes again at once; anything less waits for a wake or the poll.
    */
   private async round(): Promise<number | null> {
     if (this.deps.concurrency - this.inFlight >= 1 && this.deps.health.probeDue()) await this.probe();
     const free = this.deps.concurrency - this.inFlight;
     if (free < this.minClaim) return this.deps.pollIntervalMs;
-    const { claimed, parked } = await this.claim(free);
-    return (claimed === free && claimed > 0) || parked > 0 ? null : this.deps.pollIntervalMs;
+    const { claimed, parked, more } = await this.claim(free);
+    return (claimed === free && claimed > 0) || parked > 0 || (more && claimed > 0) ? null : this.deps.pollIntervalMs;
   }
 
   /**
@@ -179,27 +180,28 @@ export class Claimer implements LocalDelivery {
    * the connection): before claiming again, the claims this worker does not
    * know of are released.
    */
-  private async claim(limit: number): Promise<{ claimed: number; parked: number }> {
+  private async claim(limit: number): Promise<{ claimed: number; parked: number; more: boolean }> {
     let messages: ClaimedMessage[];
     let parked: number;
+    let more: boolean;
     // A claim an insert under way registered is not known yet: releasing now would put its
     // messages back on the list while they are attempted. `reserve` lends nothing while unsure,
     // so the inserts under way end within a statement; the next round releases.
-    if (this.unsure && this.localInserts > 0) return { claimed: 0, parked: 0 };
+    if (this.unsure && this.localInserts > 0) return { claimed: 0, parked: 0, more: false };
     try {
       if (this.unsure) await this.releaseUnknown();
       let waiting: string[];
-      ({ messages, parked, waiting } = await claimMessages(this.deps.sql, this.deps.workerId, this.deps.slots.claimRoom(limit, this.pass)));
+      ({ messages, parked, waiting, more } = await claimMessages(this.deps.sql, this.deps.workerId, this.deps.slots.claimRoom(limit, this.pass)));
       this.waitingForRoom = new Set(waiting);
     } catch (error) {
       this.unsure = true;
       this.drained = false;
       if (!this.deps.availability.failed(error)) this.deps.log(`worker: claim failed: ${(error as Error).message}`);
       await this.deps.availability.whenUp();
-      return { claimed: 0, parked: 0 };
+      return { claimed: 0, parked: 0, more: false };
     }
     this.pass = parked > 0 ? Math.min(MAX_PASS, Math.max(limit, parked * 2)) : 0;
-    this.drained = messages.length < limit && parked === 0;
+    this.drained = messages.length < limit && parked === 0 && !more;
     if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
     // The claim asked for no more than each destination's room, but this process's publishes may have
     // taken some of it meanwhile: a message whose destination is full now joins its line instead.
@@ -215,7 +217,7 @@ export class Claimer implements LocalDelivery {
     }
     if (waiting.length > 0) this.track(this.parkInLine(waiting, false));
     if (keyed.length > 0) for (const [message, start] of await this.admit(keyed)) this.track(this.startAttempt(message, start));
-    return { claimed: messages.length, parked };
+    return { claimed: messages.length, parked, more };
   }
 
   /** Takes a due probe of an open circuit and attempts it (a probe that cannot be taken waits for the next round). */

@@ -15,6 +15,14 @@
  * more row write, not a scan per claim. Lines are served first, oldest first,
  * by any worker with room for their destination; while a destination has a
  * line, its newly due messages join the line behind it.
+ *
+ * Projects are served in turn: each project's due messages are read apart
+ * (`messages_due_idx` leads with the project), and the claim takes the first
+ * of each project, then the second of each, and so on, so one project's
+ * backlog delays another's new messages by a claim, not by the backlog. With
+ * several projects due, each is read up to twice its even share of the
+ * claim; a claim that stopped a project's read there says so (`more`), and
+ * the worker claims again at once while it has room.
  */
 import type { Tx } from "../client";
 import { type MessageRow, messageColumnList } from "../message-columns";
@@ -45,6 +53,8 @@ export interface Claim {
   messages: ClaimedMessage[];
   parked: number;
   waiting: string[];
+  /** A project had more due messages than this claim read of it. */
+  more: boolean;
 }
 
 const NOT_PAUSED = `(m.queue_name is null
@@ -55,6 +65,13 @@ const CLAIM = `
   with recursive
   room as (select key as destination, value::int as n from jsonb_each_text($4::jsonb)),
   held as (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
+  due_projects as (
+    select p.name from dispatch.projects p
+    where exists (select 1 from dispatch.messages m where m.project = p.name and m.due_at <= now())),
+  turns as (
+    select d.name, case when count(*) over () = 1 then $2::int + $5::int
+      else greatest(16, ceil(($2::int + $5::int) * 2.0 / count(*) over ()))::int end as reads
+    from due_projects d),
   lines as (
     (select m.destination from dispatch.messages m where m.destination_parked order by m.destination limit 1)
     union all
@@ -71,21 +88,24 @@ const CLAIM = `
     where l.destination is not null and l.destination not in (select destination from held)
     limit $2::int),
   scan as (
-    select m.id, m.destination, m.due_at from dispatch.messages m
-    where m.due_at <= now() and ${NOT_PAUSED}
-    order by m.due_at
-    limit $2::int + $5::int
-    for update of m skip locked),
+    select x.* from turns t cross join lateral (
+      select m.id, m.project, m.destination, m.due_at from dispatch.messages m
+      where m.project = t.name and m.due_at <= now() and ${NOT_PAUSED}
+      order by m.due_at
+      limit t.reads
+      for update of m skip locked) x),
   ranked as (
-    select s.id, s.destination, s.due_at, row_number() over (partition by s.destination order by s.due_at) as n,
+    select s.id, s.project, s.destination, s.due_at, row_number() over (partition by s.destination order by s.due_at) as n,
       case when s.destination in (select destination from held)
           or s.destination in (select destination from lines where destination is not null) then 0
         else coalesce((select r.n from room r where r.destination = s.destination), $3::int) end as room
     from scan s),
+  eligible as (
+    select id, due_at, row_number() over (partition by project order by due_at) as turn from ranked where n <= room),
   picked as (
     select id from from_lines
     union all
-    (select id from ranked where n <= room order by due_at limit $2::int - (select count(*) from from_lines))),
+    (select id from eligible order by turn, due_at limit $2::int - (select count(*) from from_lines))),
   claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
   claimed as (
     update dispatch.messages m set due_at = null, destination_parked = false, claim_id = claim.id
@@ -99,25 +119,28 @@ const CLAIM = `
     insert into dispatch.claims (id, worker_id, message_ids) overriding system value
     select claim.id, $1, array(select id from claimed) from claim)
   select c.*, p.count as "parkedCount",
+    exists (select 1 from turns t where t.reads <= (select count(*) from scan s where s.project = t.name)) as more,
     array(select l.destination from lines l where l.destination is not null
           union select r.destination from ranked r where r.n > r.room and r.room > 0) as "waitingDestinations"
   from (select count(*)::int as count from parked) p left join claimed c on true`;
 
 /** Claims due messages for `workerId` within `room`. */
 export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): Promise<Claim> {
-  const rows = await tx.unsafe<(ClaimedMessage & { parkedCount: number; waitingDestinations: string[] })[]>(
+  const rows = await tx.unsafe<(ClaimedMessage & { parkedCount: number; waitingDestinations: string[]; more: boolean })[]>(
     CLAIM,
     [workerId, room.limit, room.share, tx.json(room.byDestination), room.pass] as never[],
     { prepare: true },
   );
   const parked = rows[0]?.parkedCount ?? 0;
   const waiting = rows[0]?.waitingDestinations ?? [];
+  const more = rows[0]?.more ?? false;
   const messages: ClaimedMessage[] = [];
   for (const row of rows) {
     if (row.id === null) continue;
     delete (row as Partial<typeof row>).parkedCount;
     delete (row as Partial<typeof row>).waitingDestinations;
+    delete (row as Partial<typeof row>).more;
     messages.push(row);
   }
-  return { messages, parked, waiting };
+  return { messages, parked, waiting, more };
 }

@@ -1,0 +1,2 @@
+DROP INDEX "dispatch"."messages_due_idx";--> statement-breakpoint
+CREATE INDEX "messages_due_idx" ON "dispatch"."messages" USING btree ("project","due_at") WHERE "dispatch"."messages"."due_at" is not null;
