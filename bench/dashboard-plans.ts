@@ -185,9 +185,10 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["queues: a page in the middle", () => queuePage(sql, DEFAULT_PROJECT, { cursor: nth("q", LISTED / 2), count: 50 })],
     ["url groups: first page", () => urlGroupPage(sql, DEFAULT_PROJECT, { cursor: null, count: 50 })],
     ["url groups: a page in the middle", () => urlGroupPage(sql, DEFAULT_PROJECT, { cursor: nth("team", LISTED / 2), count: 50 })],
-    ["schedules: first page", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: null, count: 50 })).items)],
-    ["schedules: a page in the middle", async () => scheduleStates(sql, (await schedulePage(sql, { cursor: nth("schedule", LISTED / 2), count: 50 })).items)],
-    ["schedule: the schedule", () => getSchedule(sql, nth("schedule", LISTED / 2))],
+    ["schedules: first page", async () => scheduleStates(sql, DEFAULT_PROJECT, (await schedulePage(sql, DEFAULT_PROJECT, { cursor: null, count: 50 })).items)],
+    ["schedules: a page in the middle", async () =>
+      scheduleStates(sql, DEFAULT_PROJECT, (await schedulePage(sql, DEFAULT_PROJECT, { cursor: nth("schedule", LISTED / 2), count: 50 })).items)],
+    ["schedule: the schedule", () => getSchedule(sql, DEFAULT_PROJECT, nth("schedule", LISTED / 2))],
     ["schedule: its newest messages (none match: the scan's bound)", () => listMessages(sql, { states: null, filter: { scheduleId: [nth("schedule", LISTED / 2)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 })],
     ["publish: the URL groups suggested", () => urlGroupPage(sql, DEFAULT_PROJECT, { cursor: null, count: 100 })],
     ["publish: the queues suggested", () => queuePage(sql, DEFAULT_PROJECT, { cursor: null, count: 100 })],

@@ -6,7 +6,9 @@
  * once when one starts; the ticks it missed are skipped (catch-up policy:
  * one late tick, then the next tick after now). A tick whose publish is
  * refused (its URL group was deleted, say) produces nothing and keeps the
- * reason as the schedule's `error`.
+ * reason as the schedule's `error`. The worker fires every project's
+ * schedules; each tick publishes in its schedule's project (its URL group and
+ * queue are that project's, and so are the messages).
  */
 import type { Sql, Transaction } from "../../db/client";
 import { AppError } from "../errors";
@@ -64,6 +66,7 @@ async function prepare(tx: Transaction, schedule: ScheduleRow, settings: Publish
 /** Records each fired tick and moves its schedule to the next tick after the later of the tick and `now`. */
 async function moveOn(tx: Transaction, fired: { schedule: ScheduleRow; messageIds: string[]; error: string | null }[], now: Date) {
   const rows = fired.map(({ schedule, messageIds, error }) => ({
+    project: schedule.project,
     id: schedule.id,
     tick: schedule.nextTickAt.toISOString(),
     next: nextTick(parseCron(schedule.cron), new Date(Math.max(now.getTime(), schedule.nextTickAt.getTime()))).toISOString(),
@@ -75,7 +78,8 @@ async function moveOn(tx: Transaction, fired: { schedule: ScheduleRow; messageId
     update dispatch.schedules s
     set last_tick_at = f.tick, next_tick_at = f.next, last_error = f.error,
       last_message_ids = array(select jsonb_array_elements_text(f.message_ids::jsonb))
-    from unnest(${column((r) => r.id)}::text[], ${column((r) => r.tick)}::timestamptz[], ${column((r) => r.next)}::timestamptz[],
-      ${column((r) => r.messageIds)}::text[], ${column((r) => r.error)}::text[]) as f(id, tick, next, message_ids, error)
-    where s.id = f.id`;
+    from unnest(${column((r) => r.project)}::text[], ${column((r) => r.id)}::text[], ${column((r) => r.tick)}::timestamptz[],
+      ${column((r) => r.next)}::timestamptz[], ${column((r) => r.messageIds)}::text[], ${column((r) => r.error)}::text[])
+      as f(project, id, tick, next, message_ids, error)
+    where s.project = f.project and s.id = f.id`;
 }

@@ -3,7 +3,9 @@
  * expression, published once per tick (fire.ts). Creating one with an
  * existing id replaces its whole configuration; the request is checked as a
  * publish would be, so a schedule that would fail to publish is refused
- * up front with the publish's 4xx.
+ * up front with the publish's 4xx. A schedule is its project's: its id is
+ * unique within the project, and every function here that takes a project
+ * sees and changes that project's schedules only.
  */
 import type { Tx } from "../../db/client";
 import { badRequest, AppError } from "../errors";
@@ -95,17 +97,18 @@ export function publishRequest(
   };
 }
 
-/** Schedules, or the one with `id`, oldest first. */
-export function listSchedules(tx: Tx, id?: string): Promise<ScheduleRow[]> {
+/** The project's schedules, or its one with `id`, oldest first. */
+export function listSchedules(tx: Tx, project: string, id?: string): Promise<ScheduleRow[]> {
   return tx<ScheduleRow[]>`
-    select ${scheduleColumns(tx)} from dispatch.schedules where ${id === undefined ? tx`true` : tx`id = ${id}`}
+    select ${scheduleColumns(tx)} from dispatch.schedules
+    where project = ${project} and ${id === undefined ? tx`true` : tx`id = ${id}`}
     order by created_at, id`;
 }
 
-/** A page of schedules in id order (the dashboard's): those whose id sorts after `page.cursor`. */
-export async function schedulePage(tx: Tx, page: Page): Promise<PageOf<ScheduleRow>> {
+/** A page of the project's schedules in id order (the dashboard's): those whose id sorts after `page.cursor`. */
+export async function schedulePage(tx: Tx, project: string, page: Page): Promise<PageOf<ScheduleRow>> {
   const rows = await tx<ScheduleRow[]>`
-    select ${scheduleColumns(tx)} from dispatch.schedules where ${afterKey(tx, page.cursor, tx`id`)}
+    select ${scheduleColumns(tx)} from dispatch.schedules where project = ${project} and ${afterKey(tx, page.cursor, tx`id`)}
     order by id limit ${page.count + 1}`;
   return keyPageOf(rows, page.count, (schedule) => schedule.id);
 }
@@ -117,44 +120,52 @@ export function scheduleColumns(tx: Tx) {
     last_error as "lastError", created_at as "createdAt"`;
 }
 
-/** The states of the messages each schedule's last tick made: `IN_PROGRESS`, `SUCCESS` or `FAIL`, by message id. */
-export async function scheduleStates(tx: Tx, schedules: ScheduleRow[]): Promise<Map<string, Record<string, string>>> {
+/**
+ * The states of the messages the last tick of each of the project's
+ * `schedules` made: `IN_PROGRESS`, `SUCCESS` or `FAIL`, by message id, by schedule id.
+ */
+export async function scheduleStates(tx: Tx, project: string, schedules: ScheduleRow[]): Promise<Map<string, Record<string, string>>> {
   const ids = schedules.flatMap((schedule) => schedule.lastMessageIds);
   const rows = ids.length === 0 ? [] : await tx<{ id: string; scheduleId: string; state: string }[]>`
     select id, schedule_id as "scheduleId",
       case when state = 'DELIVERED' then 'SUCCESS' when state in ('FAILED', 'CANCELED') then 'FAIL' else 'IN_PROGRESS' end
         as state
-    from dispatch.messages where id = any(${ids}::text[])`;
+    from dispatch.messages where id = any(${ids}::text[]) and project = ${project}`;
   const states = new Map<string, Record<string, string>>();
   for (const row of rows) states.set(row.scheduleId, { ...states.get(row.scheduleId), [row.id]: row.state });
   return states;
 }
 
-/** One schedule, or a 404. */
-export async function getSchedule(tx: Tx, id: string): Promise<ScheduleRow> {
-  const [schedule] = await listSchedules(tx, id);
+/** One of the project's schedules, or a 404 (also when only another project has the id). */
+export async function getSchedule(tx: Tx, project: string, id: string): Promise<ScheduleRow> {
+  const [schedule] = await listSchedules(tx, project, id);
   if (!schedule) throw new AppError(404, `schedule ${id} not found`);
   return schedule;
 }
 
-/** Deletes a schedule: no tick fires after this; messages it made stay. An unknown id changes nothing (docs/hosted-api.md §16 #24). */
-export async function deleteSchedule(tx: Tx, id: string): Promise<void> {
-  await tx`delete from dispatch.schedules where id = ${id}`;
+/**
+ * Deletes one of the project's schedules: no tick fires after this; messages
+ * it made stay. An id the project has no schedule of changes nothing (docs/hosted-api.md §16 #24).
+ */
+export async function deleteSchedule(tx: Tx, project: string, id: string): Promise<void> {
+  await tx`delete from dispatch.schedules where project = ${project} and id = ${id}`;
 }
 
 /**
- * Pauses (idempotently) or resumes a schedule. A paused schedule skips its
- * ticks; resuming waits for the next tick from now, so skipped ticks stay skipped.
+ * Pauses (idempotently) or resumes one of the project's schedules, or a 404.
+ * A paused schedule skips its ticks; resuming waits for the next tick from
+ * now, so skipped ticks stay skipped.
  */
-export async function setSchedulePaused(tx: Tx, id: string, paused: boolean, now = new Date()): Promise<void> {
+export async function setSchedulePaused(tx: Tx, project: string, id: string, paused: boolean, now = new Date()): Promise<void> {
+  const schedule = tx`project = ${project} and id = ${id}`;
   const [row] = await tx<{ cron: string; paused: boolean }[]>`
-    select cron, paused from dispatch.schedules where id = ${id} for update`;
+    select cron, paused from dispatch.schedules where ${schedule} for update`;
   if (!row) throw new AppError(404, `schedule ${id} not found`);
   if (row.paused === paused) return;
   const next = paused ? null : nextTick(parseCron(row.cron), now);
   await tx`
     update dispatch.schedules set paused = ${paused}, next_tick_at = coalesce(${next}, next_tick_at), updated_at = now()
-    where id = ${id}`;
+    where ${schedule}`;
   if (!paused) await tx`select pg_notify(${SCHEDULES_CHANNEL}, '')`;
 }
 

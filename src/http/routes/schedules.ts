@@ -123,18 +123,18 @@ export function scheduleRoutes(deps: AppDeps) {
   const settings = publishSettings(deps);
   const now = () => new Date((deps.now ?? Date.now)());
   const show = async (c: Context, rows: ScheduleRow[]) => {
-    const states = await scheduleStates(sql, rows);
+    const states = await scheduleStates(sql, c.get("project"), rows);
     return rows.map((row) => scheduleJson(row, states.get(row.id) ?? {}, deps.config, redactorFor(c, deps.redactor)));
   };
   const pause = (paused: boolean) => async (c: Context) => {
-    await sql.begin((tx) => setSchedulePaused(tx, c.req.param("id")!, paused, now()));
+    await sql.begin((tx) => setSchedulePaused(tx, c.get("project"), c.req.param("id")!, paused, now()));
     return c.json({});
   };
   return new Hono()
-    .get("/", LIST.describe, async (c) => c.json(await show(c, await listSchedules(sql))))
-    .get("/:id", GET.describe, async (c) => c.json((await show(c, [await getSchedule(sql, c.req.param("id"))]))[0]))
+    .get("/", LIST.describe, async (c) => c.json(await show(c, await listSchedules(sql, c.get("project")))))
+    .get("/:id", GET.describe, async (c) => c.json((await show(c, [await getSchedule(sql, c.get("project"), c.req.param("id"))]))[0]))
     .delete("/:id", DELETE.describe, async (c) => {
-      await sql.begin((tx) => deleteSchedule(tx, c.req.param("id")));
+      await sql.begin((tx) => deleteSchedule(tx, c.get("project"), c.req.param("id")));
       return c.json({});
     })
     // The SDKs send PATCH; the hosted service's OpenAPI says POST (docs/hosted-api.md §7.2): both work.

@@ -39,8 +39,8 @@ const MESSAGES_SHOWN = 10;
 export function scheduleRoutes(deps: AppDeps) {
   const settings = publishSettings(deps);
   const show = async (c: Context<DashboardEnv>, after: string | null, refusal: Refusal | null = null) => {
-    const page = await schedulePage(deps.sql, { cursor: after, count: BY_NAME_PAGE_SIZE });
-    const states = await scheduleStates(deps.sql, page.items);
+    const page = await schedulePage(deps.sql, c.get("project"), { cursor: after, count: BY_NAME_PAGE_SIZE });
+    const states = await scheduleStates(deps.sql, c.get("project"), page.items);
     const props = { page, states, after, now: nowOf(deps), viewer: c.get("viewer"), dialect: deps.config.defaultDialect, refusal };
     return c.render(<SchedulesPage {...props} />, { title: "Schedules", section: "schedules" });
   };
@@ -65,7 +65,7 @@ export function scheduleRoutes(deps: AppDeps) {
     .post("/schedules/:id/resume", (c) => setPaused(c, deps, false))
     .post("/schedules/:id/delete", async (c) => {
       const id = c.req.param("id");
-      await deps.sql.begin((tx) => deleteSchedule(tx, id));
+      await deps.sql.begin((tx) => deleteSchedule(tx, c.get("project"), id));
       return doneRedirect(c, linkTo(SCHEDULES_PATH, placeOf(c.get("form"))), "schedule-deleted", id);
     });
 }
@@ -74,10 +74,10 @@ export function scheduleRoutes(deps: AppDeps) {
 async function schedulePageOf(c: Context<DashboardEnv>, deps: AppDeps): Promise<Response> {
   const params = pageParams(c, ["body", "cursor", ...NOTICE_PARAMS]);
   const [now, cursor, view] = [nowOf(deps), singleParam(params, "cursor"), bodyViewParam(params)];
-  const schedule = await getSchedule(deps.sql, c.req.param("id")!);
+  const schedule = await getSchedule(deps.sql, c.get("project"), c.req.param("id")!);
   const filter = { scheduleId: [schedule.id] };
   const messages = await listMessages(deps.sql, { states: null, filter, range: { fromDate: null, toDate: null }, cursor, count: MESSAGES_SHOWN });
-  const made = (await scheduleStates(deps.sql, [schedule])).get(schedule.id) ?? {};
+  const made = (await scheduleStates(deps.sql, schedule.project, [schedule])).get(schedule.id) ?? {};
   const shown = shownSchedule(schedule, deps.config, redactorFor(c, deps.redactor));
   const props = { schedule, shown, ticks: nextTicks(schedule, new Date(now)), made, messages, cursor, view, now, viewer: c.get("viewer"), self: currentUrl(c) };
   const back = { href: SCHEDULES_PATH, label: "All schedules" };
@@ -91,7 +91,7 @@ async function schedulePageOf(c: Context<DashboardEnv>, deps: AppDeps): Promise<
  */
 async function setPaused(c: Context<DashboardEnv>, deps: AppDeps, paused: boolean): Promise<Response> {
   const [id, form] = [c.req.param("id")!, c.get("form")];
-  await deps.sql.begin((tx) => setSchedulePaused(tx, id, paused, new Date(nowOf(deps))));
+  await deps.sql.begin((tx) => setSchedulePaused(tx, c.get("project"), id, paused, new Date(nowOf(deps))));
   const back = form.get("back") === "schedule" ? schedulePath(id) : linkTo(SCHEDULES_PATH, placeOf(form));
   return doneRedirect(c, back, paused ? "paused" : "resumed", id);
 }
