@@ -23,6 +23,8 @@ export interface PublishLoad {
   /** Full URL to POST to, e.g. `<dispatch>/v2/publish/<receiver>/in/<run>/0`. */
   target: string;
   token: string;
+  /** When set, publish `i` goes with `tokens[i % tokens.length]` instead (one token per project). */
+  tokens?: string[];
   durationMs: number;
   bodyBytes: number;
   pacing: Pacing;
@@ -75,7 +77,8 @@ async function publish(load: PublishLoad): Promise<LoadResult> {
     const seq = sent++;
     inFlight++;
     const delay = load.delaySeconds ? randomInt(load.delaySeconds[0], load.delaySeconds[1]) : 0;
-    const headers: Record<string, string> = { authorization: `Bearer ${load.token}`, "content-type": "application/json" };
+    const token = load.tokens ? load.tokens[seq % load.tokens.length]! : load.token;
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     if (delay > 0) headers["svc-delay"] = `${delay}s`;
     const started = performance.now();
     try {

@@ -107,6 +107,8 @@ interface MeasureOptions {
   endpoints: number;
   drainMs: number;
   delaySeconds?: [number, number];
+  /** Tokens to publish with in turn (one per project); the service's own token when absent. */
+  tokens?: string[];
 }
 
 /**
@@ -125,6 +127,7 @@ export async function measure(ctx: BenchContext, dispatch: DispatchProcess, opti
     {
       target: `${dispatch.url}/v2/publish/${options.destination}`,
       token: dispatch.token,
+      tokens: options.tokens,
       durationMs: options.durationMs,
       bodyBytes: ctx.plan.bodyBytes,
       pacing: options.pacing,
