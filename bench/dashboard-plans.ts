@@ -155,10 +155,10 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
   };
   const retry = (await findMessage(sql, held.retried.retriedAs!))!;
   const pages: [string, () => Promise<unknown>][] = [
-    ["overview: messages by state", () => countByState(sql, "messages")],
-    ["overview: runs by state", () => countByState(sql, "workflow_runs")],
-    ["overview: last hour", () => lastHour(sql)],
-    ["overview: totals", () => readTotals(sql)],
+    ["overview: messages by state", () => countByState(sql, "messages", DEFAULT_PROJECT)],
+    ["overview: runs by state", () => countByState(sql, "workflow_runs", DEFAULT_PROJECT)],
+    ["overview: last hour", () => lastHour(sql, DEFAULT_PROJECT)],
+    ["overview: totals", () => readTotals(sql, DEFAULT_PROJECT)],
     ["messages: newest", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
     ["messages: next page", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: latest.cursor, count: 50 })],
     ["messages: state FAILED", () => listMessages(sql, { states: ["FAILED"], filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
@@ -176,7 +176,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["message: retried as", () => retryLinks(sql, held.retried)],
     ["message: retry of", () => retryLinks(sql, retry)],
     ["messages: flow-control key", () => listMessages(sql, { states: null, filter: { flowControlKey: [nth("tenant", 42)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
-    ["overview: failing now", () => failingNow(sql, 5)],
+    ["overview: failing now", () => failingNow(sql, DEFAULT_PROJECT, 5)],
     ["dlq: recent retries", () => recentRetries(sql, 10)],
     ["dlq: newest", () => listDlq(sql, { filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: URL", () => listDlq(sql, { filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],

@@ -13,6 +13,7 @@ import { listMessages } from "../src/domain/messages/list";
 import { findMessage } from "../src/domain/messages/message";
 import { failingNow } from "../src/domain/overview/failing-now";
 import { readTotals } from "../src/domain/overview/totals";
+import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 import { dashboardSession } from "./support/dashboard-session";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
@@ -51,7 +52,7 @@ describe("what is failing", () => {
     expect(byId.get(down[0]!)!.last).toEqual({ status: 500, error: expect.any(String), body: Buffer.from(DOWN) });
     expect(byId.get(fine)!.last).toMatchObject({ status: 200 });
 
-    const failingDestinations = await failingNow(dispatch.service.sql, 5);
+    const failingDestinations = await failingNow(dispatch.service.sql, DEFAULT_PROJECT, 5);
     expect(failingDestinations.map((d) => [d.url, d.failures, d.messages])).toEqual([
       [`${receiver.url}/down`, 4, 3],
       [`${receiver.url}/flaky`, 1, 1],
@@ -82,7 +83,7 @@ describe("what is failing", () => {
     });
     const [latest] = await recentRetries(sql, 10);
     expect(latest).toMatchObject({ original, url: `${receiver.url}/retried`, retry: { id: retry, state: "DELIVERED" } });
-    expect((await readTotals(sql)).retried).toBe(1);
+    expect((await readTotals(sql, DEFAULT_PROJECT)).retried).toBe(1);
     const { items } = await listMessages(sql, { ...NO_FILTER, states: ["FAILED"] });
     expect(items.find((item) => item.id === original)!.retriedAs).toEqual({ id: retry, state: "DELIVERED" });
 
@@ -109,7 +110,7 @@ describe("what is failing", () => {
   it("stops listing a destination once a delivery follows its latest error (a DLQ retry delivered), and lists it again when it fails again", async () => {
     failing.add("/recovers");
     const url = `${receiver.url}/recovers`;
-    const listed = async () => (await failingNow(dispatch.service.sql, 50)).find((destination) => destination.url === url);
+    const listed = async () => (await failingNow(dispatch.service.sql, DEFAULT_PROJECT, 50)).find((destination) => destination.url === url);
     const onOverview = async () => {
       const { cookie } = await dashboardSession(dispatch.baseUrl);
       return (await (await fetch(`${dispatch.baseUrl}/dashboard`, { headers: { cookie } })).text()).includes(`data-failing="${url}"`);
@@ -127,7 +128,7 @@ describe("what is failing", () => {
     expect(await listed()).toBeUndefined();
     expect(await onOverview()).toBe(false);
     // A destination that still fails stays listed.
-    expect((await failingNow(dispatch.service.sql, 50)).map((destination) => destination.url)).toContain(`${receiver.url}/down`);
+    expect((await failingNow(dispatch.service.sql, DEFAULT_PROJECT, 50)).map((destination) => destination.url)).toContain(`${receiver.url}/down`);
 
     failing.add("/recovers");
     const again = await publish("/recovers");
@@ -143,6 +144,6 @@ describe("what is failing", () => {
     const once = await publish("/once", 1);
     await settled(once, "DELIVERED");
     expect((await (await dispatch.api(`/v2/messages/${once}`)).json()).retried).toBe(1);
-    expect((await failingNow(dispatch.service.sql, 50)).map((destination) => destination.url)).not.toContain(`${receiver.url}/once`);
+    expect((await failingNow(dispatch.service.sql, DEFAULT_PROJECT, 50)).map((destination) => destination.url)).not.toContain(`${receiver.url}/once`);
   });
 });

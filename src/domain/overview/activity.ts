@@ -27,18 +27,18 @@ export interface Activity {
   minutes: Minute[];
 }
 
-/** The activity of the hour before the database's `now()`. */
-export async function lastHour(tx: Tx): Promise<Activity> {
+/** The activity of `project` in the hour before the database's `now()`. */
+export async function lastHour(tx: Tx, project: string): Promise<Activity> {
   const created = await tx<{ state: string; n: number }[]>`
     select state, count(*)::int as n from dispatch.messages
-    where created_at >= now() - interval '1 hour' group by state`;
+    where project = ${project} and created_at >= now() - interval '1 hour' group by state`;
   const rows = await tx<MinuteRow[]>`
     select date_trunc('minute', a.recorded_at) as at,
       count(*) filter (where a.result = 'DELIVERED')::int as delivered,
       count(*) filter (where a.result = 'ERROR')::int as errors,
       count(*) filter (where a.failure is not null)::int as failed
-    from dispatch.attempts a
-    where ${inLastHour(tx)}
+    from dispatch.attempts a join dispatch.messages m on m.id = a.message_id
+    where ${inLastHour(tx)} and m.project = ${project}
     group by 1`;
   const [clock] = await tx<{ now: Date }[]>`select now()`;
   return { created: Object.fromEntries(created.map((row) => [row.state, row.n])), minutes: minutesOf(rows, clock!.now.getTime()) };

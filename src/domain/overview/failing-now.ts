@@ -36,7 +36,7 @@ export interface FailingDestination {
 }
 
 /** The `count` destinations with the most error attempts in the last hour and no delivery since the latest, most first. */
-export async function failingNow(tx: Tx, count: number): Promise<FailingDestination[]> {
+export async function failingNow(tx: Tx, project: string, count: number): Promise<FailingDestination[]> {
   const rows = await tx<(Omit<FailingDestination, "last"> & LastAnswer)[]>`
     with errors as (
       select a.id, a.message_id, m.url, m.retried_as from (
@@ -44,6 +44,7 @@ export async function failingNow(tx: Tx, count: number): Promise<FailingDestinat
           where ${inLastHour(tx)} and a.result = 'ERROR'
           order by a.id desc limit ${RECENT_ERRORS}) a
         join dispatch.messages m on m.id = a.message_id
+      where m.project = ${project}
     ), failing as (
       select url, count(*)::int as failures, count(distinct message_id)::int as messages, max(id) as last_id
       from errors group by url
@@ -53,6 +54,7 @@ export async function failingNow(tx: Tx, count: number): Promise<FailingDestinat
           where ${inLastHour(tx)} and a.result = 'DELIVERED'
           order by a.id desc limit ${RECENT_DELIVERIES}) a
         join dispatch.messages m on m.id = a.message_id
+      where m.project = ${project}
       union all
       select m.url, a.id from (select message_id from errors union select retried_as from errors where retried_as is not null) related
         join dispatch.messages m on m.id = related.message_id

@@ -34,11 +34,11 @@ const WHERE = {
   retried: (tx: Tx) => tx`retried_as is not null`,
 };
 
-/** The overview's totals. */
-export async function readTotals(tx: Tx): Promise<Totals> {
+/** The overview's totals of `project`. */
+export async function readTotals(tx: Tx, project: string): Promise<Totals> {
   const upTo = (table: string, which: "all" | "paused" | "retried", limit = TOTAL_COUNT_LIMIT) => tx`(
     select count(*)::int from (
-      select 1 from ${tx(`dispatch.${table}`)} where ${WHERE[which](tx)} limit ${limit + 1}) t)`;
+      select 1 from ${tx(`dispatch.${table}`)} where project = ${project} and ${WHERE[which](tx)} limit ${limit + 1}) t)`;
   const [row] = await tx<Totals[]>`
     select
       ${upTo("dlq", "all", DLQ_COUNT_LIMIT)} as dlq,

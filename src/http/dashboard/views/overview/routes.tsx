@@ -14,12 +14,13 @@ import { OverviewPage } from "./overview-page";
 /** `GET /dashboard`. */
 export function overviewRoutes(deps: AppDeps) {
   return new Hono<DashboardEnv>().get("/", async (c) => {
+    const project = c.get("project");
     const overview = await deps.sql.begin("isolation level repeatable read read only", async (tx) => ({
-      messages: await countByState(tx, "messages"),
-      runs: await countByState(tx, "workflow_runs"),
-      hour: await lastHour(tx),
-      totals: await readTotals(tx),
-      failing: await failingNow(tx, FAILING_SHOWN),
+      messages: await countByState(tx, "messages", project),
+      runs: await countByState(tx, "workflow_runs", project),
+      hour: await lastHour(tx, project),
+      totals: await readTotals(tx, project),
+      failing: await failingNow(tx, project, FAILING_SHOWN),
       holding: await holdingCounts(tx),
     }));
     return c.render(<OverviewPage {...overview} now={nowOf(deps)} />, { title: "Overview", section: "overview" });
