@@ -5,6 +5,8 @@ import type { Role } from "./session/access";
 export interface Viewer {
   role: Role;
   csrf: string;
+  /** Whether the viewer's token is the default project's (the operator's): it sees what every project shares. */
+  operator: boolean;
 }
 
 /** The Hono environment of the dashboard's routes. */

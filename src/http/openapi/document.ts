@@ -18,7 +18,7 @@ const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "tr
 const ERROR_TEXT: Record<number, string> = {
   400: "Bad input; nothing was changed.",
   401: "Missing or unknown token.",
-  403: "A read-only token asked to change something, or to read what only a full token reads.",
+  403: "A read-only token asked to change something, or to read what only a full token reads; or a token of a project other than the default asked for what every project shares.",
   404: "Not found.",
   409: "Conflicts with the current state.",
   412: "Over a limit (the message names the setting that raises it).",
@@ -191,7 +191,8 @@ function errorStatuses(spec: OperationSpec): number[] {
     "metrics-token": [401],
     public: [],
   };
-  return [...new Set([400, ...access[spec.access], ...(spec.errors ?? []), ...(spec.database === false ? [] : [503])])].sort();
+  const shared = spec.shared ? [403] : [];
+  return [...new Set([400, ...access[spec.access], ...shared, ...(spec.errors ?? []), ...(spec.database === false ? [] : [503])])].sort();
 }
 
 function jsonSchema(schema: v.GenericSchema): Json {

@@ -11,6 +11,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
+import { DEFAULT_PROJECT } from "../../db/vocabulary";
 import { AppError, badRequest } from "../../domain/errors";
 import type { JsonPath } from "../../domain/storable-text";
 import { jsonOf } from "../body";
@@ -86,6 +87,11 @@ export interface OperationSpec<B extends BodySpec | undefined = BodySpec | undef
   errors?: number[];
   /** False when it answers without the database (no 503). */
   database?: boolean;
+  /**
+   * What every project shares (destinations' health): answered to the default
+   * project's tokens, the operator's, and a 403 to another project's.
+   */
+  shared?: true;
   /** The methods a route registered for any method (`all`) answers. */
   methods?: string[];
 }
@@ -112,6 +118,9 @@ export function operation<B extends BodySpec | undefined = undefined>(spec: Oper
     // A read-only token may call what is declared `read`, and nothing else (server/middleware.ts requireToken).
     if (spec.access === "full-token" && c.get("access") === "readonly") {
       throw new AppError(403, `this token is read-only: ${c.req.method} ${c.req.path} needs a full token`);
+    }
+    if (spec.shared && c.get("project") !== DEFAULT_PROJECT) {
+      throw new AppError(403, `${c.req.method} ${c.req.path} concerns what every project shares: only the default project's tokens may call it`);
     }
     c.set("operation", spec as OperationSpec);
     await next();

@@ -7,6 +7,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
+import { DEFAULT_PROJECT } from "../../../db/vocabulary";
 import { AppError } from "../../../domain/errors";
 import type { TokenAccess } from "./access";
 import type { DashboardEnv } from "../env";
@@ -29,7 +30,7 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
         throw new AppError(403, "this form has expired (or came from another site): reload the page and try again");
       }
     }
-    c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!) });
+    c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!), operator: grant.project === DEFAULT_PROJECT });
     c.set("project", grant.project);
     await next();
   };

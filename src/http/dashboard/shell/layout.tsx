@@ -29,6 +29,9 @@ export const SECTIONS = [
 
 export type Section = (typeof SECTIONS)[number][0];
 
+/** Sections of what every project shares: the default project's viewers (the operator's) see them. */
+export const OPERATOR_SECTIONS: Section[] = ["destinations"];
+
 /** What every page is framed with. */
 export interface Frame {
   assets: AssetPaths;
@@ -120,7 +123,7 @@ export const Layout: FC<{
 const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | undefined }) => (
   <>
     <nav>
-      {SECTIONS.map(([key, label, href]) => (
+      {SECTIONS.filter(([key]) => viewer.operator || !OPERATOR_SECTIONS.includes(key)).map(([key, label, href]) => (
         <a href={href} class={key === section ? "here" : ""}>
           {label}
         </a>

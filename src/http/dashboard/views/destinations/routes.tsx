@@ -4,7 +4,8 @@
  * (domain/destinations/circuit.ts), as the API's `/v2/destinations` routes.
  * An action comes back to the page it was taken on.
  */
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { AppError } from "../../../../domain/errors";
 import { circuitSettings, closeCircuitByHand, openCircuitByHand } from "../../../../domain/destinations/circuit";
 import { type Destination, findDestination, listDestinations, parseCircuit, parseDestination } from "../../../../domain/destinations/destinations";
 import type { PageOf } from "../../../../domain/paging";
@@ -25,6 +26,12 @@ const ACTIONS = {
   close: { change: closeCircuitByHand, logged: "CLOSED (closed by hand)", done: ["circuit-closed", "circuit-already-closed"] },
 } as const;
 
+/** Destinations are every project's: the default project's viewers (the operator's) see and change them. */
+const operatorOnly: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  if (!c.get("viewer").operator) throw new AppError(403, "destinations are shared by every project: only the default project's tokens see them");
+  await next();
+};
+
 /** `GET /dashboard/destinations`, `POST /dashboard/destinations/:destination/open|close`. */
 export function destinationRoutes(deps: AppDeps) {
   const giveUpAfterMs = deps.config.circuitGiveUpAfterMs;
@@ -44,6 +51,8 @@ export function destinationRoutes(deps: AppDeps) {
     return doneRedirect(c, linkTo(DESTINATIONS_PATH, placeOf(c.get("form"))), done[changed === null ? 1 : 0], destination);
   };
   return new Hono<DashboardEnv>()
+    .use("/destinations", operatorOnly)
+    .use("/destinations/*", operatorOnly)
     .get("/destinations", async (c) => {
       const params = pageParams(c, ["circuit", "destination", "after", ...NOTICE_PARAMS]);
       const destination = singleParam(params, "destination");

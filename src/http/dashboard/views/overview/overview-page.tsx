@@ -21,8 +21,8 @@ export interface Overview {
   totals: Totals;
   /** The destinations with the most error attempts in the last hour. */
   failing: FailingDestination[];
-  /** Destinations holding their messages back now, by circuit state (HELD: a 429's hold). */
-  holding: Record<string, number>;
+  /** Destinations holding their messages back now, by circuit state (HELD: a 429's hold); null for a viewer of another project than the default (destinations are the operator's). */
+  holding: Record<string, number> | null;
 }
 
 /** The headline numbers, attempts per minute and the counts by state, refreshed in place. */
@@ -84,12 +84,14 @@ const Stats = ({ messages, runs, hour, totals, holding }: Overview) => {
         value={upTo(totals.flowControlKeys)}
       />
       <Stat label="Workflow runs started" href="/dashboard/workflows?state=RUN_STARTED" value={`${about(runs.estimated)}${count(runs.counts.RUN_STARTED)}`} />
-      <Stat
-        label="Destinations holding their messages"
-        href={`/dashboard/destinations${(holding.OPEN ?? 0) > 0 ? "?circuit=OPEN" : ""}`}
-        value={count(Object.values(holding).reduce((sum, n) => sum + n, 0))}
-        note={Object.entries(holding).map(([state, n]) => `${count(n)} ${HOLDING_WORDS[state] ?? state}`).join(", ") || undefined}
-      />
+      {holding !== null && (
+        <Stat
+          label="Destinations holding their messages"
+          href={`/dashboard/destinations${(holding.OPEN ?? 0) > 0 ? "?circuit=OPEN" : ""}`}
+          value={count(Object.values(holding).reduce((sum, n) => sum + n, 0))}
+          note={Object.entries(holding).map(([state, n]) => `${count(n)} ${HOLDING_WORDS[state] ?? state}`).join(", ") || undefined}
+        />
+      )}
     </div>
   );
 };

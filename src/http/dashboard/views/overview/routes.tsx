@@ -21,7 +21,7 @@ export function overviewRoutes(deps: AppDeps) {
       hour: await lastHour(tx, project),
       totals: await readTotals(tx, project),
       failing: await failingNow(tx, project, FAILING_SHOWN),
-      holding: await holdingCounts(tx),
+      holding: c.get("viewer").operator ? await holdingCounts(tx) : null,
     }));
     return c.render(<OverviewPage {...overview} now={nowOf(deps)} />, { title: "Overview", section: "overview" });
   });
