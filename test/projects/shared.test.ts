@@ -1,5 +1,5 @@
 /**
- * What every project shares, destinations' health, is the operator's: the
+ * What every project shares, destinations' health and the metrics, is the operator's: the
  * default project's tokens see and change it; another project's get a 403,
  * through the API and the dashboard (whose navigation leaves it out).
  */
@@ -19,6 +19,11 @@ it("answers destinations to the default project's tokens only", async () => {
   expect((await acme.api("/v2/destinations/http%3A%2F%2F127.0.0.1%3A9/open", { method: "POST" })).status).toBe(403);
   expect((await acme.api("/v2/destinations/http%3A%2F%2F127.0.0.1%3A9")).status).toBe(403);
   expect(await dispatch.service.sql`select 1 from dispatch.destinations where destination = 'http://127.0.0.1:9'`).toEqual([]);
+});
+
+it("answers /metrics, which names every project's queues, to the default project's tokens only", async () => {
+  expect((await dispatch.api("/metrics")).status).toBe(200);
+  expect((await acme.api("/metrics")).status).toBe(403);
 });
 
 it("leaves destinations out of another project's dashboard", async () => {

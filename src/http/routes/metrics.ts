@@ -8,6 +8,8 @@ const METRICS = operation({
   description: "Prometheus text format; the README lists the series.",
   tag: "Operations",
   access: "metrics-token",
+  // Series name every project's queues: the operator's (and the metrics token's), not a project's.
+  shared: true,
   responses: { 200: { description: "The metrics.", contentType: "text/plain; version=0.0.4" } },
 });
 
