@@ -18,8 +18,10 @@
  *
  * Projects are served in turn: each project's due messages are read apart
  * (`messages_due_idx` leads with the project), and the claim takes the first
- * of each project, then the second of each, and so on, so one project's
- * backlog delays another's new messages by a claim, not by the backlog. With
+ * of each project, then the second of each, and so on, also within one
+ * destination's room, so one project's backlog delays another's new messages
+ * by a claim, not by the backlog. (A destination's line, once it has one, is
+ * served oldest first whoever sent to it: it is one destination.) With
  * several projects due, each is read up to twice its even share of the
  * claim; a claim that stopped a project's read there says so (`more`), and
  * the worker claims again at once while it has room.
@@ -94,18 +96,19 @@ const CLAIM = `
       order by m.due_at
       limit t.reads
       for update of m skip locked) x),
+  turned as (
+    select s.*, row_number() over (partition by s.project order by s.due_at) as turn from scan s),
   ranked as (
-    select s.id, s.project, s.destination, s.due_at, row_number() over (partition by s.destination order by s.due_at) as n,
+    select s.id, s.project, s.destination, s.due_at, s.turn,
+      row_number() over (partition by s.destination order by s.turn, s.due_at) as n,
       case when s.destination in (select destination from held)
           or s.destination in (select destination from lines where destination is not null) then 0
         else coalesce((select r.n from room r where r.destination = s.destination), $3::int) end as room
-    from scan s),
-  eligible as (
-    select id, due_at, row_number() over (partition by project order by due_at) as turn from ranked where n <= room),
+    from turned s),
   picked as (
     select id from from_lines
     union all
-    (select id from eligible order by turn, due_at limit $2::int - (select count(*) from from_lines))),
+    (select id from ranked where n <= room order by turn, due_at limit $2::int - (select count(*) from from_lines))),
   claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
   claimed as (
     update dispatch.messages m set due_at = null, destination_parked = false, claim_id = claim.id
