@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { DatabaseStartError } from "./db/connection/errors";
 import { DEFAULT_PROJECT } from "./db/vocabulary";
+import type { Quota } from "./domain/projects/quotas";
 import { EmbeddedDatabaseError } from "./db/embedded/errors";
 import { ListenError } from "./listen-error";
 import { createLog, type Log } from "./observability/log";
@@ -29,6 +30,8 @@ const USAGE = [
   "       dispatch keys [rotate]                   print (or rotate) the signing keys",
   "       dispatch env [--project NAME]            print the variables the official SDKs read (QSTASH_URL, ...)",
   "       dispatch project create NAME             create a project; prints its QSTASH_* variables",
+  "       dispatch project limit NAME [--messages-per-day N] [--publishes-per-second N]",
+  "                                                set a project's quotas (0: none)",
   "       dispatch project list                    list the projects",
   "       dispatch project delete NAME [--force]   delete a project and all it owns (--force: even with pending messages)",
   "       dispatch help                            print this",
@@ -76,6 +79,8 @@ function parseCommandLine(argv: string[]) {
         readonly: { type: "boolean" },
         project: { type: "string" },
         force: { type: "boolean" },
+        "messages-per-day": { type: "string" },
+        "publishes-per-second": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -85,7 +90,10 @@ function parseCommandLine(argv: string[]) {
 }
 
 /** The operator command `positionals` name with its options, or null for `start`. */
-function commandOf(positionals: string[], options: { name?: string; readonly?: boolean; project?: string; force?: boolean }): Command | null {
+function commandOf(
+  positionals: string[],
+  options: { name?: string; readonly?: boolean; project?: string; force?: boolean; "messages-per-day"?: string; "publishes-per-second"?: string },
+): Command | null {
   const [first, second, ...rest] = positionals;
   if (first === "token" && second === "create") {
     if (rest.length > 0) throw new UsageError(`dispatch token create takes options (--name NAME, --readonly, --project NAME), not ${rest.join(" ")}`);
@@ -94,6 +102,14 @@ function commandOf(positionals: string[], options: { name?: string; readonly?: b
   if (options.name !== undefined || options.readonly) throw new UsageError("--name and --readonly go with dispatch token create");
   if (first === "env" && positionals.length === 1 && options.project !== undefined) return { name: "env --project", project: options.project };
   if (options.project !== undefined) throw new UsageError("--project goes with dispatch token create and dispatch env");
+  const quota = quotaOf(options);
+  if (first === "project" && second === "limit") {
+    if (rest.length !== 1 || Object.keys(quota).length === 0) {
+      throw new UsageError("dispatch project limit takes one project name and --messages-per-day N and/or --publishes-per-second N");
+    }
+    return { name: "project limit", project: rest[0]!, quota };
+  }
+  if (Object.keys(quota).length > 0) throw new UsageError("--messages-per-day and --publishes-per-second go with dispatch project limit");
   if (first === "project") return projectCommand(second, rest, options.force ?? false);
   if (options.force) throw new UsageError("--force goes with dispatch project delete");
   if (first === "token" && second === "revoke") {
@@ -104,6 +120,18 @@ function commandOf(positionals: string[], options: { name?: string; readonly?: b
   if (plain !== undefined) return { name: plain };
   if (first === "start" && positionals.length === 1) return null;
   throw new UsageError(positionals.length === 0 ? "" : `unknown command: dispatch ${positionals.join(" ")}`);
+}
+
+/** The quotas the options set: a whole number each, 0 for none. */
+function quotaOf(options: { "messages-per-day"?: string; "publishes-per-second"?: string }): Partial<Quota> {
+  const quota: Partial<Quota> = {};
+  const limit = (option: string, text: string) => {
+    if (!/^\d{1,9}$/.test(text)) throw new UsageError(`--${option} takes a whole number (0: none), got ${JSON.stringify(text)}`);
+    return Number(text) === 0 ? null : Number(text);
+  };
+  if (options["messages-per-day"] !== undefined) quota.messagesPerDay = limit("messages-per-day", options["messages-per-day"]);
+  if (options["publishes-per-second"] !== undefined) quota.publishesPerSecond = limit("publishes-per-second", options["publishes-per-second"]);
+  return quota;
 }
 
 /** `dispatch project create NAME`, `list` or `delete NAME`. */

@@ -22,7 +22,8 @@ import { ensureSigningKeys, rotateSigningKeys, type SigningKeySource } from "./d
 import { AppError } from "./domain/errors";
 import { ensureAccessTokens } from "./domain/secrets/stored-secrets";
 import type { Log } from "./observability/log";
-import { createProjectCommand, deleteProjectCommand, listProjectsCommand, projectEnvOutput } from "./project-commands";
+import type { Quota } from "./domain/projects/quotas";
+import { createProjectCommand, deleteProjectCommand, limitProjectCommand, listProjectsCommand, projectEnvOutput } from "./project-commands";
 import { createToken, listTokens, revokeToken } from "./token-commands";
 
 /** A command's outcome: what to print and the exit code. */
@@ -37,7 +38,8 @@ export type Command =
   | { name: "token create"; tokenName: string | null; readOnly: boolean; project: string }
   | { name: "token revoke"; tokenName: string }
   | { name: "project create" | "env --project"; project: string }
-  | { name: "project delete"; project: string; force: boolean };
+  | { name: "project delete"; project: string; force: boolean }
+  | { name: "project limit"; project: string; quota: Partial<Quota> };
 
 /** Runs `command` against `config`'s database; a refusal (an unknown token name, say) exits 1 with its message. */
 export async function runCommand(command: Command, config: Config, log: Log): Promise<CommandResult> {
@@ -79,6 +81,8 @@ async function outputOf(command: Command, config: Config, database: OpenDatabase
       return listProjectsCommand(sql);
     case "project delete":
       return deleteProjectCommand(sql, command.project, command.force);
+    case "project limit":
+      return limitProjectCommand(sql, command.project, command.quota);
   }
 }
 

@@ -10,6 +10,7 @@ import type { Sql, Transaction } from "./db/client";
 import { readSigningKeys, type SigningKeySource } from "./domain/delivery/signing-keys";
 import { projectToken } from "./domain/projects/project-token";
 import { createProject, deleteProject, listProjects, requireProject } from "./domain/projects/projects";
+import { type Quota, setQuota } from "./domain/projects/quotas";
 
 /** Creates project `name` with a token and a signing-key pair, and prints its `.env` lines. */
 export async function createProjectCommand(sql: Sql, config: Config, keySource: SigningKeySource, name: string): Promise<string> {
@@ -29,11 +30,27 @@ export async function projectEnvOutput(sql: Sql, config: Config, keySource: Sign
   return lines.join("\n");
 }
 
-/** One line per project: its name, tokens and pending messages. */
+/** One line per project: its name, tokens, pending messages and quotas. */
 export async function listProjectsCommand(sql: Sql): Promise<string> {
   return (await listProjects(sql))
-    .map((p) => `${p.name} (created ${p.createdAt.toISOString()}; ${p.tokens} stored tokens; ${p.pendingMessages} pending messages)`)
+    .map((p) => `${p.name} (created ${p.createdAt.toISOString()}; ${p.tokens} stored tokens; ${p.pendingMessages} pending messages${quotaText(p)})`)
     .join("\n");
+}
+
+/** Sets a project's quotas (null: none) and says what they are now. */
+export async function limitProjectCommand(sql: Sql, name: string, quota: Partial<Quota>): Promise<string> {
+  await setQuota(sql, name, quota);
+  const [project] = (await listProjects(sql)).filter((p) => p.name === name);
+  return `project ${name}: ${quotaText(project ?? { messagesPerDay: null, publishesPerSecond: null }).slice(2) || "no quotas"}`;
+}
+
+/** "; quotas: 1000 messages a day, 10 publishes a second", or nothing without quotas. */
+function quotaText({ messagesPerDay, publishesPerSecond }: Quota): string {
+  const parts = [
+    ...(messagesPerDay === null ? [] : [`${messagesPerDay} messages a day`]),
+    ...(publishesPerSecond === null ? [] : [`${publishesPerSecond} publishes a second`]),
+  ];
+  return parts.length === 0 ? "" : `; quotas: ${parts.join(", ")}`;
 }
 
 /** Deletes project `name` and all it owns; refused while it holds pending messages unless `force`. */

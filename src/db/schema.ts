@@ -14,6 +14,7 @@ import {
   boolean,
   check,
   customType,
+  date,
   foreignKey,
   index,
   integer,
@@ -65,7 +66,23 @@ const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode
 export const projects = dispatch.table("projects", {
   name: text("name").primaryKey(),
   createdAt: timestamptz("created_at").notNull().default(sql`now()`),
+  /** Quotas (domain/projects/quotas.ts): messages a day (UTC), publish requests a second; null for none. */
+  messagesPerDay: integer("messages_per_day"),
+  publishesPerSecond: integer("publishes_per_second"),
 });
+
+/** Messages each project with a daily quota published on each day (UTC), counted against it. */
+export const projectUsage = dispatch.table(
+  "project_usage",
+  {
+    project: text("project")
+      .notNull()
+      .references(() => projects.name, { onDelete: "cascade" }),
+    day: date("day").notNull(),
+    messages: integer("messages").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.project, t.day] })],
+);
 
 /**
  * The project a row belongs to. The tables written on the delivery path

@@ -7,6 +7,8 @@ export class AppError extends Error {
   constructor(
     readonly status: 400 | 401 | 403 | 404 | 409 | 412 | 413 | 429,
     message: string,
+    /** Response headers that say more (a 429's rate-limit headers). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

@@ -18,6 +18,9 @@ export interface ProjectEntry {
   tokens: number;
   /** Its messages not yet delivered, failed or cancelled. */
   pendingMessages: number;
+  /** Its quotas (quotas.ts); null for none. */
+  messagesPerDay: number | null;
+  publishesPerSecond: number | null;
 }
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -45,7 +48,7 @@ export async function requireProject(sql: Tx, name: string): Promise<void> {
 /** Every project, by name, with its tokens and pending messages counted. */
 export async function listProjects(sql: Tx): Promise<ProjectEntry[]> {
   return sql<ProjectEntry[]>`
-    select p.name, p.created_at as "createdAt",
+    select p.name, p.created_at as "createdAt", p.messages_per_day as "messagesPerDay", p.publishes_per_second as "publishesPerSecond",
       (select count(*)::int from dispatch.access_tokens t where t.project = p.name) as tokens,
       (select count(*)::int from dispatch.messages m where m.project = p.name and m.state = any(${PENDING_STATES}::text[])) as "pendingMessages"
     from dispatch.projects p order by p.name`;

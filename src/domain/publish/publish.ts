@@ -11,6 +11,7 @@
 import type { Sql } from "../../db/client";
 import { Coalescer } from "../../db/coalescer";
 import type { NewMessage, PublishResult } from "../messages/new-message";
+import type { Quotas } from "../projects/quotas";
 import { canClaimAtInsert, insertMessagesClaiming } from "./insert";
 import type { LocalDelivery } from "./local-delivery";
 import type { MessageSettings } from "./options";
@@ -25,6 +26,8 @@ export class Publisher {
     private readonly settings: PublishSettings,
     /** This process's worker, when it runs one. */
     local: LocalDelivery | null = null,
+    /** The projects' quotas, counted before anything is stored (the endpoints that create messages). */
+    private readonly quotas: Quotas | null = null,
   ) {
     const write = (tx: Parameters<typeof storeGroups>[0], groups: NewMessage[][]) =>
       storeGroups(tx, groups, settings, local !== null && !groups.some((group) => group.some(needsTransaction)) ? local : null);
@@ -41,9 +44,17 @@ export class Publisher {
   async publish(requests: PublishRequest[]): Promise<PublishResponse[]> {
     const prepared: PreparedRequest[] = [];
     for (const request of requests) prepared.push(await prepareMessages(this.sql, request, this.settings));
+    if (this.quotas !== null) await admitAll(this.quotas, requests, prepared);
     const results = await this.coalescer.submit(prepared.flatMap((p) => p.messages));
     return responses(prepared, results);
   }
+}
+
+/** Counts the requests against their projects' quotas (one HTTP request's, all of one project): a 429 stores nothing. */
+async function admitAll(quotas: Quotas, requests: PublishRequest[], prepared: PreparedRequest[]): Promise<void> {
+  const messages = new Map<string, number>();
+  requests.forEach((request, i) => messages.set(request.project, (messages.get(request.project) ?? 0) + prepared[i]!.messages.length));
+  for (const [project, count] of messages) await quotas.admit(project, count);
 }
 
 /** Each request's answer from the results of all their messages, in order. */

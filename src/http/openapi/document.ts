@@ -23,7 +23,7 @@ const ERROR_TEXT: Record<number, string> = {
   409: "Conflicts with the current state.",
   412: "Over a limit (the message names the setting that raises it).",
   413: "The body exceeds the maximum message size.",
-  429: "Too many requests.",
+  429: "Too many requests, or over the project's quota: a daily quota answers with RateLimit-Limit, -Remaining and -Reset, a rate with Burst-RateLimit-Limit, -Remaining and -Reset.",
   503: "The database is unavailable; nothing was changed. Retry after `Retry-After` seconds.",
 };
 

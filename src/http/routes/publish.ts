@@ -8,6 +8,7 @@ import { overLimit, tooLarge } from "../../domain/errors";
 import { detectDialect } from "../../domain/headers/dialect";
 import type { Dialect } from "../../db/vocabulary";
 import type { PublishRequest, PublishResponse } from "../../domain/publish/prepare";
+import { Quotas } from "../../domain/projects/quotas";
 import { Publisher } from "../../domain/publish/publish";
 import type { JsonPath } from "../../domain/storable-text";
 import type { Metrics } from "../../observability/metrics";
@@ -59,7 +60,7 @@ const PUBLISH = operation({
   headers: publishHeaders(),
   body: { bytes: "The message body, any bytes, delivered as given." },
   responses: { 200: PUBLISHED, 202: DUPLICATE },
-  errors: [404, 412, 413],
+  errors: [404, 412, 413, 429],
 });
 const ENQUEUE = operation({
   summary: "Publish a message to a queue",
@@ -70,7 +71,7 @@ const ENQUEUE = operation({
   headers: publishHeaders(),
   body: { bytes: "The message body, any bytes, delivered as given." },
   responses: { 200: PUBLISHED, 202: DUPLICATE },
-  errors: [404, 412, 413],
+  errors: [404, 412, 413, 429],
 });
 const BATCH = operation({
   summary: "Publish several messages",
@@ -79,12 +80,12 @@ const BATCH = operation({
   access: "full-token",
   body: { name: "batch", json: BatchSchema, isBytes: isItemBody },
   responses: { 200: { description: "One answer per item, in order.", json: v.array(PUBLISHED.json) } },
-  errors: [404, 412, 413],
+  errors: [404, 412, 413, 429],
 });
 
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
-  const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null);
+  const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null, new Quotas(deps.sql));
   const run = async (requests: PublishRequest[]) => {
     const responses = await publisher.publish(requests);
     countPublished(deps.metrics, requests, responses, deps.config.defaultDialect);

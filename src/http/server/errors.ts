@@ -19,7 +19,7 @@ export function renderError(
   c: Context,
   deps: { availability: DatabaseAvailability; log: Log },
 ): Response {
-  if (error instanceof AppError) return c.json({ error: error.message }, error.status);
+  if (error instanceof AppError) return c.json({ error: error.message }, error.status, error.headers);
   if (error instanceof HTTPException) return c.json({ error: error.message || "request rejected" }, error.status);
   if (deps.availability.failed(error)) {
     c.header("Retry-After", String(RETRY_AFTER_SECONDS));

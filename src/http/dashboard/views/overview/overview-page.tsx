@@ -7,6 +7,7 @@ import type { Activity } from "../../../../domain/overview/activity";
 import type { FailingDestination } from "../../../../domain/overview/failing-now";
 import type { StateCounts } from "../../../../domain/overview/state-counts";
 import { DLQ_COUNT_LIMIT, type Totals, TOTAL_COUNT_LIMIT } from "../../../../domain/overview/totals";
+import type { Quota } from "../../../../domain/projects/quotas";
 import { MESSAGE_STATES } from "../../../../db/vocabulary";
 import { RUN_STATES } from "../../../../domain/workflows/logs/logs";
 import { MinuteChart, StateBars } from "../../kit/charts";
@@ -23,6 +24,8 @@ export interface Overview {
   failing: FailingDestination[];
   /** Destinations holding their messages back now, by circuit state (HELD: a 429's hold); null for a viewer of another project than the default (destinations are the operator's). */
   holding: Record<string, number> | null;
+  /** The project's quotas (null: none) and the messages counted against its daily one today. */
+  quota: Quota & { messagesToday: number };
 }
 
 /** The headline numbers, attempts per minute and the counts by state, refreshed in place. */
@@ -56,7 +59,7 @@ export const OverviewPage = (overview: Overview & { now: number }) => {
 };
 
 /** The headline numbers, each linking to the list it counts. */
-const Stats = ({ messages, runs, hour, totals, holding }: Overview) => {
+const Stats = ({ messages, runs, hour, totals, holding, quota }: Overview) => {
   const perMinute = hour.minutes.at(-1)!;
   const lastHourTotals = hour.minutes.reduce(
     (sum, m) => ({ delivered: sum.delivered + m.delivered, failed: sum.failed + m.failed }),
@@ -84,6 +87,14 @@ const Stats = ({ messages, runs, hour, totals, holding }: Overview) => {
         value={upTo(totals.flowControlKeys)}
       />
       <Stat label="Workflow runs started" href="/dashboard/workflows?state=RUN_STARTED" value={`${about(runs.estimated)}${count(runs.counts.RUN_STARTED)}`} />
+      {(quota.messagesPerDay !== null || quota.publishesPerSecond !== null) && (
+        <Stat
+          label="Messages today (UTC), against the project's quota"
+          href="/dashboard/messages"
+          value={quota.messagesPerDay === null ? count(quota.messagesToday) : `${count(quota.messagesToday)} of ${count(quota.messagesPerDay)}`}
+          note={quota.publishesPerSecond === null ? undefined : `at most ${count(quota.publishesPerSecond)} publishes a second`}
+        />
+      )}
       {holding !== null && (
         <Stat
           label="Destinations holding their messages"

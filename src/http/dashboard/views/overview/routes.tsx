@@ -5,6 +5,7 @@ import { holdingCounts } from "../../../../domain/destinations/destinations";
 import { failingNow } from "../../../../domain/overview/failing-now";
 import { countByState } from "../../../../domain/overview/state-counts";
 import { readTotals } from "../../../../domain/overview/totals";
+import { quotaUse } from "../../../../domain/projects/quotas";
 import type { AppDeps } from "../../../deps";
 import type { DashboardEnv } from "../../env";
 import { nowOf } from "../../kit/page";
@@ -22,6 +23,7 @@ export function overviewRoutes(deps: AppDeps) {
       totals: await readTotals(tx, project),
       failing: await failingNow(tx, project, FAILING_SHOWN),
       holding: c.get("viewer").operator ? await holdingCounts(tx) : null,
+      quota: await quotaUse(tx, project),
     }));
     return c.render(<OverviewPage {...overview} now={nowOf(deps)} />, { title: "Overview", section: "overview" });
   });
