@@ -14,7 +14,8 @@ import { type Receiver, startReceiver } from "./support/receiver";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 import { startActiveRun, startUnfinishedRunReceiver, startWorkflowApp, type WorkflowApp } from "./support/workflow-app";
 
-const dispatch = useDispatch({ delayScale: 0.001 });
+const ADMIN_TOKEN = "admin-token-0123456789abcdef";
+const dispatch = useDispatch({ delayScale: 0.001, adminToken: ADMIN_TOKEN });
 let receiver: Receiver;
 let failing: Receiver;
 let unfinished: Receiver;
@@ -236,6 +237,23 @@ describe("workflows", () => {
     });
     expect(triggered).toHaveLength(2);
     await call("DELETE /v2/workflows/runs", "/v2/workflows/runs?label=nothing-has-this", { method: "DELETE" });
+  });
+});
+
+describe("projects", () => {
+  it("the administration: create, environment, list, limit, delete", async () => {
+    const admin = { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } };
+    const adminCall = async (operation: string, path: string, method: string) => {
+      const response = await fetch(`${dispatch.baseUrl}${path}`, { method, ...admin });
+      const text = await response.text();
+      expect(response.status, `${operation}: ${text}`).toBe(200);
+      met.add(operation);
+    };
+    await adminCall("POST /admin/projects/{name}", "/admin/projects/tour", "POST");
+    await adminCall("GET /admin/projects/{name}/env", "/admin/projects/tour/env", "GET");
+    await adminCall("GET /admin/projects", "/admin/projects", "GET");
+    await adminCall("POST /admin/projects/{name}/limit", "/admin/projects/tour/limit?messagesPerDay=10&publishesPerSecond=5", "POST");
+    await adminCall("DELETE /admin/projects/{name}", "/admin/projects/tour?force=true", "DELETE");
   });
 });
 

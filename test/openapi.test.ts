@@ -13,7 +13,7 @@ import { appRoutes } from "./support/routes";
 import { TEST_TOKEN, useDispatch } from "./support/service";
 
 /** Middleware the app mounts for any method: not routes of the API. */
-const MIDDLEWARE = ["ALL /*", "ALL /v2/*", "ALL /v2/workflows/hooks/*", "ALL /metrics"];
+const MIDDLEWARE = ["ALL /*", "ALL /v2/*", "ALL /v2/workflows/hooks/*", "ALL /metrics", "ALL /admin/*"];
 /** The dashboard's pages (and `/`, which leads there) and the reference page's files are for people, not part of the API. */
 const isPage = (path: string) => path === "/" || path === "/dashboard" || path.startsWith("/dashboard/") || path.startsWith("/docs/assets/");
 

@@ -48,6 +48,8 @@ export interface Config {
   readonlyTokens: string[];
   /** A token that may read `/metrics` only (any access token may too). */
   metricsToken: string | null;
+  /** DISPATCH_ADMIN_TOKEN: the token of the projects' administration API (`/admin/projects`); none when null. */
+  adminToken: string | null;
   currentSigningKey: string | null;
   nextSigningKey: string | null;
   /**
@@ -193,6 +195,7 @@ const EnvSchema = v.object({
   DISPATCH_TOKEN: tokenList,
   DISPATCH_READONLY_TOKEN: tokenList,
   DISPATCH_METRICS_TOKEN: secretText(16),
+  DISPATCH_ADMIN_TOKEN: secretText(16),
   DISPATCH_CURRENT_SIGNING_KEY: secretText(32),
   DISPATCH_NEXT_SIGNING_KEY: secretText(32),
   DISPATCH_SECRET: secretText(32),
@@ -275,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokens: e.DISPATCH_TOKEN,
     readonlyTokens: e.DISPATCH_READONLY_TOKEN,
     metricsToken: e.DISPATCH_METRICS_TOKEN,
+    adminToken: e.DISPATCH_ADMIN_TOKEN,
     currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
     secret: e.DISPATCH_SECRET,
     sessionIdleMs: e.DISPATCH_SESSION_IDLE,

@@ -61,6 +61,8 @@ export const TAGS: Record<Tag, string> = {
   Destinations: "Each origin Dispatch delivers to, its circuit breaker and health; open or close a circuit by hand (a Dispatch extension).",
   Workflows: "Workflow runs (the workflow SDKs' protocol): start, notify, list, cancel; the workflow DLQ.",
   "Signing keys": "The keys that sign each delivery (Upstash-Signature), and their rotation.",
+  Projects:
+    "The projects one Dispatch serves, each with its own tokens, signing keys and data (a Dispatch extension): create, list, limit and delete them with DISPATCH_ADMIN_TOKEN, as `dispatch project` does.",
   Operations: "Health, readiness, metrics, this document and its reference page.",
 };
 
@@ -189,6 +191,7 @@ function errorStatuses(spec: OperationSpec): number[] {
     read: [401],
     "full-token": [401, 403],
     "metrics-token": [401],
+    "admin-token": [401],
     public: [],
   };
   const shared = spec.shared ? [403] : [];

@@ -30,7 +30,8 @@ export type Tag =
   | "Destinations"
   | "Signing keys"
   | "Workflows"
-  | "Operations";
+  | "Operations"
+  | "Projects";
 
 /** A parameter's meaning, or its meaning and the type its text holds. */
 export type ParameterDoc = string | { description: string; type: "integer" | "boolean"; required?: boolean };
@@ -67,6 +68,8 @@ export type Access =
   | "full-token"
   /** An access token or DISPATCH_METRICS_TOKEN. */
   | "metrics-token"
+  /** DISPATCH_ADMIN_TOKEN only: the projects' administration. */
+  | "admin-token"
   /** No token. */
   | "public";
 

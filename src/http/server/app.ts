@@ -5,7 +5,7 @@
  * operation of the API document (`/openapi.json`, `/docs`; http/openapi/).
  */
 import { Hono } from "hono";
-import { withReadOnly } from "../../domain/access-tokens/token-set";
+import { fixedTokenSet, withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
 import { dashboard } from "../dashboard/app/dashboard";
 import { checkAnswers } from "../openapi/answer-check";
@@ -31,6 +31,7 @@ import { workflowEventRoutes, workflowHookRoutes } from "../routes/workflow-even
 import { workflowLogRoutes } from "../routes/workflow-logs";
 import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
+import { projectRoutes } from "../routes/projects";
 import { browserHeaders } from "./browser-headers";
 import { renderError } from "./errors";
 import { AuthFailures } from "../auth-failures";
@@ -82,6 +83,9 @@ export function createApp(deps: AppDeps) {
     .use("/v2/workflows/hooks/*", readBody(deps.config.maxMessageBytes))
     .route("/v2/workflows/hooks", workflowHookRoutes(deps))
     .route("/v2", v2)
+    // The projects' administration answers DISPATCH_ADMIN_TOKEN and no other token (none when it is unset).
+    .use("/admin/*", requireToken(fixedTokenSet(deps.config.adminToken ? [deps.config.adminToken] : [], []), failures))
+    .route("/admin/projects", projectRoutes(deps))
     // The API document and its reference page, built from the operations of the routes above.
     .route("/", apiDocumentRoutes(() => app.routes))
     // The dashboard is a set of pages: its errors are pages too.
