@@ -29,17 +29,19 @@ export interface WorkflowApp {
   close(): Promise<void>;
 }
 
-/** Serves `routes` (path → workflow) on 127.0.0.1 against `dispatch`, calling it with `token`. */
+/**
+ * Serves `routes` (path → workflow) on 127.0.0.1 against `dispatch`, calling
+ * it with `token` (the test token, the default project's, unless given: then
+ * the app runs as that token's project and verifies with its signing keys).
+ */
 export async function startWorkflowApp(
   dispatch: TestService,
   routes: Record<string, WorkflowRoute>,
   { token = TEST_TOKEN }: { token?: string } = {},
 ): Promise<WorkflowApp> {
   const qstashClient = new QStashClient({ baseUrl: dispatch.baseUrl, token, retry: false });
-  const receiver = new Receiver({
-    currentSigningKey: dispatch.service.signingKeys.current,
-    nextSigningKey: dispatch.service.signingKeys.next,
-  });
+  const keys = token === TEST_TOKEN ? dispatch.service.signingKeys : await signingKeysOf(dispatch, token);
+  const receiver = new Receiver({ currentSigningKey: keys.current, nextSigningKey: keys.next });
   const calls = new Map<string, number>();
   const app = new Hono();
   let baseUrl = "";
@@ -67,6 +69,14 @@ export async function startWorkflowApp(
     client: new WorkflowClient({ baseUrl: dispatch.baseUrl, token }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The signing keys of `token`'s project (`GET /v2/keys`), which signs its deliveries. */
+async function signingKeysOf(dispatch: TestService, token: string): Promise<{ current: string; next: string }> {
+  const response = await fetch(`${dispatch.baseUrl}/v2/keys`, { headers: { Authorization: `Bearer ${token}` } });
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`GET /v2/keys answered ${response.status}: ${body}`);
+  return JSON.parse(body) as { current: string; next: string };
 }
 
 /** The request as the app sees it, with its public URL (the server sees 127.0.0.1 already). */

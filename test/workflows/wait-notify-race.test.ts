@@ -8,6 +8,7 @@
  * checked is what the wait and the notify leave in the database.)
  */
 import { expect, it } from "vitest";
+import { DEFAULT_PROJECT } from "../../src/db/vocabulary";
 import { messageSettings } from "../../src/domain/publish/options";
 import { registerWait } from "../../src/domain/workflows/waits";
 import { poll } from "../support/poll";
@@ -34,7 +35,7 @@ it("a webhook that arrives while a wait is being registered resumes the run", as
   const waiting = dispatch.service.sql.begin(async (tx) => {
     const step = { stepId: 2, stepName: "wait", stepType: "Wait", concurrent: 1 };
     const headers = { "svc-workflow-runid": workflowRunId, "content-type": "application/json" };
-    await registerWait(tx, eventId, { url: `${receiver.url}/workflow`, timeout: "1h", step }, headers, "svc", messageSettings(dispatch.config));
+    await registerWait(tx, DEFAULT_PROJECT, eventId, { url: `${receiver.url}/workflow`, timeout: "1h", step }, headers, "svc", messageSettings(dispatch.config));
     waiterAdded();
     await waitMayCommit;
   });

@@ -2,7 +2,9 @@
  * Binding workflow messages to their runs as they are stored, in the insert
  * transaction (docs/workflow-protocol.md §3.5, §15 items 2-3): an init message
  * creates its run (or is deduplicated against the active one), every other
- * message joins its run's step list and takes the run's configuration. (A
+ * message joins its run's step list and takes the run's configuration. A
+ * message's run is found in the message's project (the publishing token's):
+ * another project's run of the same id is not its run. (A
  * step's `Not-Before` was made the end of the second the SDK rounded it to
  * when the message was built: publish/not-before.ts.)
  */
@@ -44,7 +46,7 @@ async function bindInit(
   binding: WorkflowBinding,
 ): Promise<{ runPk: number; entryBody: Buffer } | { duplicateOf: string }> {
   const { entryBody, invoker } = binding.invoke ? readInvokeEnvelope(message.body) : { entryBody: message.body, invoker: null };
-  const active = await findActiveRun(tx, binding.runId);
+  const active = await findActiveRun(tx, message.project, binding.runId);
   if (active && binding.triggeredBySdk && !(await hasProgressed(tx, active.pk))) {
     await replaceInit(tx, message, active);
     return { runPk: active.pk, entryBody };
@@ -61,7 +63,7 @@ async function bindInit(
     callerIp: message.callerIp,
     invoker,
   });
-  if (!created) return { duplicateOf: await initMessageId(tx, binding.runId) };
+  if (!created) return { duplicateOf: await initMessageId(tx, message.project, binding.runId) };
   message.workflowRunPk = created.pk;
   return { runPk: created.pk, entryBody };
 }
@@ -96,7 +98,9 @@ async function hasProgressed(tx: Tx, runPk: number): Promise<boolean> {
  */
 async function bindStep(tx: Tx, message: NewMessage, binding: WorkflowBinding): Promise<Run | null> {
   const run =
-    message.origin === "publish" ? await findActiveRun(tx, binding.runId) : await findLatestRun(tx, binding.runId);
+    message.origin === "publish"
+      ? await findActiveRun(tx, message.project, binding.runId)
+      : await findLatestRun(tx, message.project, binding.runId);
   if (!run) {
     if (message.origin === "publish") throw badRequest(`workflow run ${binding.runId} does not exist or has already ended`);
     return null;
@@ -130,11 +134,11 @@ function applyRunConfig(message: NewMessage, config: RunConfig): void {
   message.flowControl ??= config.flowControl;
 }
 
-async function initMessageId(tx: Tx, runId: string): Promise<string> {
+async function initMessageId(tx: Tx, project: string, runId: string): Promise<string> {
   const [row] = await tx<{ messageId: string }[]>`
     select s.message_id as "messageId" from dispatch.workflow_steps s
     join dispatch.workflow_runs r on r.pk = s.run_pk
-    where r.run_id = ${runId} and r.state = 'RUN_STARTED' order by s.seq limit 1`;
+    where r.project = ${project} and r.run_id = ${runId} and r.state = 'RUN_STARTED' order by s.seq limit 1`;
   return row?.messageId ?? runId;
 }
 

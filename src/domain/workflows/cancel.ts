@@ -17,15 +17,15 @@ import { findRun } from "./runs";
  */
 export type RunCancelSelection = { runIds: string[] } | { filter: RunFilter; range: TimeRange; count: number };
 
-/** Cancels the runs `selection` picks; returns how many were cancelled (not those that had already ended). */
-export async function cancelRuns(tx: Tx, selection: RunCancelSelection, settings: MessageSettings): Promise<number> {
+/** Cancels the runs of `project` that `selection` picks; returns how many were cancelled (not those that had already ended). */
+export async function cancelRuns(tx: Tx, project: string, selection: RunCancelSelection, settings: MessageSettings): Promise<number> {
   const which =
     "runIds" in selection
       ? tx`r.run_id = any(${selection.runIds}::text[])`
-      : tx`${matchRuns(tx, selection.filter)} and ${withinRange(tx, tx`r.created_at`, selection.range)}`;
+      : tx`${matchRuns(tx, project, selection.filter)} and ${withinRange(tx, tx`r.created_at`, selection.range)}`;
   const picked = await tx<{ pk: number }[]>`
     select pk from dispatch.workflow_runs r
-    where state = 'RUN_STARTED' and ${which}
+    where r.project = ${project} and state = 'RUN_STARTED' and ${which}
     order by r.created_at, r.pk
     ${"count" in selection ? tx`limit ${selection.count}` : tx``}
     for update`;

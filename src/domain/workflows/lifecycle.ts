@@ -153,11 +153,11 @@ export async function publishContinuation(
   });
   const runId = options.workflow?.runId;
   const [active] = runId
-    ? await tx<{ pk: number }[]>`select pk from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED'`
+    ? await tx<{ pk: number }[]>`select pk from dispatch.workflow_runs where project = ${about.project} and run_id = ${runId} and state = 'RUN_STARTED'`
     : [];
   if (!active && runId) {
     const [latest] = await tx<{ pk: number }[]>`
-      select pk from dispatch.workflow_runs where run_id = ${runId} order by created_at desc, pk desc limit 1`;
+      select pk from dispatch.workflow_runs where project = ${about.project} and run_id = ${runId} order by created_at desc, pk desc limit 1`;
     const id = newMessageId();
     if (latest) await appendSteps(tx, [{ runPk: latest.pk, messageId: id, callType: "step", body }]);
     return { messageId: id, deduplicated: false, recordedOnly: true };

@@ -55,9 +55,9 @@ const PATH = "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*([^?#]*)";
 /** `LIKE` patterns matching what starts with each value. */
 const prefixes = (values: string[]) => values.map((value) => `${value.replace(/[\\%_]/g, "\\$&")}%`);
 
-/** The condition on the runs row `r` that holds when `filter` matches it. */
-export function matchRuns(tx: Tx, filter: RunFilter): postgres.Fragment {
-  const conditions: postgres.Fragment[] = [];
+/** The condition on the runs row `r` that holds when it is a run of `project` and `filter` matches it. */
+export function matchRuns(tx: Tx, project: string, filter: RunFilter): postgres.Fragment {
+  const conditions: postgres.Fragment[] = [tx`r.project = ${project}`];
   const on = <T>(values: T[] | undefined, condition: (values: T[]) => postgres.Fragment) => {
     if (values !== undefined) conditions.push(condition(values));
   };

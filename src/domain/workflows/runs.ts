@@ -1,5 +1,7 @@
 /**
  * Workflow runs and their step lists (docs/workflow-protocol.md §2.2, §2.3).
+ * A run is its project's: a run id names a run within one project only, so
+ * every lookup by run id takes the project.
  */
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
@@ -64,17 +66,18 @@ const RUN_COLUMNS = (tx: Tx) => tx`
   caller_ip as "callerIp", invoker, response, dlq_id as "dlqId",
   failure_callback_message_id as "failureCallbackMessageId", failure_callback_state as "failureCallbackState"`;
 
-/** The active run with `runId`, locked; null when none is active. */
-export async function findActiveRun(tx: Tx, runId: string): Promise<Run | null> {
+/** The project's active run with `runId`, locked; null when none is active. */
+export async function findActiveRun(tx: Tx, project: string, runId: string): Promise<Run | null> {
   const [run] = await tx<Run[]>`
-    select ${RUN_COLUMNS(tx)} from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED' for update`;
+    select ${RUN_COLUMNS(tx)} from dispatch.workflow_runs
+    where project = ${project} and run_id = ${runId} and state = 'RUN_STARTED' for update`;
   return run ?? null;
 }
 
-/** The most recent run with `runId` (active or ended), locked; null when unknown. */
-export async function findLatestRun(tx: Tx, runId: string): Promise<Run | null> {
+/** The project's most recent run with `runId` (active or ended), locked; null when unknown. */
+export async function findLatestRun(tx: Tx, project: string, runId: string): Promise<Run | null> {
   const [run] = await tx<Run[]>`
-    select ${RUN_COLUMNS(tx)} from dispatch.workflow_runs where run_id = ${runId}
+    select ${RUN_COLUMNS(tx)} from dispatch.workflow_runs where project = ${project} and run_id = ${runId}
     order by created_at desc, pk desc limit 1 for update`;
   return run ?? null;
 }

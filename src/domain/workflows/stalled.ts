@@ -33,7 +33,7 @@ export async function markStalledRuns(tx: Tx, graceMs = STALL_GRACE_MS): Promise
         and not exists (select 1 from dispatch.workflow_waiters w where w.run_pk = r.pk)
         and not exists (
           select 1 from dispatch.workflow_runs c
-          where c.state = 'RUN_STARTED' and c.invoker->>'workflowRunId' = r.run_id)
+          where c.project = r.project and c.state = 'RUN_STARTED' and c.invoker->>'workflowRunId' = r.run_id)
       for update of r skip locked)
     update dispatch.workflow_runs r set stalled_at = now()
     from stalled s

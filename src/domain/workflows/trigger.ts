@@ -159,7 +159,7 @@ export async function triggerRun(tx: Tx, request: TriggerRequest, settings: Publ
   if (pk !== undefined) await tx`update dispatch.workflow_runs set config = config || '{"restTrigger": true}' where pk = ${pk}`;
   const [run] = await tx<{ createdAt: Date }[]>`
     select created_at as "createdAt" from dispatch.workflow_runs
-    where ${pk === undefined ? tx`run_id = ${runId} and state = 'RUN_STARTED'` : tx`pk = ${pk}`}`;
+    where ${pk === undefined ? tx`project = ${request.project} and run_id = ${runId} and state = 'RUN_STARTED'` : tx`pk = ${pk}`}`;
   return { workflowRunId: runId, workflowCreatedAt: run!.createdAt.getTime(), deduplicated: result!.deduplicated };
 }
 

@@ -2,6 +2,8 @@
  * Wait for event, notify and their timeouts (docs/workflow-protocol.md §7). A
  * waiter holds the continuation of a run; a notify (or the deadline) turns it
  * into a step message with the event data (or `waitTimeout: true`).
+ * Waiters and notifications are their run's project's: a notify reaches the
+ * waiters of its own project only, however their event ids match.
  */
 import type { Tx } from "../../db/client";
 import { cancelWaitTimeout, scheduleWaitTimeout } from "./wait-timeouts";
@@ -66,11 +68,13 @@ interface WaiterRow {
 const DEFAULT_TIMEOUT = "7d";
 
 /**
- * Registers a waiter for the run named by the request `headers`; a stored
- * lookback notification for it is consumed at once. 400 when the run is not active.
+ * Registers a waiter for the run of `project` named by the request
+ * `headers`; a stored lookback notification for it is consumed at once. 400
+ * when the run is not active.
  */
 export async function registerWait(
   tx: Tx,
+  project: string,
   eventId: string,
   request: WaitRequest,
   headers: Record<string, string>,
@@ -78,20 +82,20 @@ export async function registerWait(
   settings: MessageSettings,
 ): Promise<void> {
   const runId = readWorkflowBinding(headers, dialect)?.runId;
-  const run = runId ? await findActiveRun(tx, runId) : null;
+  const run = runId ? await findActiveRun(tx, project, runId) : null;
   if (!run) throw badRequest(`workflow run ${runId ?? "(missing)"} does not exist or has already ended`);
   const timeout = request.timeout ?? DEFAULT_TIMEOUT;
   const timeoutMs = parseDuration(timeout);
   if (timeoutMs === null) throw badRequest(`invalid wait timeout "${timeout}"`);
   const [waiter] = await tx<WaiterRow[]>`
-    insert into dispatch.workflow_waiters (run_pk, event_id, url, headers, timeout_url, timeout_headers, timeout_body, timeout, step, deadline)
-    values (${run.pk}, ${eventId}, ${request.url}, ${tx.json(continuationHeaders(headers, dialect))},
+    insert into dispatch.workflow_waiters (run_pk, project, event_id, url, headers, timeout_url, timeout_headers, timeout_body, timeout, step, deadline)
+    values (${run.pk}, ${run.project}, ${eventId}, ${request.url}, ${tx.json(continuationHeaders(headers, dialect))},
       ${request.timeoutUrl ?? request.url}, ${tx.json(flatten(request.timeoutHeaders ?? {}))}, ${request.timeoutBody ?? null}, ${timeout},
       ${tx.json(request.step as never)}, now() + ${timeoutMs} * interval '1 millisecond')
     returning ${waiterColumns(tx)}`;
   const [stored] = await tx<{ id: number; body: Buffer }[]>`
     delete from dispatch.workflow_notifications
-    where id = (select id from dispatch.workflow_notifications where run_id = ${run.runId} and event_id = ${eventId}
+    where id = (select id from dispatch.workflow_notifications where project = ${run.project} and run_id = ${run.runId} and event_id = ${eventId}
                 order by id limit 1 for update skip locked)
     returning id, body`;
   if (stored) {
@@ -102,7 +106,7 @@ export async function registerWait(
 }
 
 /**
- * Notifies every waiter of `eventId` (only those of run `runId` when given;
+ * Notifies every waiter of `eventId` in `project` (only those of run `runId` when given;
  * then, with no waiter yet, the notification is stored for a later wait).
  * With a run id, the run row is locked before the waiters are read, as
  * `registerWait` locks it before adding its waiter: a wait and a notify of
@@ -112,18 +116,19 @@ export async function registerWait(
  */
 export async function notify(
   tx: Tx,
+  project: string,
   eventId: string,
   body: Buffer,
   runId: string | null,
   settings: MessageSettings,
 ): Promise<NotifiedWaiter[]> {
-  if (runId !== null) await findActiveRun(tx, runId);
+  if (runId !== null) await findActiveRun(tx, project, runId);
   const waiters = await tx<WaiterRow[]>`
     select ${waiterColumns(tx)} from dispatch.workflow_waiters w
-    where w.event_id = ${eventId}
-      and ${runId === null ? tx`true` : tx`w.run_pk in (select pk from dispatch.workflow_runs where run_id = ${runId} and state = 'RUN_STARTED')`}
+    where w.project = ${project} and w.event_id = ${eventId}
+      and ${runId === null ? tx`true` : tx`w.run_pk in (select pk from dispatch.workflow_runs where project = ${project} and run_id = ${runId} and state = 'RUN_STARTED')`}
     order by w.id for update skip locked`;
-  if (waiters.length === 0 && runId !== null) await storeLookback(tx, runId, eventId, body);
+  if (waiters.length === 0 && runId !== null) await storeLookback(tx, project, runId, eventId, body);
   const responses: NotifiedWaiter[] = [];
   for (const waiter of waiters) {
     const run = await findRun(tx, waiter.runPk);
@@ -152,17 +157,18 @@ export const NOTIFICATION_TTL_MS = 24 * 3600_000;
  * `NOTIFICATION_TTL_MS` or when the run ends (`purgeStaleNotifications`).
  * The body's size is bounded by the route (the message size limit).
  */
-async function storeLookback(tx: Tx, runId: string, eventId: string, body: Buffer): Promise<void> {
-  const run = await findActiveRun(tx, runId);
+async function storeLookback(tx: Tx, project: string, runId: string, eventId: string, body: Buffer): Promise<void> {
+  const run = await findActiveRun(tx, project, runId);
   if (!run) throw new AppError(404, `workflow run ${runId} does not exist or has ended: nothing waits for event ${eventId}`);
   // The run row's lock orders concurrent notifications of one run, so the cap holds.
   await tx`select 1 from dispatch.workflow_runs where pk = ${run.pk} for update`;
   const [pending] = await tx<{ count: number }[]>`
-    select count(*)::int as count from dispatch.workflow_notifications where run_id = ${runId}`;
+    select count(*)::int as count from dispatch.workflow_notifications where project = ${project} and run_id = ${runId}`;
   if (pending!.count >= MAX_PENDING_NOTIFICATIONS) {
     throw new AppError(429, `workflow run ${runId} already holds ${MAX_PENDING_NOTIFICATIONS} notifications that no wait has taken`);
   }
-  await tx`insert into dispatch.workflow_notifications (run_id, event_id, body) values (${runId}, ${eventId}, ${body})`;
+  await tx`
+    insert into dispatch.workflow_notifications (project, run_id, event_id, body) values (${project}, ${runId}, ${eventId}, ${body})`;
 }
 
 /** Removes lookback notifications that expired or whose run is no longer active; returns how many. */
@@ -170,7 +176,8 @@ export async function purgeStaleNotifications(tx: Tx): Promise<number> {
   const result = await tx`
     delete from dispatch.workflow_notifications n
     where n.created_at < now() - ${NOTIFICATION_TTL_MS} * interval '1 millisecond'
-      or not exists (select 1 from dispatch.workflow_runs r where r.run_id = n.run_id and r.state = 'RUN_STARTED')`;
+      or not exists (select 1 from dispatch.workflow_runs r
+        where r.project = n.project and r.run_id = n.run_id and r.state = 'RUN_STARTED')`;
   return result.count;
 }
 
@@ -185,10 +192,11 @@ export async function fireWaitTimeout(tx: Tx, id: number, settings: MessageSetti
   await publishContinuation(tx, waiter.timeoutUrl, waiter.timeoutHeaders, Buffer.from(JSON.stringify(step)), run, settings);
 }
 
-/** The waiters of `eventId`. */
-export async function listWaiters(tx: Tx, eventId: string): Promise<WaiterView[]> {
+/** The waiters of `eventId` in `project`. */
+export async function listWaiters(tx: Tx, project: string, eventId: string): Promise<WaiterView[]> {
   const rows = await tx<WaiterRow[]>`
-    select ${waiterColumns(tx)} from dispatch.workflow_waiters w where w.event_id = ${eventId} order by w.id`;
+    select ${waiterColumns(tx)} from dispatch.workflow_waiters w
+    where w.project = ${project} and w.event_id = ${eventId} order by w.id`;
   return rows.map(waiterView);
 }
 

@@ -174,13 +174,13 @@ export function workflowDlqRoutes(deps: AppDeps) {
     const { headers, dialect } = requestHeaders(c);
     const overrides = readRunOverrides(headers, dialect, deps.config);
     const page = { cursor: singleParam(params, "cursor"), count };
-    const { items, cursor } = await sql.begin((tx) => newRunsFromDlq(tx, picked, page, mode, overrides, settings));
+    const { items, cursor } = await sql.begin((tx) => newRunsFromDlq(tx, c.get("project"), picked, page, mode, overrides, settings));
     return c.json({ ...(cursor !== null && { cursor }), workflowRuns: items });
   };
   const restartOne = async (c: Context, mode: NewRunMode) => {
     const { headers, dialect } = requestHeaders(c);
     const overrides = readRunOverrides(headers, dialect, deps.config);
-    return c.json(await sql.begin((tx) => newRunFromDlqEntry(tx, c.req.param("dlqId")!, mode, overrides, settings)));
+    return c.json(await sql.begin((tx) => newRunFromDlqEntry(tx, c.get("project"), c.req.param("dlqId")!, mode, overrides, settings)));
   };
   return new Hono()
     .get("/", LIST.describe, (c) => listRoute(c, deps, LIST))
@@ -190,7 +190,7 @@ export function workflowDlqRoutes(deps: AppDeps) {
       // Ids are deleted all at once; filters a page at a time.
       const count = "dlqIds" in picked ? picked.dlqIds.length : integerParam(params, "count", 1, MAX_COUNT, MAX_COUNT);
       const page = { cursor: singleParam(params, "cursor"), count };
-      const { items, cursor } = await sql.begin((tx) => deleteWorkflowDlq(tx, picked, page));
+      const { items, cursor } = await sql.begin((tx) => deleteWorkflowDlq(tx, c.get("project"), picked, page));
       return c.json({ deleted: items.length, ...(cursor !== null && { cursor }) });
     })
     .post("/resume", RESUME_MANY.describe, (c) => restartMany(c, "resume", RESUME_MANY))
@@ -198,18 +198,18 @@ export function workflowDlqRoutes(deps: AppDeps) {
     .post("/restart", RESTART_MANY.describe, (c) => restartMany(c, "restart", RESTART_MANY))
     .post("/restart/:dlqId", RESTART.describe, (c) => restartOne(c, "restart"))
     .post("/callback/:dlqId", RETRY_FAILURE_FUNCTION.describe, async (c) =>
-      c.json(await sql.begin((tx) => retryFailureFunction(tx, c.req.param("dlqId"), settings))),
+      c.json(await sql.begin((tx) => retryFailureFunction(tx, c.get("project"), c.req.param("dlqId"), settings))),
     )
     .delete("/callback/:dlqId", CANCEL_FAILURE_FUNCTION.describe, async (c) => {
-      await sql.begin((tx) => cancelFailureFunction(tx, c.req.param("dlqId")));
+      await sql.begin((tx) => cancelFailureFunction(tx, c.get("project"), c.req.param("dlqId")));
       return c.body(null, 302);
     })
-    .get("/:dlqId", GET.describe, async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.req.param("dlqId")), redactorFor(c, deps.redactor))))
+    .get("/:dlqId", GET.describe, async (c) => c.json(workflowDlqMessageJson(await findWorkflowDlqEntry(sql, c.get("project"), c.req.param("dlqId")), redactorFor(c, deps.redactor))))
     .delete("/:dlqId", DELETE.describe, async (c) => {
       const dlqId = c.req.param("dlqId");
       const deleted = await sql.begin(async (tx) => {
-        await findWorkflowDlqEntry(tx, dlqId, true);
-        return deleteWorkflowDlq(tx, { dlqIds: [dlqId] }, { cursor: null, count: 1 });
+        await findWorkflowDlqEntry(tx, c.get("project"), dlqId, true);
+        return deleteWorkflowDlq(tx, c.get("project"), { dlqIds: [dlqId] }, { cursor: null, count: 1 });
       });
       return c.json({ deleted: deleted.items.length });
     });
@@ -229,7 +229,7 @@ export function workflowDlqHandOff(deps: AppDeps) {
 async function listRoute(c: Context, deps: AppDeps, op: Operation<undefined>) {
   const params = op.query(c);
   const page = { cursor: singleParam(params, "cursor"), count: integerParam(params, "count", 1, MAX_COUNT, MAX_COUNT) };
-  const { items, cursor } = await listWorkflowDlq(deps.sql, selection(params, false), page);
+  const { items, cursor } = await listWorkflowDlq(deps.sql, c.get("project"), selection(params, false), page);
   return c.json({ messages: items.map((entry) => workflowDlqMessageJson(entry, redactorFor(c, deps.redactor))), ...(cursor !== null && { cursor }) });
 }
 

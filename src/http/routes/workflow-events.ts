@@ -100,22 +100,22 @@ const HOOK = operation({
 /** Authenticated routes: wait, notify, waiters. */
 export function workflowEventRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
-  const notifyRoute = async (eventId: string, runId: string | null, body: Buffer) =>
-    deps.sql.begin((tx) => notify(tx, eventId, body, runId, settings));
+  const notifyRoute = async (project: string, eventId: string, runId: string | null, body: Buffer) =>
+    deps.sql.begin((tx) => notify(tx, project, eventId, body, runId, settings));
   return new Hono()
     .post("/wait/:eventId", WAIT.describe, async (c) => {
       const request = WAIT.body(c);
       const { headers, dialect } = requestHeaders(c);
-      await deps.sql.begin((tx) => registerWait(tx, c.req.param("eventId"), request, headers, dialect, settings));
+      await deps.sql.begin((tx) => registerWait(tx, c.get("project"), c.req.param("eventId"), request, headers, dialect, settings));
       return c.json({});
     })
     .post("/notify/:eventId", NOTIFY.describe, async (c) =>
-      c.json(await notifyRoute(c.req.param("eventId"), null, bodyOf(c, deps.config.maxMessageBytes))),
+      c.json(await notifyRoute(c.get("project"), c.req.param("eventId"), null, bodyOf(c, deps.config.maxMessageBytes))),
     )
     .post("/notify/:runId/:eventId", NOTIFY_RUN.describe, async (c) =>
-      c.json(await notifyRoute(c.req.param("eventId"), c.req.param("runId"), bodyOf(c, deps.config.maxMessageBytes))),
+      c.json(await notifyRoute(c.get("project"), c.req.param("eventId"), c.req.param("runId"), bodyOf(c, deps.config.maxMessageBytes))),
     )
-    .get("/waiters/:eventId", WAITERS.describe, async (c) => c.json(await listWaiters(deps.sql, c.req.param("eventId"))));
+    .get("/waiters/:eventId", WAITERS.describe, async (c) => c.json(await listWaiters(deps.sql, c.get("project"), c.req.param("eventId"))));
 }
 
 /**
@@ -123,11 +123,13 @@ export function workflowEventRoutes(deps: AppDeps) {
  * any method; a lookback notify whose event data describes the request. The
  * user id must be the `UserID` of a full token the service accepts (asked at
  * each request: a created token's hooks answer at once, a revoked one's 404).
+ * The notify reaches the runs of the project the user id's token belongs to.
  */
 export function workflowHookRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
   return new Hono().all("/:userId/:runId/:eventId", HOOK.describe, async (c) => {
-    if (!deps.acceptedTokens.current().webhookUserIds.has(c.req.param("userId"))) throw new AppError(404, "unknown webhook");
+    const project = deps.acceptedTokens.current().webhookUserIds.get(c.req.param("userId"));
+    if (project === undefined) throw new AppError(404, "unknown webhook");
     const url = new URL(c.req.url);
     const body = bodyOf(c, deps.config.maxMessageBytes);
     const event = {
@@ -139,7 +141,7 @@ export function workflowHookRoutes(deps: AppDeps) {
       url: `${url.pathname}${url.search}`,
     };
     const data = Buffer.from(JSON.stringify(event));
-    await deps.sql.begin((tx) => notify(tx, c.req.param("eventId"), data, c.req.param("runId"), settings));
+    await deps.sql.begin((tx) => notify(tx, project, c.req.param("eventId"), data, c.req.param("runId"), settings));
     return c.json({});
   });
 }

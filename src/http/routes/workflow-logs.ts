@@ -84,11 +84,11 @@ export function workflowLogRoutes(deps: AppDeps) {
     const params = op.query(c);
     if (isEventMode(params, path)) {
       const query = eventQuery(params);
-      const { events, cursor } = await deps.sql.begin(snapshot, (tx) => listWorkflowEvents(tx, query, redactorFor(c, deps.redactor)));
+      const { events, cursor } = await deps.sql.begin(snapshot, (tx) => listWorkflowEvents(tx, c.get("project"), query, redactorFor(c, deps.redactor)));
       return c.json({ ...(cursor !== null && { cursor }), events });
     }
     const query = runLogQuery(params);
-    const { runs, cursor } = await deps.sql.begin(snapshot, (tx) => listRunLogs(tx, query, redactorFor(c, deps.redactor)));
+    const { runs, cursor } = await deps.sql.begin(snapshot, (tx) => listRunLogs(tx, c.get("project"), query, redactorFor(c, deps.redactor)));
     // No cursor at the end: the SDK's live test expects it undefined.
     return c.json({ ...(cursor !== null && { cursor }), runs });
   };

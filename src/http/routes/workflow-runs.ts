@@ -81,14 +81,14 @@ export function workflowRunRoutes(deps: AppDeps) {
   return new Hono()
     .delete("/", CANCEL_MANY.describe, async (c) => {
       const selection = cancelSelection(await CANCEL_MANY.bulk(c));
-      return c.json({ cancelled: await deps.sql.begin((tx) => cancelRuns(tx, selection, settings)) });
+      return c.json({ cancelled: await deps.sql.begin((tx) => cancelRuns(tx, c.get("project"), selection, settings)) });
     })
     .delete("/:id", END.describe, async (c) => {
       const id = c.req.param("id");
       const cancel = singleParam(END.query(c), "cancel") === "true";
       const response = cancel ? null : textOf(c, deps.config.maxMessageBytes);
       await deps.sql.begin(async (tx) => {
-        const run = await findLatestRun(tx, id);
+        const run = await findLatestRun(tx, c.get("project"), id);
         if (!run) throw new AppError(404, `workflow run ${id} not found`);
         // Ending an ended run again is a no-op: the SDK may repeat the call.
         if (run.state === "RUN_STARTED") {
@@ -100,7 +100,7 @@ export function workflowRunRoutes(deps: AppDeps) {
     .get("/:id", STEPS.describe, async (c) => {
       const id = c.req.param("id");
       const steps = await deps.sql.begin(async (tx) => {
-        const run = await findActiveRun(tx, id);
+        const run = await findActiveRun(tx, c.get("project"), id);
         if (!run) throw new AppError(404, `workflow run ${id} not found or ended`);
         return stepList(tx, run.pk);
       });

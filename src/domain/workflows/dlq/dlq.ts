@@ -2,7 +2,8 @@
  * The workflow DLQ (docs/workflow-protocol.md §11, §13; docs/hosted-api.md §13.4): the
  * DLQ entries of failed runs. An entry is the `dispatch.dlq` row of the
  * message that failed its run — the one the run's `dlq_id` names — seen
- * together with that run.
+ * together with that run. An entry is its run's project's: the functions
+ * here see the entries of `project` only.
  */
 import type postgres from "postgres";
 import type { Tx } from "../../../db/client";
@@ -50,20 +51,23 @@ export type WorkflowDlqFilter = RunFilter & { responseStatus?: number[] };
 export type WorkflowDlqSelection = { dlqIds: string[] } | { filter: WorkflowDlqFilter; range: TimeRange };
 
 
-/** Of `dlqIds`, those that are entries of the workflow DLQ (the failed step a run's `dlq_id` names). */
+/**
+ * Of `dlqIds`, those that are entries of the workflow DLQ (the failed step a
+ * run's `dlq_id` names). The plain DLQ asks with ids it picked in its project.
+ */
 export async function runEntryIds(tx: Tx, dlqIds: string[]): Promise<Set<string>> {
   const rows = await tx<{ dlqId: string }[]>`select dlq_id as "dlqId" from dispatch.workflow_runs where dlq_id = any(${dlqIds}::text[])`;
   return new Set(rows.map((row) => row.dlqId));
 }
 
 /** Lists the entries `selection` picks, a page at a time. */
-export function listWorkflowDlq(tx: Tx, selection: WorkflowDlqSelection, page: Page) {
-  return selectWorkflowDlq(tx, selection, page, false);
+export function listWorkflowDlq(tx: Tx, project: string, selection: WorkflowDlqSelection, page: Page) {
+  return selectWorkflowDlq(tx, project, selection, page, false);
 }
 
 /** One entry, or a 404. With `lock`, a concurrent action on the entry waits for this transaction. */
-export async function findWorkflowDlqEntry(tx: Tx, dlqId: string, lock = false): Promise<WorkflowDlqEntry> {
-  const { items } = await selectWorkflowDlq(tx, { dlqIds: [dlqId] }, { cursor: null, count: 1 }, lock);
+export async function findWorkflowDlqEntry(tx: Tx, project: string, dlqId: string, lock = false): Promise<WorkflowDlqEntry> {
+  const { items } = await selectWorkflowDlq(tx, project, { dlqIds: [dlqId] }, { cursor: null, count: 1 }, lock);
   if (items.length === 0) throw new AppError(404, `workflow DLQ entry ${dlqId} not found`);
   return items[0]!;
 }
@@ -71,10 +75,11 @@ export async function findWorkflowDlqEntry(tx: Tx, dlqId: string, lock = false):
 /** Deletes a page of the entries `selection` picks; returns their ids. The runs stay RUN_FAILED. */
 export async function deleteWorkflowDlq(
   tx: Tx,
+  project: string,
   selection: WorkflowDlqSelection,
   page: Page,
 ): Promise<PageOf<string>> {
-  const { items, cursor } = await selectWorkflowDlq(tx, selection, page, true);
+  const { items, cursor } = await selectWorkflowDlq(tx, project, selection, page, true);
   const ids = items.map((entry) => entry.dlqId);
   await tx`delete from dispatch.dlq where dlq_id = any(${ids}::text[])`;
   return { items: ids, cursor };
@@ -87,12 +92,14 @@ type EntryRow = Omit<WorkflowDlqEntry, "message" | "run"> & {
 };
 
 /**
- * The entries `selection` picks, by time of failure then id. `lock` takes
- * their row locks: a concurrent resume or delete of an entry waits, then
- * finds it gone.
+ * The entries of `project` that `selection` picks, by time of failure then
+ * id. `lock` takes their row locks: a concurrent resume or delete of an entry
+ * waits, then finds it gone. A null `project` is for DLQ ids a project's
+ * plain DLQ has already picked (`resumeFromPlainRetry`).
  */
 export async function selectWorkflowDlq(
   tx: Tx,
+  project: string | null,
   selection: WorkflowDlqSelection,
   page: Page,
   lock: boolean,
@@ -111,7 +118,8 @@ export async function selectWorkflowDlq(
     from dispatch.dlq d
     join dispatch.messages m on m.id = d.message_id
     join dispatch.workflow_runs r on r.pk = m.workflow_run_pk and r.dlq_id = d.dlq_id
-    where ${"dlqIds" in selection ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection)}
+    where ${project === null ? tx`true` : tx`r.project = ${project}`}
+      and ${"dlqIds" in selection ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, project, selection)}
       and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`)}
     order by d.created_at, d.dlq_id
     limit ${page.count + 1}
@@ -128,8 +136,9 @@ export async function selectWorkflowDlq(
   };
 }
 
-function matchEntries(tx: Tx, { filter, range }: { filter: WorkflowDlqFilter; range: TimeRange }): postgres.Fragment {
+function matchEntries(tx: Tx, project: string | null, { filter, range }: { filter: WorkflowDlqFilter; range: TimeRange }): postgres.Fragment {
   const status = filter.responseStatus === undefined ? tx`true` : tx`d.response_status = any(${filter.responseStatus}::int[])`;
-  return tx`${matchRuns(tx, filter)} and ${status} and ${withinRange(tx, tx`d.created_at`, range)}`;
+  const runs = project === null ? tx`true` : matchRuns(tx, project, filter);
+  return tx`${runs} and ${status} and ${withinRange(tx, tx`d.created_at`, range)}`;
 }
 

@@ -19,15 +19,15 @@ import { rerunMessage, type StartedRun } from "./resume";
  * else 400). The run and its DLQ entry are unchanged; the failed callback's
  * own entry in the plain DLQ is removed, as a DLQ retry would.
  */
-export async function retryFailureFunction(tx: Tx, dlqId: string, settings: MessageSettings): Promise<StartedRun> {
-  const entry = await findWorkflowDlqEntry(tx, dlqId, true);
+export async function retryFailureFunction(tx: Tx, project: string, dlqId: string, settings: MessageSettings): Promise<StartedRun> {
+  const entry = await findWorkflowDlqEntry(tx, project, dlqId, true);
   const run = (await findRun(tx, entry.run.pk))!;
   const state = entry.run.failureCallbackState;
   if (state !== "CALLBACK_FAIL" || run.failureCallbackMessageId === null) {
     throw badRequest(`the failure function of workflow run ${run.runId} has not failed (state: ${state ?? "none"})`);
   }
   // The callback joins the latest run with its id; a later run reusing the id would take it.
-  if ((await findLatestRun(tx, run.runId))?.pk !== run.pk) {
+  if ((await findLatestRun(tx, project, run.runId))?.pk !== run.pk) {
     throw new AppError(409, `workflow run id ${run.runId} has been reused by a later run`);
   }
   const [failed] = await findMessages(tx, [run.failureCallbackMessageId]);
@@ -49,8 +49,8 @@ export async function retryFailureFunction(tx: Tx, dlqId: string, settings: Mess
  * attempt already in flight may still land and is not recorded — and the
  * failure function shows CALLBACK_CANCELED, which a retry refuses.
  */
-export async function cancelFailureFunction(tx: Tx, dlqId: string): Promise<void> {
-  const entry = await findWorkflowDlqEntry(tx, dlqId, true);
+export async function cancelFailureFunction(tx: Tx, project: string, dlqId: string): Promise<void> {
+  const entry = await findWorkflowDlqEntry(tx, project, dlqId, true);
   const run = (await findRun(tx, entry.run.pk))!;
   const state = entry.run.failureCallbackState;
   if (state !== "CALLBACK_INPROGRESS" || run.failureCallbackMessageId === null) {

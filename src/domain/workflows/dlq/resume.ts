@@ -34,13 +34,14 @@ export interface StartedRun {
  */
 export async function newRunsFromDlq(
   tx: Tx,
+  project: string,
   selection: WorkflowDlqSelection,
   page: Page,
   mode: NewRunMode,
   overrides: RunOverrides,
   settings: MessageSettings,
 ): Promise<PageOf<StartedRun>> {
-  const { items, cursor } = await selectWorkflowDlq(tx, selection, page, true);
+  const { items, cursor } = await selectWorkflowDlq(tx, project, selection, page, true);
   const runs: StartedRun[] = [];
   for (const entry of items) runs.push((await startNewRun(tx, entry, mode, overrides, settings)).started);
   await tx`delete from dispatch.dlq where dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
@@ -49,7 +50,8 @@ export async function newRunsFromDlq(
 
 /**
  * A plain DLQ retry of entries that are failed steps of workflow runs
- * (dlq/run-entries.ts): each run is resumed from its failed step, as the
+ * (dlq/run-entries.ts; the plain DLQ picked `dlqIds` in its project, and a
+ * DLQ id names one entry of all projects): each run is resumed from its failed step, as the
  * workflow DLQ's Resume does, and its entry removed. Returns, by DLQ id, the
  * message the new run published for the failed step (what a retry answers).
  */
@@ -59,7 +61,7 @@ export async function resumeFromPlainRetry(
   overrides: RunOverrides,
   settings: MessageSettings,
 ): Promise<Map<string, PublishResult>> {
-  const { items } = await selectWorkflowDlq(tx, { dlqIds }, { cursor: null, count: dlqIds.length }, true);
+  const { items } = await selectWorkflowDlq(tx, null, { dlqIds }, { cursor: null, count: dlqIds.length }, true);
   const resumed = new Map<string, PublishResult>();
   for (const entry of items) {
     resumed.set(entry.dlqId, (await startNewRun(tx, entry, "resume", overrides, settings)).failedStep);
@@ -71,12 +73,13 @@ export async function resumeFromPlainRetry(
 /** Resumes or restarts the run of one entry, or answers 404. */
 export async function newRunFromDlqEntry(
   tx: Tx,
+  project: string,
   dlqId: string,
   mode: NewRunMode,
   overrides: RunOverrides,
   settings: MessageSettings,
 ): Promise<StartedRun> {
-  const { items } = await newRunsFromDlq(tx, { dlqIds: [dlqId] }, { cursor: null, count: 1 }, mode, overrides, settings);
+  const { items } = await newRunsFromDlq(tx, project, { dlqIds: [dlqId] }, { cursor: null, count: 1 }, mode, overrides, settings);
   if (items.length === 0) throw new AppError(404, `workflow DLQ entry ${dlqId} not found`);
   return items[0]!;
 }

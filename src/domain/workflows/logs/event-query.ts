@@ -48,11 +48,11 @@ export interface DeliveryRow extends AttemptFields {
  * and never newer than its end unless one of its messages or list entries
  * is; a step state needs a message that can have led to it.
  */
-export function selectEventRuns(tx: Tx, selection: EventRunSelection, bound: RunBound | null, limit: number): Promise<RunRow[]> {
+export function selectEventRuns(tx: Tx, project: string, selection: EventRunSelection, bound: RunBound | null, limit: number): Promise<RunRow[]> {
   const position = bound === null ? tx`true` : bound.inclusive ? tx`r.pk <= ${bound.pk}` : tx`r.pk < ${bound.pk}`;
   return tx<RunRow[]>`
     select ${runColumns(tx)} from dispatch.workflow_runs r
-    where ${matchRuns(tx, selection.filter)} and ${position}
+    where ${matchRuns(tx, project, selection.filter)} and ${position}
       and ${activeWithin(tx, selection.range)} and ${mayHold(tx, selection.states)}
     order by r.pk desc
     limit ${limit}`;

@@ -96,6 +96,7 @@ const RUN_BATCH = 20;
 /** A page of events and, while more match, the cursor of the next page. */
 export async function listWorkflowEvents(
   tx: Tx,
+  project: string,
   query: EventQuery,
   redactor: Redactor,
 ): Promise<{ events: WorkflowEvent[]; cursor: string | null }> {
@@ -103,7 +104,7 @@ export async function listWorkflowEvents(
   const picked: (KeyedEvent & { runPk: number })[] = [];
   let bound: RunBound | null = after && { pk: after.runPk, inclusive: true };
   while (picked.length <= query.count) {
-    const runs = await selectEventRuns(tx, query, bound, RUN_BATCH);
+    const runs = await selectEventRuns(tx, project, query, bound, RUN_BATCH);
     const material = await readRunMaterial(tx, runs);
     const deliveries = await readDeliveries(tx, runs);
     for (const run of runs) {

@@ -108,13 +108,14 @@ export async function readRunMaterial(tx: Tx, runs: RunRow[]): Promise<RunMateri
   return { entries, results, invoked };
 }
 
-/** A page of run logs and, while more runs match, the cursor of the next page. */
+/** A page of the project's run logs and, while more runs match, the cursor of the next page. */
 export async function listRunLogs(
   tx: Tx,
+  project: string,
   query: RunLogQuery,
   redactor: Redactor,
 ): Promise<{ runs: RunLog[]; cursor: string | null }> {
-  const page = await selectRunPage(tx, query);
+  const page = await selectRunPage(tx, project, query);
   if (page.runs.length === 0) return { runs: [], cursor: null };
   const material = await readRunMaterial(tx, page.runs);
   const runs = page.runs.map((run) => runLogOf(run, material, redactor));

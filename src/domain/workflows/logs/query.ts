@@ -93,11 +93,11 @@ export interface InvokedRunRow {
  * runs match. Runs are ordered by their key, which follows creation order
  * (runs triggered in one batch share a creation time but not a key).
  */
-export async function selectRunPage(tx: Tx, query: RunLogQuery): Promise<{ runs: RunRow[]; cursor: string | null }> {
+export async function selectRunPage(tx: Tx, project: string, query: RunLogQuery): Promise<{ runs: RunRow[]; cursor: string | null }> {
   const rows = await tx<RunRow[]>`
     select ${runColumns(tx)}
     from dispatch.workflow_runs r
-    where ${matchRuns(tx, query.filter)} and ${withinRange(tx, tx`r.created_at`, query.range)}
+    where ${matchRuns(tx, project, query.filter)} and ${withinRange(tx, tx`r.created_at`, query.range)}
       and ${beforeCursor(tx, query.cursor)}
     order by r.pk desc
     limit ${query.count + 1}`;
@@ -107,7 +107,7 @@ export async function selectRunPage(tx: Tx, query: RunLogQuery): Promise<{ runs:
 
 /** The columns of a `RunRow`, read from the runs row `r`. */
 export function runColumns(tx: Tx): postgres.Fragment {
-  return tx`r.pk, r.run_id as "runId", r.workflow_url as "workflowUrl", r.state, r.created_at as "createdAt",
+  return tx`r.pk, r.run_id as "runId", r.project, r.workflow_url as "workflowUrl", r.state, r.created_at as "createdAt",
     r.completed_at as "completedAt", r.config, r.labels, r.caller_ip as "callerIp", r.invoker, r.response,
     r.dlq_id as "dlqId", r.failure_callback_message_id as "failureCallbackMessageId",
     ${failureFunctionState(tx)} as "failureCallbackState", r.failure, r.failure_response as "failureResponse"`;
@@ -133,7 +133,7 @@ export function selectEntries(tx: Tx, runPks: number[]): Promise<EntryRow[]> {
     order by s.run_pk, s.seq`;
 }
 
-/** The runs invoked by `parents` (matched by run id here, by creation time and step by the caller). */
+/** The runs invoked by `parents` (matched by project and run id here, by creation time and step by the caller). */
 export function selectInvokedRuns(tx: Tx, parents: RunRow[]): Promise<InvokedRunRow[]> {
   // A child starts after its parent: the bound keeps the scan to runs newer than the oldest parent.
   const oldest = new Date(Math.min(...parents.map((run) => run.createdAt.getTime())));
@@ -143,7 +143,8 @@ export function selectInvokedRuns(tx: Tx, parents: RunRow[]): Promise<InvokedRun
       (select s.body from dispatch.workflow_steps s where s.run_pk = c.pk order by s.seq limit 1) as payload
     from dispatch.workflow_runs c
     where c.created_at >= ${oldest} and c.invoker is not null
-      and c.invoker->>'workflowRunId' = any(${parents.map((run) => run.runId)}::text[])`;
+      and (c.project, c.invoker->>'workflowRunId') in (
+        select * from unnest(${parents.map((run) => run.project)}::text[], ${parents.map((run) => run.runId)}::text[]))`;
 }
 
 /** Runs older than the last run of the previous page. */

@@ -18,10 +18,10 @@ export interface RunDetail {
   timeline: RunTimeline;
 }
 
-/** The newest run with id `runId`, or null when there is none. */
-export async function readRunDetail(tx: Tx, runId: string, redactor: Redactor): Promise<RunDetail | null> {
+/** The project's newest run with id `runId`, or null when there is none. */
+export async function readRunDetail(tx: Tx, project: string, runId: string, redactor: Redactor): Promise<RunDetail | null> {
   const query = { filter: { workflowRunId: [runId] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 };
-  const [row] = (await selectRunPage(tx, query)).runs;
+  const [row] = (await selectRunPage(tx, project, query)).runs;
   if (row === undefined) return null;
   const material = await readRunMaterial(tx, [row]);
   const entries = material.entries.get(row.pk)!;

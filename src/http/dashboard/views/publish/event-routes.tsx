@@ -19,7 +19,7 @@ import { formBody } from "./request";
 export function eventRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
   const show = async (c: Context<DashboardEnv>, refusal: Refusal | null, eventId: string | null) => {
-    const waiters = eventId === null ? [] : await listWaiters(deps.sql, eventId);
+    const waiters = eventId === null ? [] : await listWaiters(deps.sql, c.get("project"), eventId);
     const props = { viewer: c.get("viewer"), eventId, waiters, now: nowOf(deps), refusal };
     const back = { href: PUBLISH_PATH, label: "Publish a message" };
     return c.render(<EventPage {...props} />, { title: "Notify a workflow event", section: "publish", back });
@@ -31,7 +31,7 @@ export function eventRoutes(deps: AppDeps) {
       formAction("notify", (c, refusal) => show(c, refusal, null), async (c, form) => {
         const eventId = checkText(requiredField(form, "eventId", "the event id"), "the event id", MAX_ID_BYTES);
         const body = formBody(form, deps.config.maxMessageBytes);
-        const resumed = await deps.sql.begin((tx) => notify(tx, eventId, body, optionalField(form, "runId"), settings));
+        const resumed = await deps.sql.begin((tx) => notify(tx, c.get("project"), eventId, body, optionalField(form, "runId"), settings));
         const ref = `${eventId} (${plural(resumed.length, "waiting step")} resumed)`;
         return doneRedirect(c, linkTo(EVENT_PATH, { eventId }), "notified", ref);
       }),

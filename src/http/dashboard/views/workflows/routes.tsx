@@ -37,10 +37,10 @@ const LIST = "/dashboard/workflows";
 export function workflowRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
   const newRun = (mode: NewRunMode) => async (c: Context<DashboardEnv>) => {
-    const run = await findRun(deps, c.req.param("runId")!);
+    const run = await findRun(deps, c.get("project"), c.req.param("runId")!);
     if (run.dlqId === undefined) throw new AppError(404, `workflow run ${run.workflowRunId} is not in the DLQ`);
     const overrides = readRunOverrides({}, "upstash", deps.config);
-    const started = await deps.sql.begin((tx) => newRunFromDlqEntry(tx, run.dlqId!, mode, overrides, settings));
+    const started = await deps.sql.begin((tx) => newRunFromDlqEntry(tx, c.get("project"), run.dlqId!, mode, overrides, settings));
     const path = runPath(started.workflowRunId);
     return doneRedirect(c, path, mode === "resume" ? "run-resumed" : "run-restarted", started.workflowRunId);
   };
@@ -48,14 +48,14 @@ export function workflowRoutes(deps: AppDeps) {
     .get("/workflows", async (c) => {
       const params = pageParams(c, [...RUN_FILTERS, "cursor", ...NOTICE_PARAMS]);
       const [now, filter, cursor] = [nowOf(deps), runFilter(params), singleParam(params, "cursor")];
-      const { runs, cursor: next } = await readRuns(deps, { filter, range: rangeParams(params, now), cursor, count: PAGE_SIZE }, redactorFor(c, deps.redactor));
+      const { runs, cursor: next } = await readRuns(deps, c.get("project"), { filter, range: rangeParams(params, now), cursor, count: PAGE_SIZE }, redactorFor(c, deps.redactor));
       const props = { runs, values: filterValues(params, RUN_FILTERS), cursor, next, now, self: currentUrl(c) };
       return c.render(<RunsPage {...props} />, { title: "Workflow runs", section: "workflows" });
     })
     .get("/workflows/:runId", async (c) => {
       const runId = c.req.param("runId");
       const list = listBack(singleParam(pageParams(c, ["back", ...NOTICE_PARAMS]), "back"));
-      const detail = await deps.sql.begin(SNAPSHOT, (tx) => readRunDetail(tx, runId, redactorFor(c, deps.redactor)));
+      const detail = await deps.sql.begin(SNAPSHOT, (tx) => readRunDetail(tx, c.get("project"), runId, redactorFor(c, deps.redactor)));
       if (detail === null) throw new AppError(404, `workflow run ${runId} not found`);
       const place = runPlace(runId, list);
       const props = { detail, place, now: nowOf(deps), viewer: c.get("viewer"), cutAt: deps.config.maxMessageBytes };
@@ -64,7 +64,7 @@ export function workflowRoutes(deps: AppDeps) {
     })
     .post("/workflows/:runId/cancel", async (c) => {
       const runId = c.req.param("runId");
-      const cancelled = await deps.sql.begin((tx) => cancelRuns(tx, { runIds: [runId] }, settings));
+      const cancelled = await deps.sql.begin((tx) => cancelRuns(tx, c.get("project"), { runIds: [runId] }, settings));
       if (cancelled === 0) throw new AppError(404, `workflow run ${runId} is not running`);
       return doneRedirect(c, runPlace(runId, listBack(c.get("form").get("back") ?? null)).here, "run-cancelled", runId);
     })
@@ -102,13 +102,13 @@ function runPlace(runId: string, list: string): RunPlace {
 /** Reads of a page see one snapshot. */
 const SNAPSHOT = "isolation level repeatable read read only";
 
-/** A page of runs, as the run logs read it. */
-const readRuns = (deps: AppDeps, query: RunLogQuery, redactor = deps.redactor) =>
-  deps.sql.begin(SNAPSHOT, (tx) => listRunLogs(tx, query, redactor));
+/** A page of the project's runs, as the run logs read it. */
+const readRuns = (deps: AppDeps, project: string, query: RunLogQuery, redactor = deps.redactor) =>
+  deps.sql.begin(SNAPSHOT, (tx) => listRunLogs(tx, project, query, redactor));
 
-/** The newest run with id `runId`, as the run logs show it. */
-async function findRun(deps: AppDeps, runId: string): Promise<RunLog> {
-  const { runs } = await readRuns(deps, { filter: { workflowRunId: [runId] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 });
+/** The project's newest run with id `runId`, as the run logs show it. */
+async function findRun(deps: AppDeps, project: string, runId: string): Promise<RunLog> {
+  const { runs } = await readRuns(deps, project, { filter: { workflowRunId: [runId] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 });
   if (runs.length === 0) throw new AppError(404, `workflow run ${runId} not found`);
   return runs[0]!;
 }
