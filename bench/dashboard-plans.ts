@@ -144,7 +144,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {}, types, debug: (_, query, params) => void captured.push({ query, params: params as unknown[] }) });
   const redactor = new Redactor(Buffer.alloc(32));
   const someId = `msg_${String(Math.floor(MESSAGES / 2) - 45).padStart(12, "0")}`;
-  const latest = await listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 });
+  const latest = await listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 });
   const pick = async (where: postgres.Fragment) => (await findMessage(sql, (await admin`select id from dispatch.messages where ${where} limit 1`)[0]!.id))!;
   const held = {
     backoff: await pick(admin`state = 'RETRY' and due_at is not null`),
@@ -159,13 +159,13 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["overview: runs by state", () => countByState(sql, "workflow_runs", DEFAULT_PROJECT)],
     ["overview: last hour", () => lastHour(sql, DEFAULT_PROJECT)],
     ["overview: totals", () => readTotals(sql, DEFAULT_PROJECT)],
-    ["messages: newest", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
-    ["messages: next page", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: latest.cursor, count: 50 })],
-    ["messages: state FAILED", () => listMessages(sql, { states: ["FAILED"], filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
-    ["messages: state RETRY, URL", () => listMessages(sql, { states: ["RETRY"], filter: { url: ["https://api.example.com/hook/99"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
-    ["messages: queue", () => listMessages(sql, { states: null, filter: { queueName: ["queue-2"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
-    ["messages: label, last 24 h", () => listMessages(sql, { states: null, filter: { label: ["label-5"] }, range: { fromDate: Date.now() - 86_400_000, toDate: null }, cursor: null, count: 50 })],
-    ["messages: a day a week ago", () => listMessages(sql, { states: null, filter: {}, range: { fromDate: Date.now() - 8 * 86_400_000, toDate: Date.now() - 7 * 86_400_000 }, cursor: null, count: 50 })],
+    ["messages: newest", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: next page", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: {}, range: { fromDate: null, toDate: null }, cursor: latest.cursor, count: 50 })],
+    ["messages: state FAILED", () => listMessages(sql, { project: DEFAULT_PROJECT, states: ["FAILED"], filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: state RETRY, URL", () => listMessages(sql, { project: DEFAULT_PROJECT, states: ["RETRY"], filter: { url: ["https://api.example.com/hook/99"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: queue", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: { queueName: ["queue-2"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: label, last 24 h", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: { label: ["label-5"] }, range: { fromDate: Date.now() - 86_400_000, toDate: null }, cursor: null, count: 50 })],
+    ["messages: a day a week ago", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: {}, range: { fromDate: Date.now() - 8 * 86_400_000, toDate: Date.now() - 7 * 86_400_000 }, cursor: null, count: 50 })],
     ["message: the message", () => findMessage(sql, someId)],
     ["message: attempts", () => listAttempts(sql, someId)],
     ["message: relations", () => messageRelations(sql, someId, null)],
@@ -175,12 +175,12 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["message: why it waits, held by its key", () => holdOf(sql, held.keyed)],
     ["message: retried as", () => retryLinks(sql, held.retried)],
     ["message: retry of", () => retryLinks(sql, retry)],
-    ["messages: flow-control key", () => listMessages(sql, { states: null, filter: { flowControlKey: [nth("tenant", 42)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
+    ["messages: flow-control key", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: { flowControlKey: [nth("tenant", 42)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
     ["overview: failing now", () => failingNow(sql, DEFAULT_PROJECT, 5)],
     ["dlq: recent retries", () => recentRetries(sql, 10)],
-    ["dlq: newest", () => listDlq(sql, { filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
-    ["dlq: URL", () => listDlq(sql, { filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
-    ["dlq: entry", () => findDlqEntry(sql, `dlq_${String(91).padStart(12, "0")}`)],
+    ["dlq: newest", () => listDlq(sql, { project: DEFAULT_PROJECT, filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
+    ["dlq: URL", () => listDlq(sql, { project: DEFAULT_PROJECT, filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
+    ["dlq: entry", () => findDlqEntry(sql, DEFAULT_PROJECT, `dlq_${String(91).padStart(12, "0")}`)],
     ["queues: first page", () => queuePage(sql, DEFAULT_PROJECT, { cursor: null, count: 50 })],
     ["queues: a page in the middle", () => queuePage(sql, DEFAULT_PROJECT, { cursor: nth("q", LISTED / 2), count: 50 })],
     ["url groups: first page", () => urlGroupPage(sql, DEFAULT_PROJECT, { cursor: null, count: 50 })],
@@ -189,7 +189,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["schedules: a page in the middle", async () =>
       scheduleStates(sql, DEFAULT_PROJECT, (await schedulePage(sql, DEFAULT_PROJECT, { cursor: nth("schedule", LISTED / 2), count: 50 })).items)],
     ["schedule: the schedule", () => getSchedule(sql, DEFAULT_PROJECT, nth("schedule", LISTED / 2))],
-    ["schedule: its newest messages (none match: the scan's bound)", () => listMessages(sql, { states: null, filter: { scheduleId: [nth("schedule", LISTED / 2)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 })],
+    ["schedule: its newest messages (none match: the scan's bound)", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: { scheduleId: [nth("schedule", LISTED / 2)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 10 })],
     ["publish: the URL groups suggested", () => urlGroupPage(sql, DEFAULT_PROJECT, { cursor: null, count: 100 })],
     ["publish: the queues suggested", () => queuePage(sql, DEFAULT_PROJECT, { cursor: null, count: 100 })],
     ["workflow event: the steps waiting for it", () => listWaiters(sql, DEFAULT_PROJECT, "invoice-approved")],
@@ -202,7 +202,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["workflow run: by id", () => listRunLogs(sql, DEFAULT_PROJECT, { filter: { workflowRunId: ["wfr_500"] }, range: { fromDate: null, toDate: null }, cursor: null, count: 1 }, redactor)],
     ["workflow run: its page (steps, their messages and attempts)", () => readRunDetail(sql, DEFAULT_PROJECT, "wfr_500", redactor)],
     // Message i is RETRY when i % 100 is 99 (seed).
-    ["message: retry now", () => retryNow(sql, `msg_${String(Math.floor(MESSAGES / 200) * 100 - 1).padStart(12, "0")}`)],
+    ["message: retry now", () => retryNow(sql, DEFAULT_PROJECT, `msg_${String(Math.floor(MESSAGES / 200) * 100 - 1).padStart(12, "0")}`)],
   ];
   for (const [page, call] of pages) {
     captured.length = 0;

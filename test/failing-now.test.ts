@@ -37,7 +37,7 @@ async function publish(path: string, retries = 0): Promise<string> {
 
 const stateOf = async (id: string) => (await (await dispatch.api(`/v2/messages/${id}`)).json()).state;
 const settled = (id: string, state: string) => poll(async () => (await stateOf(id)) === state, `${id} to be ${state}`);
-const NO_FILTER = { filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 };
+const NO_FILTER = { project: DEFAULT_PROJECT, filter: {}, range: { fromDate: null, toDate: null }, cursor: null, count: 50 };
 
 describe("what is failing", () => {
   it("lists each message with its last answer, and the destinations failing in the last hour with theirs", async () => {

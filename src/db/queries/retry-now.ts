@@ -9,11 +9,11 @@ import type { Tx } from "../client";
 import { DUE_CHANNEL } from "./work-list";
 
 /** Makes `messageId` due now if it waits on a retry backoff; its new due time, or null when it did not. */
-export async function makeRetryDueNow(tx: Tx, messageId: string): Promise<Date | null> {
+export async function makeRetryDueNow(tx: Tx, project: string, messageId: string): Promise<Date | null> {
   const [row] = await tx<{ dueAt: Date }[]>`
     with due as (
       update dispatch.messages set due_at = now(), next_delivery_at = now()
-      where id = ${messageId} and state = 'RETRY' and due_at > now()
+      where id = ${messageId} and project = ${project} and state = 'RETRY' and due_at > now()
       returning due_at)
     select due_at as "dueAt", pg_notify(${DUE_CHANNEL}, '') from due`;
   return row?.dueAt ?? null;

@@ -197,8 +197,8 @@ async function markFailed(
   if (message.workflowCallType === "toCallback") return true;
   const dlqId = newDlqId();
   await tx`
-    insert into dispatch.dlq (dlq_id, message_id, error, response_status, response_headers, response_body)
-    values (${dlqId}, ${message.id}, ${error}, ${response?.status ?? null},
+    insert into dispatch.dlq (dlq_id, project, message_id, error, response_status, response_headers, response_body)
+    values (${dlqId}, ${message.project}, ${message.id}, ${error}, ${response?.status ?? null},
             ${response ? tx.json(response.headers) : null}, ${response?.body ?? null})`;
   const body = { ...callbackBody(message, attempt, dlqId), ...extra };
   const failureCallbackId = await sendCallback(tx, "failure_callback", message, body, settings, notes);

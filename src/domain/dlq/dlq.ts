@@ -35,9 +35,10 @@ export interface DlqEntry {
 }
 
 /** Entries by id (any count, no paging), or by filter. */
-export type DlqSelection =
-  | { dlqIds: string[] }
-  | { filter: MessageFilter; responseStatus: number[] | null; range: TimeRange };
+export type DlqSelection = ({ dlqIds: string[] } | { filter: MessageFilter; responseStatus: number[] | null; range: TimeRange }) & {
+  /** Whose entries: another project's are unknown. */
+  project: string;
+};
 
 /** A page of entries in `order`. */
 export interface DlqPage extends Page {
@@ -49,16 +50,16 @@ export async function listDlq(tx: Tx, selection: DlqSelection, page: DlqPage): P
   return selectEntries(tx, selection, page, false);
 }
 
-/** One entry, or a 404. */
-export async function findDlqEntry(tx: Tx, dlqId: string): Promise<DlqEntry> {
-  const { items } = await selectEntries(tx, { dlqIds: [dlqId] }, FIRST_PAGE, false);
+/** One entry of `project`, or a 404. */
+export async function findDlqEntry(tx: Tx, project: string, dlqId: string): Promise<DlqEntry> {
+  const { items } = await selectEntries(tx, { project, dlqIds: [dlqId] }, FIRST_PAGE, false);
   if (items.length === 0) throw new AppError(404, `DLQ entry ${dlqId} not found`);
   return items[0]!;
 }
 
 /** Deletes one entry, or answers 404 when there is none (any more). */
-export async function deleteDlqEntry(tx: Tx, dlqId: string): Promise<void> {
-  const deleted = await tx`delete from dispatch.dlq where dlq_id = ${dlqId} returning dlq_id`;
+export async function deleteDlqEntry(tx: Tx, project: string, dlqId: string): Promise<void> {
+  const deleted = await tx`delete from dispatch.dlq where dlq_id = ${dlqId} and project = ${project} returning dlq_id`;
   if (deleted.length === 0) throw new AppError(404, `DLQ entry ${dlqId} not found`);
 }
 
@@ -103,11 +104,12 @@ export async function retryDlqEntries(
 /** Retries one entry, or answers 404. */
 export async function retryDlqEntry(
   tx: Tx,
+  project: string,
   dlqId: string,
   overrides: RetryOverrides,
   settings: MessageSettings,
 ): Promise<PublishResult> {
-  const { items } = await retryDlqEntries(tx, { dlqIds: [dlqId] }, FIRST_PAGE, overrides, settings);
+  const { items } = await retryDlqEntries(tx, { project, dlqIds: [dlqId] }, FIRST_PAGE, overrides, settings);
   if (items.length === 0) throw new AppError(404, `DLQ entry ${dlqId} not found`);
   return items[0]!;
 }
@@ -131,7 +133,8 @@ async function selectEntries(tx: Tx, selection: DlqSelection, page: DlqPage, loc
       (extract(epoch from d.created_at) * 1000000)::bigint::text as position
     from dispatch.dlq d join dispatch.messages m on m.id = d.message_id
       left join dispatch.workflow_runs r on r.dlq_id = d.dlq_id
-    where ${byIds ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection, page)}
+    where d.project = ${selection.project}
+      and ${byIds ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection, page)}
     order by ${latestFirst ? tx`d.created_at desc, d.dlq_id desc` : tx`d.created_at, d.dlq_id`}
     ${byIds ? tx`` : tx`limit ${page.count + 1}`}
     ${lock ? tx`for update of d` : tx``}`;

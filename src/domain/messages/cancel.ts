@@ -10,7 +10,10 @@ import { sortedQueues, startQueuedMessages } from "./queue-admission";
  * filter matches (created within `range`). An empty filter matches every
  * pending message.
  */
-export type CancelSelection = { messageIds: string[] } | { filter: MessageFilter; range: TimeRange };
+export type CancelSelection = ({ messageIds: string[] } | { filter: MessageFilter; range: TimeRange }) & {
+  /** Whose messages: another project's are left alone. */
+  project: string;
+};
 
 /** How many messages one transaction of a filtered cancel takes. */
 const CANCEL_BATCH = 500;
@@ -23,20 +26,26 @@ const CANCEL_BATCH = 500;
  * transaction, oldest first; messages published meanwhile are left alone.
  */
 export async function cancelSelected(sql: Sql, selection: CancelSelection): Promise<number> {
-  if ("messageIds" in selection) return sql.begin((tx) => cancelMessages(tx, selection.messageIds));
+  if ("messageIds" in selection) return sql.begin(async (tx) => cancelMessages(tx, await ownIds(tx, selection.project, selection.messageIds)));
   const range = { ...selection.range, toDate: Math.min(selection.range.toDate ?? Date.now(), Date.now()) };
   let total = 0;
   for (;;) {
-    const cancelled = await sql.begin((tx) => cancelBatch(tx, selection.filter, range));
+    const cancelled = await sql.begin((tx) => cancelBatch(tx, selection.project, selection.filter, range));
     total += cancelled;
     if (cancelled < CANCEL_BATCH) return total;
   }
 }
 
-async function cancelBatch(tx: Tx, filter: MessageFilter, range: TimeRange): Promise<number> {
+/** Those of `ids` that are `project`'s messages. */
+async function ownIds(tx: Tx, project: string, ids: string[]): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`select id from dispatch.messages where id = any(${ids}::text[]) and project = ${project}`;
+  return rows.map((row) => row.id);
+}
+
+async function cancelBatch(tx: Tx, project: string, filter: MessageFilter, range: TimeRange): Promise<number> {
   const pending = await tx<{ id: string }[]>`
     select m.id from dispatch.messages m
-    where ${isPending(tx, "m.state")}
+    where m.project = ${project} and ${isPending(tx, "m.state")}
       and ${matchMessages(tx, filter)}
       and ${withinRange(tx, tx`m.created_at`, range)}
     order by m.seq

@@ -22,6 +22,8 @@ export const SCAN_LIMIT = 20_000;
 
 /** Which messages, and which page of them. */
 export interface MessageListQuery {
+  /** Whose messages: a project lists its own, through `messages_project_created_at_idx`. */
+  project: string;
   states: MessageState[] | null;
   filter: MessageFilter;
   range: TimeRange;
@@ -76,7 +78,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
         m.max_retries, m.schedule_id, m.origin, m.created_at, m.next_delivery_at, m.completed_at, m.flow_control_key,
         m.caller_ip, m.retried_as, m.project, m.pending_queue
       from dispatch.messages m
-      where ${withinRange(tx, tx`m.created_at`, query.range)} and ${after(tx, query.cursor)}
+      where m.project = ${query.project} and ${withinRange(tx, tx`m.created_at`, query.range)} and ${after(tx, query.cursor)}
       order by m.created_at desc, m.id desc
       limit ${scan}
     ), matched as (

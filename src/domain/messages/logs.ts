@@ -37,6 +37,8 @@ export function logStates(names: string[]): string[] {
 
 /** Which events to list. With `messageIds`, the other filters are ignored (the SDKs rely on it). */
 export interface LogQuery {
+  /** Whose messages: a project's log shows its own only. */
+  project: string;
   messageIds: string[] | null;
   states: string[] | null;
   filter: MessageFilter;
@@ -86,8 +88,9 @@ export async function listLogs(tx: Tx, query: LogQuery): Promise<{ events: LogEv
 const eventId = (seq: string, n: number) => String(BigInt(seq) * 8n + BigInt(n));
 
 function selectEvents(tx: Tx, query: LogQuery): postgres.Fragment {
-  if (query.messageIds !== null) return tx`m.id = any(${query.messageIds}::text[])`;
+  const own = tx`m.project = ${query.project}`;
+  if (query.messageIds !== null) return tx`${own} and m.id = any(${query.messageIds}::text[])`;
   const states = query.states === null ? tx`true` : tx`e.state = any(${query.states}::text[])`;
-  return tx`${states} and ${matchMessages(tx, query.filter)} and ${withinRange(tx, tx`e.at`, query.range)}`;
+  return tx`${own} and ${states} and ${matchMessages(tx, query.filter)} and ${withinRange(tx, tx`e.at`, query.range)}`;
 }
 

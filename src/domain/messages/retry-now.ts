@@ -7,7 +7,7 @@
 import type { Tx } from "../../db/client";
 import { makeRetryDueNow } from "../../db/queries/retry-now";
 import type { MessageState } from "../../db/vocabulary";
-import { findMessage } from "./message";
+import { findOwnMessage } from "./message";
 
 /** What retry now did. */
 export type RetryNowResult =
@@ -30,11 +30,11 @@ export interface BackoffFields {
 export const waitsOnBackoff = (message: BackoffFields, now: number) =>
   message.state === "RETRY" && message.dueAt !== null && message.dueAt.getTime() > now;
 
-/** Makes the message `id` due now if it waits out a retry backoff. */
-export async function retryNow(tx: Tx, id: string): Promise<RetryNowResult> {
-  const dueAt = await makeRetryDueNow(tx, id);
+/** Makes the message `id` of `project` due now if it waits out a retry backoff (another project's is not found). */
+export async function retryNow(tx: Tx, project: string, id: string): Promise<RetryNowResult> {
+  const dueAt = await makeRetryDueNow(tx, project, id);
   if (dueAt !== null) return { kind: "done", messageId: id, dueAt };
-  const message = await findMessage(tx, id);
+  const message = await findOwnMessage(tx, project, id);
   if (message === null) return { kind: "not-found" };
   return { kind: "not-in-backoff", state: message.state, why: notInBackoff(message) };
 }

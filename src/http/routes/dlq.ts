@@ -3,7 +3,7 @@
  * /v2/dlq/{dlqId}`, bulk `DELETE /v2/dlq`, `POST /v2/dlq/retry[/{dlqId}]`.
  */
 import { redactorFor } from "../redactor-for";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { type DlqEntry, type DlqPage, type DlqSelection, deleteDlqEntries, deleteDlqEntry, findDlqEntry, listDlq, retryDlqEntries, retryDlqEntry } from "../../domain/dlq/dlq";
 import { badRequest } from "../../domain/errors";
@@ -100,39 +100,41 @@ export function dlqRoutes(deps: AppDeps) {
   return new Hono()
     .get("/", LIST.describe, async (c) => {
       const params = LIST.query(c);
-      const { items, cursor } = await listDlq(sql, selection(params), page(params));
+      const { items, cursor } = await listDlq(sql, selection(c, params), page(params));
       return c.json({ messages: items.map((entry) => dlqMessageJson(entry, redactorFor(c, deps.redactor))), ...(cursor !== null && { cursor }) });
     })
     .delete("/", DELETE_MANY.describe, async (c) => {
       const params = await DELETE_MANY.bulk(c);
-      const [picked, paged] = [selection(params), page(params)];
+      const [picked, paged] = [selection(c, params), page(params)];
       const { items, cursor } = await sql.begin((tx) => deleteDlqEntries(tx, picked, paged));
       return c.json({ deleted: items.length, ...(cursor !== null && { cursor }) });
     })
     .post("/retry", RETRY_MANY.describe, async (c) => {
       const params = await RETRY_MANY.bulk(c);
-      const [picked, paged, overrides] = [selection(params), page(params), requestHeaders(c, deps.config.defaultDialect)];
+      const [picked, paged, overrides] = [selection(c, params), page(params), requestHeaders(c, deps.config.defaultDialect)];
       const { items, cursor } = await sql.begin((tx) => retryDlqEntries(tx, picked, paged, overrides, settings));
       // The bulk retry answers an empty cursor, not none, when done (docs/hosted-api.md §8).
       return c.json({ responses: items.map(retryJson), cursor: cursor ?? "" }, 201);
     })
     .post("/retry/:dlqId", RETRY.describe, async (c) => {
       const overrides = requestHeaders(c, deps.config.defaultDialect);
-      const result = await sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), overrides, settings));
+      const result = await sql.begin((tx) => retryDlqEntry(tx, c.get("project"), c.req.param("dlqId"), overrides, settings));
       return c.json(retryJson(result), 201);
     })
-    .get("/:dlqId", GET.describe, async (c) => c.json(dlqMessageJson(await findDlqEntry(sql, c.req.param("dlqId")), redactorFor(c, deps.redactor))))
+    .get("/:dlqId", GET.describe, async (c) => c.json(dlqMessageJson(await findDlqEntry(sql, c.get("project"), c.req.param("dlqId")), redactorFor(c, deps.redactor))))
     .delete("/:dlqId", DELETE.describe, async (c) => {
-      await sql.begin((tx) => deleteDlqEntry(tx, c.req.param("dlqId")));
+      await sql.begin((tx) => deleteDlqEntry(tx, c.get("project"), c.req.param("dlqId")));
       return c.json({ deleted: 1 });
     });
 }
 
-/** DLQ ids (the filters are then ignored), else the filters. */
-function selection(params: Params): DlqSelection {
+/** The token's project's entries: by DLQ id (the filters are then ignored), else by the filters. */
+function selection(c: Context, params: Params): DlqSelection {
+  const project = c.get("project");
   const dlqIds = listParam(params, ["dlqIds"]);
-  if (dlqIds !== null) return { dlqIds };
+  if (dlqIds !== null) return { project, dlqIds };
   return {
+    project,
     filter: messageFilterParams(params),
     responseStatus: statusCodesParam(params),
     range: timeRangeParams(params),

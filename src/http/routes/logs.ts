@@ -45,7 +45,7 @@ const LOGS = logOperation("logs", "List the log");
 /** Routes of the logs. */
 export function logRoutes(deps: AppDeps) {
   const page = async (c: Context, key: "events" | "logs", op: Operation<undefined>) => {
-    const { events, cursor } = await listLogs(deps.sql, logQuery(op.query(c)));
+    const { events, cursor } = await listLogs(deps.sql, logQuery(c.get("project"), op.query(c)));
     return c.json({ [key]: events.map((event) => logJson(event, redactorFor(c, deps.redactor))), ...(cursor !== null && { cursor }) });
   };
   return new Hono()
@@ -53,9 +53,10 @@ export function logRoutes(deps: AppDeps) {
     .get("/logs", LOGS.describe, (c) => page(c, "logs", LOGS));
 }
 
-function logQuery(params: Params): LogQuery {
+function logQuery(project: string, params: Params): LogQuery {
   const states = listParam(params, ["state"]);
   return {
+    project,
     messageIds: listParam(params, ["messageIds"]),
     states: states === null ? null : logStates(states),
     filter: messageFilterParams(params),

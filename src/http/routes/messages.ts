@@ -11,7 +11,7 @@ import { canonicalHeaders } from "../../domain/headers/names";
 import { cancelMessages, cancelSelected, type CancelSelection } from "../../domain/messages/cancel";
 import type { StoredMessage } from "../../domain/messages/message";
 import type { Redactor } from "../../domain/messages/redaction";
-import { findMessage } from "../../domain/messages/message";
+import { findOwnMessage } from "../../domain/messages/message";
 import { retryNow } from "../../domain/messages/retry-now";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
@@ -79,36 +79,37 @@ const CANCEL_MANY = operation({
 export function messageRoutes(deps: AppDeps) {
   return new Hono()
     .get("/:id", GET.describe, async (c) => {
-      const message = await findMessage(deps.sql, c.req.param("id"));
+      const message = await findOwnMessage(deps.sql, c.get("project"), c.req.param("id"));
       if (!message) throw new AppError(404, `message ${c.req.param("id")} not found`);
       return c.json(messageJson(message, redactorFor(c, deps.redactor)));
     })
     .delete("/:id", CANCEL.describe, async (c) => {
       const id = c.req.param("id");
       const cancelled = await deps.sql.begin(async (tx) => {
-        if (!(await findMessage(tx, id))) throw new AppError(404, `message ${id} not found`);
+        if (!(await findOwnMessage(tx, c.get("project"), id))) throw new AppError(404, `message ${id} not found`);
         return cancelMessages(tx, [id]);
       });
       return c.json({ cancelled });
     })
     .post("/:id/retry-now", RETRY_NOW.describe, async (c) => {
-      const result = await deps.sql.begin((tx) => retryNow(tx, c.req.param("id")));
+      const id = c.req.param("id");
+      const result = await deps.sql.begin((tx) => retryNow(tx, c.get("project"), id));
       if (result.kind === "not-found") throw new AppError(404, `message ${c.req.param("id")} not found`);
       if (result.kind === "not-in-backoff") throw new AppError(409, `message ${c.req.param("id")} is not waiting on a retry backoff: ${result.why}`);
       return c.json({ messageId: result.messageId, dueAt: result.dueAt.getTime() });
     })
     .delete("/", CANCEL_MANY.describe, async (c) => {
-      const selection = cancelSelection(await CANCEL_MANY.bulk(c));
+      const selection = cancelSelection(c.get("project"), await CANCEL_MANY.bulk(c));
       return c.json({ cancelled: await cancelSelected(deps.sql, selection) });
     });
 }
 
 /** Message ids (filters are then ignored), else the filters; `count` is checked and ignored, as the hosted service ignores it. */
-function cancelSelection(params: Params): CancelSelection {
+function cancelSelection(project: string, params: Params): CancelSelection {
   const messageIds = listParam(params, ["messageIds"]);
-  if (messageIds !== null) return { messageIds };
+  if (messageIds !== null) return { project, messageIds };
   integerParam(params, "count", 1, 500, 100);
-  return { filter: messageFilterParams(params), range: timeRangeParams(params) };
+  return { project, filter: messageFilterParams(params), range: timeRangeParams(params) };
 }
 
 /** The Message object of the API, with what the message asks to hide hidden (domain/messages/redaction.ts). */

@@ -38,7 +38,7 @@ export function dlqRoutes(deps: AppDeps) {
       const params = pageParams(c, [...DLQ_FILTERS, "cursor", ...NOTICE_PARAMS]);
       const [now, cursor] = [nowOf(deps), singleParam(params, "cursor")];
       const { values, filter, range } = messageListFilter(params, DLQ_FILTERS, now);
-      const selection = { filter, responseStatus: statusCodesParam(params), range };
+      const selection = { project: c.get("project"), filter, responseStatus: statusCodesParam(params), range };
       const page = await listDlq(deps.sql, selection, { cursor, count: PAGE_SIZE, order: "latestFirst" });
       const retries = await recentRetries(deps.sql, RECENT_RETRIES);
       const props = { page, retries, values, cursor, now, viewer: c.get("viewer"), self: currentUrl(c) };
@@ -46,27 +46,27 @@ export function dlqRoutes(deps: AppDeps) {
     })
     .post(
       "/dlq/retry",
-      onSelected(deps.sql, "retried-many", (tx, dlqIds) => retryDlqEntries(tx, { dlqIds }, byIds(dlqIds), NO_OVERRIDES, settings)),
+      onSelected(deps.sql, "retried-many", (tx, project, dlqIds) => retryDlqEntries(tx, { project, dlqIds }, byIds(dlqIds), NO_OVERRIDES, settings)),
     )
     .post(
       "/dlq/delete",
-      onSelected(deps.sql, "deleted-many", (tx, dlqIds) => deleteDlqEntries(tx, { dlqIds }, byIds(dlqIds))),
+      onSelected(deps.sql, "deleted-many", (tx, project, dlqIds) => deleteDlqEntries(tx, { project, dlqIds }, byIds(dlqIds))),
     )
     .get("/dlq/:dlqId", async (c) => {
       const params = pageParams(c, ["body", "back", ...NOTICE_PARAMS]);
-      const [entry, list] = [await findDlqEntry(deps.sql, c.req.param("dlqId")), listOpenedFrom(c, params)];
+      const [entry, list] = [await findDlqEntry(deps.sql, c.get("project"), c.req.param("dlqId")), listOpenedFrom(c, params)];
       const message = redactorFor(c, deps.redactor).message(entry.message);
       const props = { entry, message, view: bodyViewParam(params), list, now: nowOf(deps), viewer: c.get("viewer") };
       const back = list === null ? { href: PATH, label: "DLQ" } : backLink(list);
       return c.render(<DlqEntryPage {...props} />, { title: entry.dlqId, section: "dlq", back });
     })
     .post("/dlq/:dlqId/retry", async (c) => {
-      const result = await deps.sql.begin((tx) => retryDlqEntry(tx, c.req.param("dlqId"), NO_OVERRIDES, settings));
+      const result = await deps.sql.begin((tx) => retryDlqEntry(tx, c.get("project"), c.req.param("dlqId"), NO_OVERRIDES, settings));
       return doneRedirect(c, messagePath(result.messageId), "retried", result.messageId);
     })
     .post("/dlq/:dlqId/delete", async (c) => {
       const dlqId = c.req.param("dlqId");
-      await deps.sql.begin((tx) => deleteDlqEntry(tx, dlqId));
+      await deps.sql.begin((tx) => deleteDlqEntry(tx, c.get("project"), dlqId));
       return doneRedirect(c, PATH, "deleted", dlqId);
     });
 }
@@ -75,12 +75,12 @@ export function dlqRoutes(deps: AppDeps) {
 function onSelected(
   sql: Sql,
   done: "retried-many" | "deleted-many",
-  act: (tx: Tx, dlqIds: string[]) => Promise<{ items: unknown[] }>,
+  act: (tx: Tx, project: string, dlqIds: string[]) => Promise<{ items: unknown[] }>,
 ) {
   return async (c: Context<DashboardEnv>) => {
     const dlqIds = selected(c.get("form"));
     if (dlqIds.length === 0) return doneRedirect(c, PATH, "nothing-selected");
-    const { items } = await sql.begin((tx) => act(tx, dlqIds));
+    const { items } = await sql.begin((tx) => act(tx, c.get("project"), dlqIds));
     return doneRedirect(c, PATH, done, `${items.length}`);
   };
 }

@@ -19,7 +19,7 @@ import { messagePath } from "../../kit/params";
 export function retryNowRoutes(deps: AppDeps) {
   return new Hono<DashboardEnv>().post("/messages/:id/retry-now", async (c) => {
     const id = c.req.param("id");
-    const result = await deps.sql.begin((tx) => retryNow(tx, id));
+    const result = await deps.sql.begin((tx) => retryNow(tx, c.get("project"), id));
     if (result.kind === "not-found") throw new AppError(404, `message ${id} not found`);
     const back = c.get("form").get("back");
     const to = back !== undefined && safeNext(back) === back ? back : messagePath(id);

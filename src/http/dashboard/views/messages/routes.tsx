@@ -11,7 +11,7 @@ import { holdOf } from "../../../../domain/messages/hold";
 import { cancelMessages } from "../../../../domain/messages/cancel";
 import { MESSAGE_STATES, type MessageState } from "../../../../db/vocabulary";
 import { listMessages } from "../../../../domain/messages/list";
-import { findMessage } from "../../../../domain/messages/message";
+import { findOwnMessage } from "../../../../domain/messages/message";
 import type { AppDeps } from "../../../deps";
 import { type Params, singleParam } from "../../../query";
 import type { DashboardEnv } from "../../env";
@@ -34,14 +34,14 @@ export function messageRoutes(deps: AppDeps) {
       const params = pageParams(c, [...MESSAGE_FILTERS, "cursor", ...NOTICE_PARAMS]);
       const [now, cursor, states] = [nowOf(deps), singleParam(params, "cursor"), stateParam(params)];
       const { values, filter, range } = messageListFilter(params, MESSAGE_FILTERS, now);
-      const page = await listMessages(deps.sql, { states, filter, range, cursor, count: PAGE_SIZE });
+      const page = await listMessages(deps.sql, { project: c.get("project"), states, filter, range, cursor, count: PAGE_SIZE });
       const props = { page, values, cursor, now, self: currentUrl(c) };
       return c.render(<MessagesPage {...props} />, { title: "Messages", section: "messages" });
     })
     .get("/messages/:id", async (c) => {
       const params = pageParams(c, ["body", "back", ...NOTICE_PARAMS]);
       const [view, back] = [bodyViewParam(params), backPath(c, params)];
-      const read = await readMessage(deps, c.req.param("id"));
+      const read = await readMessage(deps, c.get("project"), c.req.param("id"));
       const message = redactorFor(c, deps.redactor).message(read.message);
       const props = { ...read, message, view, back, now: nowOf(deps), viewer: c.get("viewer"), self: currentUrl(c) };
       return c.render(<MessagePage {...props} />, { title: messageTitle(message), section: "messages", back: backLink(back) });
@@ -49,7 +49,7 @@ export function messageRoutes(deps: AppDeps) {
     .post("/messages/:id/cancel", async (c) => {
       const id = c.req.param("id");
       const cancelled = await deps.sql.begin(async (tx) => {
-        if (!(await findMessage(tx, id))) throw new AppError(404, `message ${id} not found`);
+        if (!(await findOwnMessage(tx, c.get("project"), id))) throw new AppError(404, `message ${id} not found`);
         return cancelMessages(tx, [id]);
       });
       return doneRedirect(c, messagePath(id), cancelled > 0 ? "cancelled" : "not-cancelled", id);
@@ -57,9 +57,9 @@ export function messageRoutes(deps: AppDeps) {
 }
 
 /** The message `id`, its attempts, what names it and what holds it, in one snapshot; a 404 when there is no such message. */
-async function readMessage(deps: AppDeps, id: string) {
+async function readMessage(deps: AppDeps, project: string, id: string) {
   const found = await deps.sql.begin("isolation level repeatable read read only", async (tx) => {
-    const message = await findMessage(tx, id);
+    const message = await findOwnMessage(tx, project, id);
     if (!message) return null;
     return {
       message,

@@ -76,7 +76,7 @@ async function schedulePageOf(c: Context<DashboardEnv>, deps: AppDeps): Promise<
   const [now, cursor, view] = [nowOf(deps), singleParam(params, "cursor"), bodyViewParam(params)];
   const schedule = await getSchedule(deps.sql, c.get("project"), c.req.param("id")!);
   const filter = { scheduleId: [schedule.id] };
-  const messages = await listMessages(deps.sql, { states: null, filter, range: { fromDate: null, toDate: null }, cursor, count: MESSAGES_SHOWN });
+  const messages = await listMessages(deps.sql, { project: schedule.project, states: null, filter, range: { fromDate: null, toDate: null }, cursor, count: MESSAGES_SHOWN });
   const made = (await scheduleStates(deps.sql, schedule.project, [schedule])).get(schedule.id) ?? {};
   const shown = shownSchedule(schedule, deps.config, redactorFor(c, deps.redactor));
   const props = { schedule, shown, ticks: nextTicks(schedule, new Date(now)), made, messages, cursor, view, now, viewer: c.get("viewer"), self: currentUrl(c) };
