@@ -64,12 +64,16 @@ const BYTE_BODIES = [
   "ALL /v2/workflows/hooks/:userId/:runId/:eventId",
 ];
 
-/** Routes besides GET ones that read no body (the `ALL` patterns are middleware: input checks, /v2, hooks). */
+/** Routes besides GET ones that read no body (the `ALL` patterns are middleware: input checks, /v2, hooks, /admin). */
 const NO_BODY = [
   "ALL /*",
   "ALL /v2/*",
   "ALL /v2/workflows/hooks/*",
   "ALL /metrics",
+  "ALL /admin/*",
+  "POST /admin/projects/:name",
+  "POST /admin/projects/:name/limit",
+  "DELETE /admin/projects/:name",
   "DELETE /v2/messages/:id",
   "POST /v2/messages/:id/retry-now",
   "DELETE /v2/queues/:name",
