@@ -77,6 +77,7 @@ describe("the API reference", () => {
       "Destinations",
       "Workflows",
       "Signing keys",
+      "Projects",
       "Operations",
     ]);
     const publish = page.locator(".opblock-tag-section", { has: page.locator("h3[data-tag=Publish]") });
