@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
 import { DatabaseStartError } from "./db/connection/errors";
 import { DEFAULT_PROJECT } from "./db/vocabulary";
-import type { Quota } from "./domain/projects/quotas";
+import { parseQuotaLimit, type Quota } from "./domain/projects/quotas";
 import { EmbeddedDatabaseError } from "./db/embedded/errors";
 import { ListenError } from "./listen-error";
 import { createLog, type Log } from "./observability/log";
@@ -126,8 +126,11 @@ function commandOf(
 function quotaOf(options: { "messages-per-day"?: string; "publishes-per-second"?: string }): Partial<Quota> {
   const quota: Partial<Quota> = {};
   const limit = (option: string, text: string) => {
-    if (!/^\d{1,9}$/.test(text)) throw new UsageError(`--${option} takes a whole number (0: none), got ${JSON.stringify(text)}`);
-    return Number(text) === 0 ? null : Number(text);
+    try {
+      return parseQuotaLimit(text, `--${option}`);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
   };
   if (options["messages-per-day"] !== undefined) quota.messagesPerDay = limit("messages-per-day", options["messages-per-day"]);
   if (options["publishes-per-second"] !== undefined) quota.publishesPerSecond = limit("publishes-per-second", options["publishes-per-second"]);

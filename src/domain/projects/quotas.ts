@@ -12,7 +12,7 @@
  * quotas costs a lookup in memory; quotas are read again every few seconds.
  */
 import type { Sql, Tx } from "../../db/client";
-import { AppError } from "../errors";
+import { AppError, badRequest } from "../errors";
 
 /** A project's quotas; null for none. */
 export interface Quota {
@@ -93,6 +93,12 @@ async function readQuota(sql: Sql, project: string): Promise<Quota> {
   const [row] = await sql<Quota[]>`
     select messages_per_day as "messagesPerDay", publishes_per_second as "publishesPerSecond" from dispatch.projects where name = ${project}`;
   return row ?? { messagesPerDay: null, publishesPerSecond: null };
+}
+
+/** A quota as given (the command's option, the API's parameter `name`): a whole number, 0 for none (null); else a 400. */
+export function parseQuotaLimit(text: string, name: string): number | null {
+  if (!/^\d{1,9}$/.test(text)) throw badRequest(`${name} takes a whole number (0: none), got ${JSON.stringify(text)}`);
+  return Number(text) === 0 ? null : Number(text);
 }
 
 /** Sets (or, with null, removes) `project`'s quotas; a 404 for an unknown project. */

@@ -10,7 +10,7 @@ import { readSigningKeys } from "../../domain/delivery/signing-keys";
 import { AppError, badRequest } from "../../domain/errors";
 import { projectToken } from "../../domain/projects/project-token";
 import { createProject, deleteProject, listProjects, requireProject } from "../../domain/projects/projects";
-import { type Quota, setQuota } from "../../domain/projects/quotas";
+import { parseQuotaLimit, type Quota, setQuota } from "../../domain/projects/quotas";
 import { parseBoolean } from "../../domain/publish/options";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
@@ -118,9 +118,7 @@ function quotaOf(params: Params): Partial<Quota> {
   const quota: Partial<Quota> = {};
   const limit = (key: "messagesPerDay" | "publishesPerSecond") => {
     const text = singleParam(params, key);
-    if (text === null) return;
-    if (!/^\d{1,9}$/.test(text)) throw badRequest(`${key} must be a whole number (0: none), got ${JSON.stringify(text)}`);
-    quota[key] = Number(text) === 0 ? null : Number(text);
+    if (text !== null) quota[key] = parseQuotaLimit(text, key);
   };
   limit("messagesPerDay");
   limit("publishesPerSecond");
