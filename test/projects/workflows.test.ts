@@ -2,19 +2,26 @@
  * Workflow runs are each project's: the official SDK runs a workflow in two
  * projects at once, each app calling with its project's token and verifying
  * its project's signatures. A run id names a run within its project only;
- * logs, run reads and cancels see a token's own project; a notify wakes the
- * waiters of its own project, however their event ids match.
+ * logs, run reads, cancels, steps and the workflow DLQ see a token's own
+ * project; a notify wakes the waiters of its own project, however their event
+ * ids match, and a webhook URL those of its user id's project.
  */
 import type { RouteFunction } from "@upstash/workflow";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { ACCESS_TOKENS_CHANNEL, tokenDigest } from "../../src/domain/access-tokens/access-tokens";
+import { dashboardSession } from "../support/dashboard-session";
 import { poll } from "../support/poll";
 import { useProject } from "../support/projects";
 import { useDispatch } from "../support/service";
-import { startWorkflowApp, waitForReport, type WorkflowApp } from "../support/workflow-app";
+import { startWorkflowApp, waitForReport, type WorkflowApp, type WorkflowRoute } from "../support/workflow-app";
 
 const dispatch = useDispatch();
 const acme = useProject(dispatch, "acme");
+/** A second token of acme's, as a workflow app holds one: base64 JSON whose UserID its webhook URLs carry. */
+const ACME_APP_TOKEN = Buffer.from(JSON.stringify({ UserID: "acme-user", Password: "acme-password" })).toString("base64");
 const reports = new Map<string, unknown>();
+/** Projects whose `/fails` workflow fails its second step for now. */
+const failing = new Set<string>();
 let mine: WorkflowApp;
 let theirs: WorkflowApp;
 
@@ -28,9 +35,42 @@ const waits =
     reports.set(`${project}:${context.workflowRunId}`, { n, eventData });
   };
 
+/** Two steps, the second failing while `failing` holds the project; reports "done" under `project:runId`. */
+const fails =
+  (project: string): RouteFunction<unknown, unknown> =>
+  async (context) => {
+    await context.run("first", () => 1);
+    await context.run("second", () => {
+      if (failing.has(project)) throw new Error(`${project}'s second step fails`);
+      return 2;
+    });
+    reports.set(`${project}:${context.workflowRunId}`, "done");
+  };
+
+/** Waits for a call of its webhook; reports the URL under `project:runId:url`, then the call's body under `project:runId`. */
+const hooked =
+  (project: string): RouteFunction<unknown, unknown> =>
+  async (context) => {
+    const webhook = await context.createWebhook("hook");
+    reports.set(`${project}:${context.workflowRunId}:url`, webhook.webhookUrl);
+    const { request } = await context.waitForWebhook("called", webhook, "1h");
+    reports.set(`${project}:${context.workflowRunId}`, await request?.text());
+  };
+
+const routes = (project: string): Record<string, WorkflowRoute> => ({
+  "/wf": { route: waits(project) },
+  "/fails": { route: fails(project) },
+  "/hooked": { route: hooked(project) },
+});
+
 beforeAll(async () => {
-  mine = await startWorkflowApp(dispatch, { "/wf": { route: waits("default") } });
-  theirs = await startWorkflowApp(dispatch, { "/wf": { route: waits("acme") } }, { token: acme.token });
+  const sql = dispatch.service.sql;
+  await sql`
+    insert into dispatch.access_tokens (name, project, digest, read_only, user_id)
+    values ('acme-app', ${acme.name}, ${tokenDigest(ACME_APP_TOKEN)}, false, 'acme-user')`;
+  await sql`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
+  mine = await startWorkflowApp(dispatch, routes("default"));
+  theirs = await startWorkflowApp(dispatch, routes("acme"), { token: ACME_APP_TOKEN });
 });
 afterAll(async () => {
   await mine?.close();
@@ -94,6 +134,22 @@ it("runs a workflow in each of two projects at once, each seeing, reading and ca
   expect(own.status).toBe(200);
   expect(Array.isArray(await own.json())).toBe(true);
   expect(await runStates(dispatch.api)).toEqual({ [ours]: "RUN_STARTED" });
+  // A step acme publishes naming the default project's run finds no run of acme's by that id.
+  const step = await acme.api(`/v2/publish/${mine.url("/wf")}`, {
+    method: "POST",
+    headers: { "Upstash-Workflow-RunId": ours, "Upstash-Workflow-Init": "false", "Upstash-Method": "POST" },
+    body: "[]",
+  });
+  expect(step.status).toBe(400);
+  expect((await step.json()).error).toMatch(/does not exist or has already ended/);
+  // acme's dashboard lists and opens its own run only.
+  const { cookie } = await dashboardSession(dispatch.baseUrl, acme.token);
+  const page = (path: string) => fetch(`${dispatch.baseUrl}/dashboard${path}`, { headers: { cookie } });
+  const list = await (await page("/workflows")).text();
+  expect(list).toContain(acmes);
+  expect(list).not.toContain(ours);
+  expect((await page(`/workflows/${acmes}`)).status).toBe(200);
+  expect((await page(`/workflows/${ours}`)).status).toBe(404);
 
   // acme's notify wakes acme's waiter only.
   expect(await notify(acme.api, eventId, "for acme")).toEqual([acmes]);
@@ -124,4 +180,89 @@ it("runs one run id in two projects at once, each its own run", async () => {
   expect(await waitForReport(reports, `default:${ours}`)).toEqual({ n: 1, eventData: "default" });
   await poll(async () => (await runStates(acme.api))[acmes] === "RUN_SUCCESS", "acme's run to succeed");
   await poll(async () => (await runStates(dispatch.api))[ours] === "RUN_SUCCESS", "the default project's run to succeed");
+});
+
+/** The parts of a webhook URL `/v2/workflows/hooks/{userId}/{runId}/{eventId}`. */
+function hookOf(url: string): { userId: string; runId: string; eventId: string } {
+  const match = /^\/v2\/workflows\/hooks\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(new URL(url).pathname);
+  if (match === null) throw new Error(`not a webhook URL: ${url}`);
+  const [, userId = "", runId = "", eventId = ""] = match;
+  return { userId, runId, eventId };
+}
+
+it("calls a webhook URL in the project of the token whose user id it carries", async () => {
+  const [{ workflowRunId: ours }, { workflowRunId: acmes }] = await Promise.all([
+    mine.client.trigger({ url: mine.url("/hooked"), workflowRunId: "hooked" }),
+    theirs.client.trigger({ url: theirs.url("/hooked"), workflowRunId: "hooked" }),
+  ]);
+  expect(acmes).toBe(ours);
+  const acmeUrl = await waitForReport<string>(reports, `acme:${acmes}:url`);
+  const ourUrl = await waitForReport<string>(reports, `default:${ours}:url`);
+  const acmeHook = hookOf(acmeUrl);
+  expect(acmeHook).toMatchObject({ userId: "acme-user", runId: acmes });
+  expect(hookOf(ourUrl)).toMatchObject({ userId: "test-user", runId: ours });
+  await waitersOf(theirs, acmeHook.eventId);
+
+  // acme's run and event ids under the default project's user id reach the default project's run of that id (which waits for another event).
+  const misdirected = await fetch(`${dispatch.baseUrl}/v2/workflows/hooks/test-user/${acmes}/${acmeHook.eventId}`, {
+    method: "POST",
+    body: "misdirected",
+  });
+  expect(misdirected.status).toBe(200);
+  expect(await theirs.client.getWaiters({ eventId: acmeHook.eventId })).toHaveLength(1);
+  expect(reports.has(`acme:${acmes}`)).toBe(false);
+
+  const called = await fetch(acmeUrl, { method: "POST", body: "for acme" });
+  expect(called.status).toBe(200);
+  expect(await waitForReport(reports, `acme:${acmes}`)).toBe("for acme");
+  expect(reports.has(`default:${ours}`)).toBe(false);
+  expect((await fetch(ourUrl, { method: "POST", body: "for default" })).status).toBe(200);
+  expect(await waitForReport(reports, `default:${ours}`)).toBe("for default");
+});
+
+/** The app's project's workflow DLQ entries, once it has any. */
+const dlqOf = (app: WorkflowApp) =>
+  poll(async () => {
+    const { messages } = await app.client.dlq.list();
+    return messages.length > 0 && messages;
+  }, "a workflow DLQ entry");
+
+it("keeps a failed run's workflow DLQ entry to its project: listed, read, resumed and deleted there only", async () => {
+  failing.add("default");
+  failing.add("acme");
+  const [{ workflowRunId: ours }, { workflowRunId: acmes }] = await Promise.all([
+    mine.client.trigger({ url: mine.url("/fails"), workflowRunId: "failing", retries: 0 }),
+    theirs.client.trigger({ url: theirs.url("/fails"), workflowRunId: "failing", retries: 0 }),
+  ]);
+  const [[ourEntry], [acmeEntry]] = await Promise.all([dlqOf(mine), dlqOf(theirs)]);
+  expect(ourEntry).toMatchObject({ workflowRunId: ours, workflowUrl: mine.url("/fails") });
+  expect(acmeEntry).toMatchObject({ workflowRunId: acmes, workflowUrl: theirs.url("/fails") });
+  expect((await mine.client.dlq.list()).messages.map((entry) => entry.dlqId)).toEqual([ourEntry?.dlqId]);
+  expect((await theirs.client.dlq.list()).messages.map((entry) => entry.dlqId)).toEqual([acmeEntry?.dlqId]);
+
+  // The default project's entry is unknown to acme.
+  const ourId = `${ourEntry?.dlqId}`;
+  for (const [method, path] of [
+    ["GET", ourId],
+    ["DELETE", ourId],
+    ["POST", `resume/${ourId}`],
+    ["POST", `restart/${ourId}`],
+    ["POST", `callback/${ourId}`],
+  ] as const) {
+    const response = await acme.api(`/v2/workflows/dlq/${path}`, { method });
+    expect(response.status, `${method} ${path}`).toBe(404);
+    expect(await response.json()).toEqual({ error: expect.stringContaining(ourId) });
+  }
+  expect(await theirs.client.dlq.resume({ dlqId: ourId })).toBeUndefined();
+  expect(await theirs.client.dlq.delete(ourId)).toEqual({ deleted: 0 });
+  expect((await mine.client.dlq.list()).messages.map((entry) => entry.dlqId)).toEqual([ourId]);
+
+  // Its own project resumes it; acme's entry stays, until acme deletes it.
+  failing.delete("default");
+  const resumed = await mine.client.dlq.resume({ dlqId: ourId });
+  expect(await waitForReport(reports, `default:${resumed?.workflowRunId}`)).toBe("done");
+  expect((await mine.client.dlq.list()).messages).toEqual([]);
+  expect((await theirs.client.dlq.list()).messages.map((entry) => entry.dlqId)).toEqual([acmeEntry?.dlqId]);
+  expect(await theirs.client.dlq.delete(`${acmeEntry?.dlqId}`)).toEqual({ deleted: 1 });
+  expect((await theirs.client.dlq.list()).messages).toEqual([]);
 });

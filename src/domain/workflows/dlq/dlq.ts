@@ -94,16 +94,32 @@ type EntryRow = Omit<WorkflowDlqEntry, "message" | "run"> & {
 /**
  * The entries of `project` that `selection` picks, by time of failure then
  * id. `lock` takes their row locks: a concurrent resume or delete of an entry
- * waits, then finds it gone. A null `project` is for DLQ ids a project's
- * plain DLQ has already picked (`resumeFromPlainRetry`).
+ * waits, then finds it gone.
  */
-export async function selectWorkflowDlq(
+export function selectWorkflowDlq(
   tx: Tx,
-  project: string | null,
+  project: string,
   selection: WorkflowDlqSelection,
   page: Page,
   lock: boolean,
 ): Promise<PageOf<WorkflowDlqEntry>> {
+  const picked =
+    "dlqIds" in selection ? tx`r.project = ${project} and d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, project, selection);
+  return readEntries(tx, picked, page, lock);
+}
+
+/**
+ * The entries among `dlqIds`, locked, whatever their project: for ids a
+ * project's plain DLQ has already picked (`resumeFromPlainRetry`; a DLQ id
+ * names one entry of all projects).
+ */
+export async function lockEntriesPickedByPlainDlq(tx: Tx, dlqIds: string[]): Promise<WorkflowDlqEntry[]> {
+  const picked = tx`d.dlq_id = any(${dlqIds}::text[])`;
+  return (await readEntries(tx, picked, { cursor: null, count: dlqIds.length }, true)).items;
+}
+
+/** The entries the condition `picked` (on `d`, the DLQ row, and `r`, its run) holds for. */
+async function readEntries(tx: Tx, picked: postgres.Fragment, page: Page, lock: boolean): Promise<PageOf<WorkflowDlqEntry>> {
   // Joined through the message (both primary keys): only the entry a run names as its dlq_id counts.
   const rows = await tx<EntryRow[]>`
     select d.dlq_id as "dlqId", d.message_id as "messageId", d.error, d.response_status as "responseStatus",
@@ -118,9 +134,7 @@ export async function selectWorkflowDlq(
     from dispatch.dlq d
     join dispatch.messages m on m.id = d.message_id
     join dispatch.workflow_runs r on r.pk = m.workflow_run_pk and r.dlq_id = d.dlq_id
-    where ${project === null ? tx`true` : tx`r.project = ${project}`}
-      and ${"dlqIds" in selection ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, project, selection)}
-      and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`)}
+    where ${picked} and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`)}
     order by d.created_at, d.dlq_id
     limit ${page.count + 1}
     ${lock ? tx`for update of d` : tx``}`;
@@ -136,9 +150,8 @@ export async function selectWorkflowDlq(
   };
 }
 
-function matchEntries(tx: Tx, project: string | null, { filter, range }: { filter: WorkflowDlqFilter; range: TimeRange }): postgres.Fragment {
+function matchEntries(tx: Tx, project: string, { filter, range }: { filter: WorkflowDlqFilter; range: TimeRange }): postgres.Fragment {
   const status = filter.responseStatus === undefined ? tx`true` : tx`d.response_status = any(${filter.responseStatus}::int[])`;
-  const runs = project === null ? tx`true` : matchRuns(tx, project, filter);
-  return tx`${runs} and ${status} and ${withinRange(tx, tx`d.created_at`, range)}`;
+  return tx`${matchRuns(tx, project, filter)} and ${status} and ${withinRange(tx, tx`d.created_at`, range)}`;
 }
 

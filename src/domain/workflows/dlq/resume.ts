@@ -16,7 +16,7 @@ import { insertMessages } from "../../publish/insert";
 import type { MessageSettings } from "../../publish/options";
 import { createRun, findRun } from "../runs";
 import { newRunId } from "../trigger";
-import { selectWorkflowDlq, type WorkflowDlqEntry, type WorkflowDlqSelection } from "./dlq";
+import { lockEntriesPickedByPlainDlq, selectWorkflowDlq, type WorkflowDlqEntry, type WorkflowDlqSelection } from "./dlq";
 import { newRunConfig, rebindRunId, type RunOverrides, withLabels } from "./run-overrides";
 
 /** `resume` continues from the failed step, keeping completed ones; `restart` starts over from the initial payload. */
@@ -50,10 +50,10 @@ export async function newRunsFromDlq(
 
 /**
  * A plain DLQ retry of entries that are failed steps of workflow runs
- * (dlq/run-entries.ts; the plain DLQ picked `dlqIds` in its project, and a
- * DLQ id names one entry of all projects): each run is resumed from its failed step, as the
- * workflow DLQ's Resume does, and its entry removed. Returns, by DLQ id, the
- * message the new run published for the failed step (what a retry answers).
+ * (dlq/run-entries.ts; the plain DLQ picked `dlqIds` in its project): each
+ * run is resumed from its failed step, as the workflow DLQ's Resume does, and
+ * its entry removed. Returns, by DLQ id, the message the new run published
+ * for the failed step (what a retry answers).
  */
 export async function resumeFromPlainRetry(
   tx: Tx,
@@ -61,7 +61,7 @@ export async function resumeFromPlainRetry(
   overrides: RunOverrides,
   settings: MessageSettings,
 ): Promise<Map<string, PublishResult>> {
-  const { items } = await selectWorkflowDlq(tx, null, { dlqIds }, { cursor: null, count: dlqIds.length }, true);
+  const items = await lockEntriesPickedByPlainDlq(tx, dlqIds);
   const resumed = new Map<string, PublishResult>();
   for (const entry of items) {
     resumed.set(entry.dlqId, (await startNewRun(tx, entry, "resume", overrides, settings)).failedStep);
