@@ -177,7 +177,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["message: retry of", () => retryLinks(sql, retry)],
     ["messages: flow-control key", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: { flowControlKey: [nth("tenant", 42)] }, range: { fromDate: null, toDate: null }, cursor: null, count: 50 })],
     ["overview: failing now", () => failingNow(sql, DEFAULT_PROJECT, 5)],
-    ["dlq: recent retries", () => recentRetries(sql, 10)],
+    ["dlq: recent retries", () => recentRetries(sql, DEFAULT_PROJECT, 10)],
     ["dlq: newest", () => listDlq(sql, { project: DEFAULT_PROJECT, filter: {}, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: URL", () => listDlq(sql, { project: DEFAULT_PROJECT, filter: { url: ["https://api.example.com/hook/96"] }, responseStatus: null, range: { fromDate: null, toDate: null } }, { cursor: null, count: 50, order: "latestFirst" })],
     ["dlq: entry", () => findDlqEntry(sql, DEFAULT_PROJECT, `dlq_${String(91).padStart(12, "0")}`)],

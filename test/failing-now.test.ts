@@ -81,7 +81,7 @@ describe("what is failing", () => {
       retriedAs: null,
       retryOf: { id: original, state: "FAILED", dlqId: null },
     });
-    const [latest] = await recentRetries(sql, 10);
+    const [latest] = await recentRetries(sql, DEFAULT_PROJECT, 10);
     expect(latest).toMatchObject({ original, url: `${receiver.url}/retried`, retry: { id: retry, state: "DELIVERED" } });
     expect((await readTotals(sql, DEFAULT_PROJECT)).retried).toBe(1);
     const { items } = await listMessages(sql, { ...NO_FILTER, states: ["FAILED"] });

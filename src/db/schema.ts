@@ -240,7 +240,7 @@ export const messages = dispatch.table(
     uniqueIndex("messages_canceled_seq_idx").on(t.canceledSeq).where(sql`${t.canceledSeq} is not null`),
     index("messages_source_message_id_idx").on(t.sourceMessageId).where(sql`${t.sourceMessageId} is not null`),
     index("messages_workflow_run_pk_idx").on(t.workflowRunPk).where(sql`${t.workflowRunPk} is not null`),
-    index("messages_retried_at_idx").on(t.retriedAt).where(sql`${t.retriedAs} is not null`),
+    index("messages_retried_at_idx").on(t.project, t.retriedAt).where(sql`${t.retriedAs} is not null`),
   ],
 );
 

@@ -2,12 +2,13 @@
  * The thread between a failed message and its DLQ retry. A retry removes the
  * DLQ entry (as the API has it), so the link is kept on the failed message:
  * `retried_as` names the retry, `retried_at` is the retry's `created_at`.
- * One partial index (`messages_retried_at_idx`, on `retried_at` where
- * `retried_as` is set) serves every question: the retries newest first, the
+ * One partial index (`messages_retried_at_idx`, on `(project, retried_at)`
+ * where `retried_as` is set) serves every question: the retries newest first, the
  * original of a retry (its `created_at` and id), and how many failed
  * messages were retried. Only failed messages have DLQ entries, so every
  * message with `retried_as` failed; what is still failing is its retry. The
- * link is written by db/queries/link-retries.ts.
+ * link is written by db/queries/link-retries.ts, and both ends are always
+ * of one project (a DLQ retry publishes in the entry's project).
  */
 import type { Tx } from "../../db/client";
 import type { MessageState } from "../../db/vocabulary";
@@ -27,12 +28,16 @@ export interface RetryLinks {
 }
 
 /** The links of `message` (`messages_pkey` one way, `messages_retried_at_idx` the other). */
-export async function retryLinks(tx: Tx, message: { id: string; createdAt: Date; retriedAs: string | null }): Promise<RetryLinks> {
-  const [retriedAs] = message.retriedAs === null ? [] : await linked(tx, tx`m.id = ${message.retriedAs}`);
+export async function retryLinks(
+  tx: Tx,
+  message: { id: string; project: string; createdAt: Date; retriedAs: string | null },
+): Promise<RetryLinks> {
+  const [retriedAs] = message.retriedAs === null ? [] : await linked(tx, message.project, tx`m.id = ${message.retriedAs}`);
   // A Date holds milliseconds, the column microseconds: the millisecond `createdAt` lies in.
   const at = message.createdAt.getTime();
   const [retryOf] = await linked(
     tx,
+    message.project,
     tx`m.retried_at >= ${new Date(at)} and m.retried_at < ${new Date(at + 1)} and m.retried_as = ${message.id}`,
   );
   return {
@@ -41,11 +46,11 @@ export async function retryLinks(tx: Tx, message: { id: string; createdAt: Date;
   };
 }
 
-function linked(tx: Tx, which: ReturnType<Tx>) {
+function linked(tx: Tx, project: string, which: ReturnType<Tx>) {
   return tx<LinkedMessage[]>`
     select m.id, m.state, d.dlq_id as "dlqId"
     from dispatch.messages m left join dispatch.dlq d on d.message_id = m.id
-    where ${which}`;
+    where m.project = ${project} and ${which}`;
 }
 
 /** A DLQ retry: the failed message, when it was retried, and the retry as it stands. */
@@ -56,14 +61,14 @@ export interface DlqRetry {
   retry: LinkedMessage;
 }
 
-/** The latest `count` DLQ retries, newest first. */
-export async function recentRetries(tx: Tx, count: number): Promise<DlqRetry[]> {
+/** The latest `count` DLQ retries of `project`, newest first. */
+export async function recentRetries(tx: Tx, project: string, count: number): Promise<DlqRetry[]> {
   const rows = await tx<(Omit<DlqRetry, "retry"> & { retryId: string; state: MessageState | null; dlqId: string | null })[]>`
     select o.id as original, o.url, o.retried_at as "retriedAt", o.retried_as as "retryId", r.state, d.dlq_id as "dlqId"
     from dispatch.messages o
-      left join dispatch.messages r on r.id = o.retried_as
+      left join dispatch.messages r on r.id = o.retried_as and r.project = o.project
       left join dispatch.dlq d on d.message_id = o.retried_as
-    where o.retried_as is not null
+    where o.project = ${project} and o.retried_as is not null
     order by o.retried_at desc, o.id desc
     limit ${count}`;
   return rows.map(({ retryId, state, dlqId, ...retry }) => ({ ...retry, retry: { id: retryId, state, dlqId } }));

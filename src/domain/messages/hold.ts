@@ -47,7 +47,7 @@ export interface DestinationHold {
   openedByHand: boolean;
   /** What opened the circuit ("12 of 12 attempts failed in the last minute: 12 timeouts"). */
   openReason: string | null;
-  /** Its messages waiting in the line ahead of this one. */
+  /** The destination's messages of this message's project waiting in the line ahead of it (other projects' are not theirs to count). */
   ahead: number;
 }
 
@@ -140,7 +140,8 @@ async function destinationHold(tx: Tx, message: StoredMessage): Promise<Destinat
     select d.circuit, d.probe_at as "probeAt", case when d.held_until > now() then d.held_until end as "heldUntil",
       coalesce(d.opened_by_hand, false) as "openedByHand", d.open_reason as "openReason",
       (select count(*)::int from dispatch.messages m
-        where m.destination = ${destination} and m.destination_parked and m.next_delivery_at < ${message.nextDeliveryAt}) as ahead
+        where m.destination = ${destination} and m.destination_parked and m.next_delivery_at < ${message.nextDeliveryAt}
+          and m.project = ${message.project}) as ahead
     from (select 1) one left join dispatch.destinations d on d.destination = ${destination}`;
   const { circuit, probeAt, heldUntil, ...rest } = row!;
   const base = { destination, ...rest };

@@ -103,7 +103,7 @@ export async function listMessages(tx: Tx, query: MessageListQuery): Promise<Mes
       left join lateral (
         select response_status, error, substring(response_body from 1 for ${ANSWER_BYTES}) as body, id from dispatch.attempts
         where message_id = m.id order by id desc limit 1) a on true
-      left join dispatch.messages r on r.id = m.retried_as
+      left join dispatch.messages r on r.id = m.retried_as and r.project = m.project
       left join dispatch.queues q on q.project = m.project and q.name = m.pending_queue
     order by m.created_at desc, m.id desc`;
   return pageOf(rows, query.count, scan);

@@ -40,7 +40,7 @@ export function dlqRoutes(deps: AppDeps) {
       const { values, filter, range } = messageListFilter(params, DLQ_FILTERS, now);
       const selection = { project: c.get("project"), filter, responseStatus: statusCodesParam(params), range };
       const page = await listDlq(deps.sql, selection, { cursor, count: PAGE_SIZE, order: "latestFirst" });
-      const retries = await recentRetries(deps.sql, RECENT_RETRIES);
+      const retries = await recentRetries(deps.sql, selection.project, RECENT_RETRIES);
       const props = { page, retries, values, cursor, now, viewer: c.get("viewer"), self: currentUrl(c) };
       return c.render(<DlqPage {...props} />, { title: "DLQ", section: "dlq" });
     })

@@ -1,0 +1,2 @@
+DROP INDEX "dispatch"."messages_retried_at_idx";--> statement-breakpoint
+CREATE INDEX "messages_retried_at_idx" ON "dispatch"."messages" USING btree ("project","retried_at") WHERE "dispatch"."messages"."retried_as" is not null;
