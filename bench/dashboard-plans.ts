@@ -168,7 +168,7 @@ async function explainPages(url: string, admin: postgres.Sql): Promise<void> {
     ["messages: a day a week ago", () => listMessages(sql, { project: DEFAULT_PROJECT, states: null, filter: {}, range: { fromDate: Date.now() - 8 * 86_400_000, toDate: Date.now() - 7 * 86_400_000 }, cursor: null, count: 50 })],
     ["message: the message", () => findMessage(sql, someId)],
     ["message: attempts", () => listAttempts(sql, someId)],
-    ["message: relations", () => messageRelations(sql, someId, null)],
+    ["message: relations", () => messageRelations(sql, { id: someId, project: DEFAULT_PROJECT, workflowRunPk: null })],
     ["message: why it waits, retry backoff", () => holdOf(sql, held.backoff)],
     ["message: why it waits, behind its queue", () => holdOf(sql, held.queued)],
     ["message: why it waits, paused queue", () => holdOf(sql, held.paused)],

@@ -61,13 +61,20 @@ export interface MessageRelations {
   callbacks: { id: string; origin: string; state: string }[];
 }
 
-/** The relations of message `id` (each through an index: dlq.message_id, the run's key, source_message_id). */
-export async function messageRelations(tx: Tx, id: string, workflowRunPk: number | null): Promise<MessageRelations> {
-  const [dlq] = await tx<{ dlqId: string }[]>`select dlq_id as "dlqId" from dispatch.dlq where message_id = ${id}`;
+/**
+ * The relations of `message` (each through an index: dlq.message_id, the run's
+ * key, source_message_id), every one in the message's project.
+ */
+export async function messageRelations(
+  tx: Tx,
+  message: { id: string; project: string; workflowRunPk: number | null },
+): Promise<MessageRelations> {
+  const { id, project, workflowRunPk } = message;
+  const [dlq] = await tx<{ dlqId: string }[]>`select dlq_id as "dlqId" from dispatch.dlq where message_id = ${id} and project = ${project}`;
   const [run] = workflowRunPk === null
     ? []
-    : await tx<{ runId: string }[]>`select run_id as "runId" from dispatch.workflow_runs where pk = ${workflowRunPk}`;
+    : await tx<{ runId: string }[]>`select run_id as "runId" from dispatch.workflow_runs where pk = ${workflowRunPk} and project = ${project}`;
   const callbacks = await tx<{ id: string; origin: string; state: string }[]>`
-    select id, origin, state from dispatch.messages where source_message_id = ${id} order by seq limit 20`;
+    select id, origin, state from dispatch.messages where source_message_id = ${id} and project = ${project} order by seq limit 20`;
   return { dlqId: dlq?.dlqId ?? null, workflowRunId: run?.runId ?? null, callbacks };
 }

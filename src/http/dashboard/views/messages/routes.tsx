@@ -64,7 +64,7 @@ async function readMessage(deps: AppDeps, project: string, id: string) {
     return {
       message,
       attempts: await listAttempts(tx, id),
-      relations: await messageRelations(tx, id, message.workflowRunPk),
+      relations: await messageRelations(tx, message),
       links: await retryLinks(tx, message),
       hold: await holdOf(tx, message),
     };
