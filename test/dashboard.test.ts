@@ -124,10 +124,12 @@ describe("sessions", () => {
     expect(same.status).toBe(303);
   });
 
-  it("knows full and read-only tokens, and nothing else", () => {
-    const access = tokenAccess(fixedTokenSet(["full-token-0123456789"], ["readonly-token-0123456789"]));
-    expect(access.grantOf("full-token-0123456789")).toEqual({ access: "full", project: "default" });
-    expect(access.grantOf("readonly-token-0123456789")).toEqual({ access: "readonly", project: "default" });
+  it("knows full and read-only tokens, the admin token, and nothing else", () => {
+    const access = tokenAccess(fixedTokenSet(["full-token-0123456789"], ["readonly-token-0123456789"]), "admin-token-0123456789");
+    expect(access.grantOf("full-token-0123456789")).toEqual({ access: "full", project: "default", admin: false });
+    expect(access.grantOf("readonly-token-0123456789")).toEqual({ access: "readonly", project: "default", admin: false });
+    expect(access.grantOf("admin-token-0123456789")).toEqual({ access: "full", project: "default", admin: true });
+    expect(tokenAccess(fixedTokenSet(["full-token-0123456789"], []), null).grantOf("admin-token-0123456789")).toBeNull();
     expect(access.grantOf("full-token-012345678")).toBeNull();
     expect(access.grantOfDigest(Buffer.alloc(3))).toBeNull();
   });

@@ -405,6 +405,8 @@ export const dashboardSessions = dispatch.table(
     /** The sha256 digest of the token signed in with: its session ends when the token is no longer accepted. */
     tokenDigest: bytea("token_digest").notNull(),
     role: text("role").notNull(),
+    /** The project an admin session (DISPATCH_ADMIN_TOKEN) looks at; null: the default project. */
+    project: text("project").references(() => projects.name, { onDelete: "set null" }),
     createdAt: timestamptz("created_at").notNull().default(sql`now()`),
     /** Moved on at most once a minute by the requests of the session. */
     lastSeenAt: timestamptz("last_seen_at").notNull().default(sql`now()`),

@@ -45,6 +45,11 @@ export async function requireProject(sql: Tx, name: string): Promise<void> {
   if (!found) throw new AppError(404, `no project is named ${JSON.stringify(name)} (dispatch project list shows them)`);
 }
 
+/** Every project's name, in order. */
+export async function projectNames(sql: Tx): Promise<string[]> {
+  return (await sql<{ name: string }[]>`select name from dispatch.projects order by name`).map((row) => row.name);
+}
+
 /** Every project, by name, with its tokens and pending messages counted. */
 export async function listProjects(sql: Tx): Promise<ProjectEntry[]> {
   return sql<ProjectEntry[]>`

@@ -16,6 +16,11 @@ export interface SessionGrant {
   role: "full" | "readonly";
 }
 
+/** A session as found: who signed in, and the project an admin session chose (null: none yet, or it was deleted). */
+export interface FoundSession extends SessionGrant {
+  project: string | null;
+}
+
 /** How long sessions last. */
 export interface SessionTimes {
   /** From sign-in to the end, however busy. */
@@ -48,16 +53,22 @@ export async function startSession(sql: Tx, key: Buffer, grant: SessionGrant, ti
  * such session or it ended (idle or past its lifetime). Notes the request, at
  * most once a minute.
  */
-export async function findSession(sql: Tx, key: Buffer, id: string | undefined, times: SessionTimes): Promise<SessionGrant | null> {
+export async function findSession(sql: Tx, key: Buffer, id: string | undefined, times: SessionTimes): Promise<FoundSession | null> {
   if (id === undefined || !ID.test(id)) return null;
   const digest = digestOf(key, id);
-  const [row] = await sql<(SessionGrant & { stale: boolean })[]>`
-    select token_digest as "tokenDigest", role, last_seen_at <= now() - ${SEEN_EVERY_MS} * interval '1 millisecond' as stale
+  const [row] = await sql<(FoundSession & { stale: boolean })[]>`
+    select token_digest as "tokenDigest", role, project, last_seen_at <= now() - ${SEEN_EVERY_MS} * interval '1 millisecond' as stale
     from dispatch.dashboard_sessions
     where id_digest = ${digest} and expires_at > now() and last_seen_at > now() - ${times.idleMs} * interval '1 millisecond'`;
   if (!row) return null;
   if (row.stale) await sql`update dispatch.dashboard_sessions set last_seen_at = now() where id_digest = ${digest}`;
-  return { tokenDigest: row.tokenDigest, role: row.role };
+  return { tokenDigest: row.tokenDigest, role: row.role, project: row.project };
+}
+
+/** Sets the project the session whose cookie holds `id` looks at (an admin session's choice). */
+export async function chooseSessionProject(sql: Tx, key: Buffer, id: string, project: string): Promise<void> {
+  if (!ID.test(id)) return;
+  await sql`update dispatch.dashboard_sessions set project = ${project} where id_digest = ${digestOf(key, id)}`;
 }
 
 /** Ends the session whose cookie holds `id` (nothing when there is none). */

@@ -5,8 +5,14 @@ import type { Role } from "./session/access";
 export interface Viewer {
   role: Role;
   csrf: string;
-  /** Whether the viewer's token is the default project's (the operator's): it sees what every project shares. */
+  /** Whether the viewer's token is the default project's (the operator's) or the admin token: it sees what every project shares. */
   operator: boolean;
+  /** The project the viewer looks at. */
+  project: string;
+  /** Whether the session signed in with DISPATCH_ADMIN_TOKEN: it chooses the project it looks at. */
+  admin: boolean;
+  /** Every project's name, for an admin session's chooser (none for a project's token). */
+  projects: string[];
 }
 
 /** The Hono environment of the dashboard's routes. */

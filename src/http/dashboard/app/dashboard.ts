@@ -7,6 +7,7 @@
  * (views/<section>/routes.tsx) rendering a page component in the one layout.
  */
 import { Hono } from "hono";
+import { projectNames } from "../../../domain/projects/projects";
 import { ensureSessionKey } from "../../../domain/secrets/stored-secrets";
 import type { AppDeps } from "../../deps";
 import { tokenAccess } from "../session/access";
@@ -27,6 +28,7 @@ import { queueRoutes } from "../views/queues/routes";
 import { scheduleRoutes } from "../views/schedules/routes";
 import { urlGroupRoutes } from "../views/url-groups/routes";
 import { workflowRoutes } from "../views/workflows/routes";
+import { projectChoiceRoutes } from "../session/project-choice";
 import { sameOrigin } from "../session/same-origin";
 import { DashboardSessions } from "../session/session";
 import type { AuthFailures } from "../../auth-failures";
@@ -34,7 +36,7 @@ import type { AuthFailures } from "../../auth-failures";
 /** The dashboard's routes (mounted at `/dashboard`) and the frame its error pages use. */
 export function dashboard(deps: AppDeps, failures: AuthFailures) {
   const { paths, routes: assets } = dashboardAssets();
-  const access = tokenAccess(deps.acceptedTokens);
+  const access = tokenAccess(deps.acceptedTokens, deps.config.adminToken);
   const sessions = new DashboardSessions(deps.sql, memo(() => ensureSessionKey(deps.sql, deps.secretBox)), deps.config.sessionIdleMs);
   const frame: Frame = { assets: paths, viewer: null };
   const routes = new Hono<DashboardEnv>({ strict: false })
@@ -43,7 +45,8 @@ export function dashboard(deps: AppDeps, failures: AuthFailures) {
     .use(readForm())
     .use(pageLayout(paths))
     .route("/", signInRoutes(access, sessions, failures))
-    .use(requireSession(access, sessions))
+    .use(requireSession(access, sessions, () => projectNames(deps.sql)))
+    .route("/", projectChoiceRoutes(deps.sql, sessions))
     .route("/", overviewRoutes(deps))
     .route("/", messageRoutes(deps))
     .route("/", publishRoutes(deps))

@@ -3,7 +3,9 @@
  * token is still configured, and every POST needs a full token and the
  * session's CSRF token. A request without a session is sent to sign in
  * (htmx's refreshes by the `HX-Redirect` header, so a region never fills with
- * the sign-in page).
+ * the sign-in page). A project's token sees its project; an admin session
+ * (DISPATCH_ADMIN_TOKEN) sees the project it chose (project-choice.ts), the
+ * default one until it chooses, and every project's name for the chooser.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
@@ -16,7 +18,11 @@ import { type DashboardSessions, SESSION_COOKIE } from "./session";
 export const SIGN_IN_PATH = "/dashboard/login";
 
 /** Admits signed-in requests; POSTs also need a full token and the form's CSRF token. */
-export function requireSession(access: TokenAccess, sessions: DashboardSessions): MiddlewareHandler<DashboardEnv> {
+export function requireSession(
+  access: TokenAccess,
+  sessions: DashboardSessions,
+  projectNames: () => Promise<string[]>,
+): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const cookie = getCookie(c, SESSION_COOKIE);
     const session = await sessions.find(cookie);
@@ -30,8 +36,12 @@ export function requireSession(access: TokenAccess, sessions: DashboardSessions)
         throw new AppError(403, "this form has expired (or came from another site): reload the page and try again");
       }
     }
-    c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!), operator: grant.project === DEFAULT_PROJECT });
-    c.set("project", grant.project);
+    const projects = grant.admin ? await projectNames() : [];
+    // A chosen project since deleted leaves its sessions' choice null (a foreign key): the default one again.
+    const project = grant.admin ? (session.project ?? DEFAULT_PROJECT) : grant.project;
+    const operator = grant.admin || project === DEFAULT_PROJECT;
+    c.set("viewer", { role, csrf: await sessions.csrfToken(cookie!), operator, project, projects, admin: grant.admin });
+    c.set("project", project);
     await next();
   };
 }

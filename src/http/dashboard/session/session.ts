@@ -8,7 +8,15 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Sql } from "../../../db/client";
-import { endSession, findSession, type SessionGrant, type SessionTimes, startSession } from "../../../domain/sessions/sessions";
+import {
+  chooseSessionProject,
+  endSession,
+  findSession,
+  type FoundSession,
+  type SessionGrant,
+  type SessionTimes,
+  startSession,
+} from "../../../domain/sessions/sessions";
 
 export const SESSION_COOKIE = "dispatch_session";
 /** How long a sign-in lasts at most: a working day. */
@@ -34,8 +42,13 @@ export class DashboardSessions {
   }
 
   /** The grant of the session in `cookie`, or null (none, signed out, idle, expired). */
-  async find(cookie: string | undefined): Promise<SessionGrant | null> {
+  async find(cookie: string | undefined): Promise<FoundSession | null> {
     return findSession(this.sql, await this.key(), cookie, this.times);
+  }
+
+  /** Makes the session in `cookie` look at `project` (an admin session's choice). */
+  async choose(cookie: string, project: string): Promise<void> {
+    await chooseSessionProject(this.sql, await this.key(), cookie, project);
   }
 
   /** Ends the session in `cookie`. */

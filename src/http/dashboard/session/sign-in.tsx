@@ -62,7 +62,8 @@ const SignInPage = ({ next, error }: { next: string; error?: string }) => (
     </form>
     <p class="muted">
       Use the access token <code>npm start</code> printed (or <code>dispatch token</code> prints), or any token in{" "}
-      <code>DISPATCH_TOKEN</code>. A token in <code>DISPATCH_READONLY_TOKEN</code> signs in read-only.
+      <code>DISPATCH_TOKEN</code>. A token in <code>DISPATCH_READONLY_TOKEN</code> signs in read-only. A project's token shows
+      its project; <code>DISPATCH_ADMIN_TOKEN</code> shows any project you choose.
     </p>
   </div>
 );

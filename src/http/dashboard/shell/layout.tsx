@@ -11,6 +11,7 @@ import { jsxRenderer } from "hono/jsx-renderer";
 import type { AssetPaths } from "./assets";
 import type { DashboardEnv, Viewer } from "../env";
 import { noticeOf } from "../kit/notices";
+import { DEFAULT_PROJECT } from "../../../db/vocabulary";
 
 /** The sections of the dashboard, in navigation order. */
 export const SECTIONS = [
@@ -130,7 +131,8 @@ const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | un
       ))}
     </nav>
     <div class="who">
-      <span>{viewer.role === "full" ? "full access" : "read-only"}</span>
+      <Project viewer={viewer} />
+      <span>{viewer.admin ? "admin" : viewer.role === "full" ? "full access" : "read-only"}</span>
       <form class="inline" method="post" action="/dashboard/logout">
         <input type="hidden" name="_csrf" value={viewer.csrf} />
         <button type="submit">Sign out</button>
@@ -138,6 +140,29 @@ const Navigation = ({ viewer, section }: { viewer: Viewer; section: Section | un
     </div>
   </>
 );
+
+/**
+ * The project on view: an admin session's chooser (every project, the one on
+ * view selected), else the project's name when it is not the default (a
+ * single-team Dispatch never mentions projects).
+ */
+const Project = ({ viewer }: { viewer: Viewer }) => {
+  if (!viewer.admin) return viewer.project === DEFAULT_PROJECT ? null : <span data-project={viewer.project}>project {viewer.project}</span>;
+  return (
+    <form class="inline project-choice" method="post" action="/dashboard/project">
+      <input type="hidden" name="_csrf" value={viewer.csrf} />
+      <label for="project-choice">Project</label>
+      <select id="project-choice" name="project">
+        {viewer.projects.map((name) => (
+          <option value={name} selected={name === viewer.project}>
+            {name}
+          </option>
+        ))}
+      </select>
+      <button type="submit">Show</button>
+    </form>
+  );
+};
 
 /** On every page, the sign-in page too: where the API is described (http/routes/api-document.ts), for people and for tools. */
 const Footer = () => (

@@ -12,6 +12,7 @@ header.top nav { display: flex; gap: .9rem; flex-wrap: wrap; flex: 1; }
 header.top nav a { color: #c8d3e0; }
 header.top nav a.here { color: #fff; font-weight: 600; }
 header.top .who { display: flex; gap: .6rem; align-items: center; color: #c8d3e0; }
+header.top .project-choice { display: flex; gap: .4rem; align-items: center; }
 main { padding: 1.2rem; max-width: 1400px; margin: 0 auto; }
 footer.bottom { display: flex; gap: 1.2rem; max-width: 1400px; margin: 1rem auto 0; padding: .8rem 1.2rem 1.4rem; border-top: 1px solid var(--line);
   color: var(--muted); font-size: .85rem; }

@@ -1,0 +1,2 @@
+ALTER TABLE "dispatch"."dashboard_sessions" ADD COLUMN "project" text;--> statement-breakpoint
+ALTER TABLE "dispatch"."dashboard_sessions" ADD CONSTRAINT "dashboard_sessions_project_projects_name_fk" FOREIGN KEY ("project") REFERENCES "dispatch"."projects"("name") ON DELETE set null ON UPDATE no action;
