@@ -13,6 +13,8 @@ export interface LogFields {
   level?: LogLevel;
   /** The message a delivery line is about. */
   messageId?: string;
+  /** The project of the message or request a line is about (issue 37). */
+  project?: string;
   /** The request a line was written during (the `X-Request-Id` answered). */
   requestId?: string;
   [field: string]: unknown;

@@ -4,16 +4,20 @@
  * from the database when `/metrics` is scraped (what waits, what is in
  * flight, the DLQ, queue lag, workflow runs by state, database connections,
  * this process's worker heartbeat). Each service has its own registry, so
- * several in one process (tests) do not collide.
+ * several in one process (tests) do not collide. What belongs to a project
+ * (publishes, outcomes, what waits, the DLQ, queue lag) carries a `project`
+ * label, its values bounded by project-label.ts.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Sql } from "../db/client";
+import { DEFAULT_PROJECT } from "../db/vocabulary";
+import { ProjectLabels } from "./project-label";
 
 /** What a scrape reads from the database. */
 interface DatabaseState {
-  waiting: number;
+  waiting: { project: string; n: number }[];
   inFlight: number;
-  dlq: number;
+  dlq: { project: string; n: number }[];
   queues: { project: string; name: string; lag: number }[];
   runs: { state: string; n: number }[];
   connections: { state: string; n: number }[];
@@ -23,12 +27,22 @@ interface DatabaseState {
 
 export class Metrics {
   readonly registry = new Registry();
-  /** Messages accepted by publish, enqueue and batch, by dialect and destination kind (url, group, api). */
-  readonly published = this.counter("dispatch_messages_published_total", "Messages accepted by publish, enqueue and batch", ["dialect", "destination"]);
+  /** The `project` label's value of a project (project-label.ts). */
+  readonly projects = new ProjectLabels();
+  /** Messages accepted by publish, enqueue and batch, by project, dialect and destination kind (url, group, api). */
+  readonly published = this.counter(
+    "dispatch_messages_published_total",
+    "Messages accepted by publish, enqueue and batch",
+    ["project", "dialect", "destination"],
+  );
   /** Publishes answered with an existing message's id. */
-  readonly deduplicated = this.counter("dispatch_messages_deduplicated_total", "Publishes answered with the id of an existing message", ["dialect", "destination"]);
-  /** Recorded attempts by what they led to: delivered, retried or failed. */
-  readonly outcomes = this.counter("dispatch_delivery_outcomes_total", "Delivery attempts by outcome (delivered, retried, failed)", ["outcome"]);
+  readonly deduplicated = this.counter(
+    "dispatch_messages_deduplicated_total",
+    "Publishes answered with the id of an existing message",
+    ["project", "dialect", "destination"],
+  );
+  /** Recorded attempts by project and what they led to: delivered, retried or failed. */
+  readonly outcomes = this.counter("dispatch_delivery_outcomes_total", "Delivery attempts by outcome (delivered, retried, failed)", ["project", "outcome"]);
   readonly attemptSeconds = new Histogram({
     name: "dispatch_delivery_attempt_duration_seconds",
     help: "Duration of delivery attempts, request sent to response read",
@@ -77,12 +91,13 @@ export class Metrics {
     let state: Promise<DatabaseState> | null = null;
     // One query per scrape, shared by every gauge below.
     const read = () => (state ??= readState(sql, heartbeatId()).finally(() => setTimeout(() => (state = null), 100)));
-    this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", [], async (g) => g.set((await read()).waiting));
+    this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", ["project"], async (g) =>
+      this.byProject(g, (await read()).waiting));
     this.gauge("dispatch_messages_in_flight", "Messages claimed by workers and not yet recorded", [], async (g) => g.set((await read()).inFlight));
-    this.gauge("dispatch_dlq_size", "Entries in the dead letter queue", [], async (g) => g.set((await read()).dlq));
+    this.gauge("dispatch_dlq_size", "Entries in the dead letter queue", ["project"], async (g) => this.byProject(g, (await read()).dlq));
     this.gauge("dispatch_queue_lag", "Unfinished messages per queue", ["project", "queue"], async (g) => {
       g.reset();
-      for (const queue of (await read()).queues) g.set({ project: queue.project, queue: queue.name }, queue.lag);
+      for (const queue of (await read()).queues) g.inc({ project: this.projects.of(queue.project), queue: queue.name }, queue.lag);
     });
     this.gauge("dispatch_workflow_runs", "Workflow runs by state", ["state"], async (g) => {
       g.reset();
@@ -123,6 +138,13 @@ export class Metrics {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
+  /** Sets `g` to each project's count (the projects past the labelled ones summed under `other`); 0 for the default one when none. */
+  private byProject(g: Gauge, counts: { project: string; n: number }[]): void {
+    g.reset();
+    g.set({ project: this.projects.of(DEFAULT_PROJECT) }, 0);
+    for (const { project, n } of counts) g.inc({ project: this.projects.of(project) }, n);
+  }
+
   private gauge(name: string, help: string, labelNames: string[], collect: (gauge: Gauge) => Promise<void>) {
     new Gauge({ name, help, labelNames, registers: [this.registry], async collect() { await collect(this); } });
   }
@@ -131,9 +153,11 @@ export class Metrics {
 async function readState(sql: Sql, heartbeatId: string | null): Promise<DatabaseState> {
   const [row] = await sql<DatabaseState[]>`
     select
-      (select count(*)::int from dispatch.messages where due_at <= now() or flow_parked or destination_parked) as waiting,
+      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
+        select project, count(*)::int as n from dispatch.messages where due_at <= now() or flow_parked or destination_parked group by project) w) as waiting,
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
-      (select count(*)::int from dispatch.dlq) as dlq,
+      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
+        select project, count(*)::int as n from dispatch.dlq group by project) d) as dlq,
       (select coalesce(json_agg(json_build_object('project', q.project, 'name', q.name, 'lag',
         (select count(*) from dispatch.messages m where m.project = q.project and m.pending_queue = q.name))), '[]')
         from dispatch.queues q) as queues,

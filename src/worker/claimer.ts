@@ -295,7 +295,7 @@ export class Claimer implements LocalDelivery {
       }
     } catch (error) {
       // An outage is logged once by `availability`; anything else is logged as it comes.
-      if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: attempt of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id, project: message.project });
       await this.handBack(message);
     } finally {
       if (ticket !== null) this.deps.slots.finished(ticket, false);
@@ -335,7 +335,7 @@ export class Claimer implements LocalDelivery {
       await this.deps.availability.retrying(() => releaseClaimedMessages(this.deps.sql, [claim], delayMs));
       this.deps.recorder.skipped(claim.claimId);
     } catch (error) {
-      this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id });
+      this.deps.log(`worker: hand-back of ${message.id} failed: ${(error as Error).message}`, { messageId: message.id, project: message.project });
     }
   }
 
@@ -355,14 +355,16 @@ export class Claimer implements LocalDelivery {
     } catch (error) {
       this.deps.log(`worker: withdrawing the admission of ${message.id} failed: ${(error as Error).message}`, {
         messageId: message.id,
+        project: message.project,
       });
     }
   }
 
-  private count({ attempt, outcome }: AttemptRecord): void {
-    this.deps.metrics.outcomes.inc({ outcome: OUTCOME_LABEL[outcome.kind] });
+  private count({ message, attempt, outcome }: AttemptRecord): void {
+    const { metrics } = this.deps;
+    metrics.outcomes.inc({ project: metrics.projects.of(message.project), outcome: OUTCOME_LABEL[outcome.kind] });
     if (outcome.kind === "failed") this.deps.failedForGood();
-    this.deps.metrics.attemptSeconds.observe(attempt.durationMs / 1000);
+    metrics.attemptSeconds.observe(attempt.durationMs / 1000);
   }
 
   private track(work: Promise<void>): void {

@@ -85,7 +85,7 @@ export class Recorder {
   record(record: AttemptRecord): Promise<void> {
     const { message, attempt } = record;
     const result = attempt.kind === "response" ? `status ${attempt.status}` : attempt.error;
-    this.log(`attempt of ${message.id}: ${result} in ${attempt.durationMs} ms`, { level: "debug", messageId: message.id });
+    this.log(`attempt of ${message.id}: ${result} in ${attempt.durationMs} ms`, { level: "debug", messageId: message.id, project: message.project });
     return new Promise((done) => {
       const waiting = { record, done, queuedAt: Date.now() };
       if (isPlainDelivery(record)) {
@@ -203,6 +203,7 @@ export class Recorder {
     } catch (error) {
       this.log(`outcome of ${message.id} not recorded (${(error as Error).message}); it will be attempted again`, {
         messageId: message.id,
+        project: message.project,
       });
       try {
         const claim = { messageId: message.id, claimId: message.claimId };
@@ -210,7 +211,7 @@ export class Recorder {
         this.committed([waiting]);
       } catch (release) {
         // The claim stays registered: once this process stops beating, a sweep puts the message back.
-        this.log(`hand-back of ${message.id} failed: ${(release as Error).message}`, { messageId: message.id });
+        this.log(`hand-back of ${message.id} failed: ${(release as Error).message}`, { messageId: message.id, project: message.project });
         waiting.done();
       }
     }

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll } from "vitest";
 import { type Config, loadConfig } from "../../src/config/config";
-import type { Log } from "../../src/observability/log";
+import type { Log, LogFields } from "../../src/observability/log";
 import { type Role, type Service, startService } from "../../src/service";
 import { cloneDatabase } from "./database";
 import { track } from "./leaks";
@@ -101,8 +101,8 @@ export interface ServiceOptions {
   role?: Role;
   databaseUrl?: string;
   now?: () => number;
-  /** Hears every line the service logs, debug lines included. */
-  log?: (line: string) => void;
+  /** Hears every line the service logs, debug lines included, with its fields. */
+  log?: (line: string, fields?: LogFields) => void;
 }
 
 /** Starts Dispatch on a fresh database (or `databaseUrl`) in `role`. */
@@ -115,7 +115,7 @@ export async function startTestService(
   // Debug lines (an access line per request, a line per attempt) would bury the rest of a run's output.
   const log: Log = (line, fields) => {
     noteLogLine(line);
-    options.log?.(line);
+    options.log?.(line, fields);
     if (fields?.level !== "debug" && !line.includes("terminating connection")) console.error(line);
   };
   const service = await startService(config, options.role ?? "all", log, options.now);

@@ -142,11 +142,12 @@ function respond(c: Context, response: PublishResponse) {
   return c.json(response, duplicate ? 202 : 200);
 }
 
-/** Counts accepted and deduplicated messages by dialect and destination kind. */
+/** Counts accepted and deduplicated messages by project, dialect and destination kind. */
 function countPublished(metrics: Metrics, requests: PublishRequest[], responses: PublishResponse[], defaultDialect: Dialect): void {
   responses.forEach((response, i) => {
     const destination = Array.isArray(response) ? "group" : "url" in response ? "url" : "api";
-    const labels = { dialect: detectDialect(Object.keys(requests[i]!.headers), defaultDialect), destination };
+    const request = requests[i]!;
+    const labels = { project: metrics.projects.of(request.project), dialect: detectDialect(Object.keys(request.headers), defaultDialect), destination };
     for (const result of Array.isArray(response) ? response : [response]) {
       (result.deduplicated ? metrics.deduplicated : metrics.published).inc(labels);
     }

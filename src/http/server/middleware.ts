@@ -101,7 +101,9 @@ export function timeRequests(metrics: Metrics, log: Log): MiddlewareHandler {
       const labels = { method: c.req.method, route, status: String(c.res.status) };
       const ms = performance.now() - started;
       metrics.requestSeconds.observe(labels, ms / 1000);
-      log(`${c.req.method} ${route} ${c.res.status} in ${ms.toFixed(1)} ms`, { level: "debug", requestId: c.get("requestId") });
+      // The project is known once a token was accepted (http/server/app.ts).
+      const project = c.get("project") as string | undefined;
+      log(`${c.req.method} ${route} ${c.res.status} in ${ms.toFixed(1)} ms`, { level: "debug", requestId: c.get("requestId"), project });
     }
   };
 }
