@@ -9,6 +9,7 @@ import { CONTENTION_DUTY } from "./contention";
 import { cpuSnapshot, cpuUseSince } from "./cpu";
 import { crashRecovery } from "./crash-recovery";
 import type { DatabaseServer } from "./database";
+import { BOUND_MS, fairness as fairnessRun } from "./fairness";
 import { flowControl } from "./flow-control";
 import { largeMessages } from "./large-messages";
 import { noisyNeighbour } from "./noisy-neighbour";
@@ -148,6 +149,15 @@ const noisy: Part = async (ctx, into) => {
     `${n.held.atStart} / ${n.held.atEnd}, at most ${n.held.peak}, ${n.held.received} received`);
 };
 
+const fairness: Part = async (ctx, into) => {
+  ctx.log("Scenario 2f (fairness: another project's 20 new messages beside one project's backlog):");
+  const f = await fairnessRun(ctx);
+  into.fairness = f;
+  ctx.log(`  ${f.arrived}/${f.fresh} arrived beside a ${f.backlog.toLocaleString("en-US")}-message backlog (published in ${(f.publishMs / 1000).toFixed(1)} s): ` +
+    `p50 ${f.latency.p50?.toFixed(0) ?? "n/a"} ms, max ${f.latency.max?.toFixed(0) ?? "n/a"} ms (bound ${BOUND_MS} ms); ` +
+    `${f.waitingAtPublish} of the backlog waiting at their publish, ${f.waitingAtEnd} after`);
+};
+
 /** Every part by name, in a full run's order. */
 export const PARTS: Record<string, Part> = {
   baselines,
@@ -167,4 +177,5 @@ export const PARTS: Record<string, Part> = {
   schedules,
   retention,
   noisy,
+  fairness,
 };

@@ -16,6 +16,7 @@ import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
 import type { FlowControlResult } from "./flow-control";
 import type { LargeMessages } from "./large-messages";
+import type { FairnessRun } from "./fairness";
 import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
 import type { RetentionRun } from "./retention";
@@ -47,6 +48,8 @@ export interface BenchRun {
   retention?: Omit<RetentionRun, "results"> & { results?: undefined };
   /** Scenario 2d's hanging destination; its two measurements are among `scenarios`. */
   noisy?: NoisyNeighbourRun;
+  /** Scenario 2f: another project's new messages beside one project's backlog. */
+  fairness?: FairnessRun;
 }
 
 /** The sections of a run that a run of some parts may lack. */
@@ -205,7 +208,7 @@ function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
 
 /** Every target, checked against the run; a run of some parts (`--only`) gets the targets those parts alone decide. */
 export function checkTargets(run: BenchRun): TargetCheck[] {
-  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run)];
+  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run), ...fairnessTargets(run)];
   return [
     ...(run.scenarios.length > 0 ? [rssTarget(run)] : []),
     ...(run.scenarios.length > 0 || run.paired.length > 0 ? [exactlyOnceTarget(run)] : []),
@@ -213,7 +216,20 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     ...(run.flowControl ? flowControlTargets(run.flowControl) : []),
     ...(run.schedules ? [scheduleTarget(run.schedules)] : []),
     ...noisyTargets(run),
+    ...fairnessTargets(run),
   ];
+}
+
+/** Scenario 2f's target (issue 37): another project's new messages arrive within the bound beside one project's backlog. */
+function fairnessTargets(run: BenchRun): TargetCheck[] {
+  const f = run.fairness;
+  if (!f) return [];
+  const max = f.arrived === f.fresh ? f.latency.max : null;
+  return [{
+    target: `fairness (2f): another project's ${f.fresh} new messages arrive within ${f.boundMs} ms beside one project's ${int(f.backlog)}-message backlog`,
+    measured: `${f.arrived}/${f.fresh} arrived, p50 ${ms(f.latency.p50)}, max ${ms(f.latency.max)}; ${int(f.waitingAtPublish)} of the backlog waiting at their publish, ${int(f.waitingAtEnd)} after`,
+    met: max !== null && max <= f.boundMs,
+  }];
 }
 
 /** The targets of issues 10 and 28 and those set since, checked against a run of every part. */
