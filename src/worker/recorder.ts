@@ -116,13 +116,17 @@ export class Recorder {
    */
   private schedulePlain(): void {
     if (this.writingPlain || this.plain.length === 0) return;
-    const waited = Date.now() - this.plain[0]!.queuedAt;
-    if (this.plain.length < PLAIN_WRITE_AT && waited < PLAIN_LINGER_MS) {
-      this.lingering ??= setTimeout(() => {
-        this.lingering = null;
-        this.schedulePlain();
-      }, PLAIN_LINGER_MS - waited);
-      return;
+    if (this.plain.length < PLAIN_WRITE_AT) {
+      // A timer already set writes them: deliveries recorded in one turn of the event loop share a statement, however slow the turn.
+      if (this.lingering !== null) return;
+      const waited = Date.now() - this.plain[0]!.queuedAt;
+      if (waited < PLAIN_LINGER_MS) {
+        this.lingering = setTimeout(() => {
+          this.lingering = null;
+          this.schedulePlain();
+        }, PLAIN_LINGER_MS - waited);
+        return;
+      }
     }
     if (this.lingering !== null) clearTimeout(this.lingering);
     this.lingering = null;
