@@ -21,6 +21,7 @@ import { installWorkflowHooks } from "./domain/workflows/hooks";
 import { createApp, withResourceCase } from "./http/server/app";
 import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
+import { createTracing, type Tracing } from "./observability/tracing";
 import { DestinationGuard } from "./outbound/destination-guard";
 import { HttpClient } from "./outbound/http-client";
 import { ListenError, listenError } from "./listen-error";
@@ -113,8 +114,9 @@ async function startParts(
   const availability = new DatabaseAvailability(sql, log);
   let worker: WorkerHandle | null = null;
   const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null);
+  const tracing = createTracing(config.tracing);
   const direct = database.endpoints.direct;
-  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics });
+  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing });
   const redactor = new Redactor(await ensureRedactionKey(sql, box));
   const configuredTokens = fixedTokenSet(tokens.value, config.readonlyTokens);
   const acceptedTokens = role === "worker" ? null : await followAccessTokens(sql, listener, configuredTokens, availability, log);
@@ -128,6 +130,7 @@ async function startParts(
     workerHeartbeatId: worker?.heartbeatId ?? null,
     localDelivery: config.deliverFromPublish && role === "all" ? (worker?.local ?? null) : null,
     metrics,
+    tracing,
     guard,
     secretBox: box,
     signingKeys: keySource,
@@ -138,7 +141,7 @@ async function startParts(
   try {
     server = acceptedTokens === null ? null : await listen(createApp({ ...deps, acceptedTokens }), config.port, host);
   } catch (error) {
-    await shutdown({ server: null, worker, acceptedTokens, http, pools, availability }).catch(() => {});
+    await shutdown({ server: null, worker, acceptedTokens, http, pools, availability, tracing }).catch(() => {});
     throw listenError(error as NodeJS.ErrnoException, host, config.port);
   }
   const baseUrl = server ? baseUrlOf(server, host, config) : null;
@@ -152,7 +155,7 @@ async function startParts(
     madeSecrets: tokens.created || signingKeys.created,
     sql,
     localDelivery: deps.localDelivery ?? null,
-    stop: () => shutdown({ server, worker, acceptedTokens, http, pools, availability }),
+    stop: () => shutdown({ server, worker, acceptedTokens, http, pools, availability, tracing }),
   };
 }
 
@@ -204,6 +207,7 @@ async function shutdown(parts: {
   http: HttpClient;
   pools: Pools;
   availability: DatabaseAvailability;
+  tracing: Tracing;
 }): Promise<void> {
   // Nothing waits for the database any more: work still waiting fails and is released.
   parts.availability.stop();
@@ -214,6 +218,8 @@ async function shutdown(parts: {
     () => closed,
     () => parts.acceptedTokens?.stop(),
     () => parts.http.close(),
+    // The spans of the last requests and attempts are exported before the process ends.
+    () => parts.tracing.shutdown(),
   ];
   const failures: unknown[] = [];
   for (const step of steps) await Promise.resolve(step()).catch((error: unknown) => failures.push(error));

@@ -9,6 +9,7 @@ import { DIALECTS, type Dialect } from "../db/vocabulary";
 import { parseDuration } from "../domain/duration";
 import { LOG_LEVELS, type LogLevel } from "../observability/log";
 import { asQstashDev, qstashDevProblems } from "./qstash-dev";
+import { parseTracingConfig, type TracingConfig } from "./tracing-config";
 
 /** The service's typed configuration. */
 export interface Config {
@@ -50,6 +51,8 @@ export interface Config {
   metricsToken: string | null;
   /** DISPATCH_ADMIN_TOKEN: the token of the projects' administration API (`/admin/projects`); none when null. */
   adminToken: string | null;
+  /** OpenTelemetry tracing, from the standard OTEL_* variables (tracing-config.ts); null: off. */
+  tracing: TracingConfig | null;
   currentSigningKey: string | null;
   nextSigningKey: string | null;
   /**
@@ -263,6 +266,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
   }
   const e = result.output;
+  const tracingProblems: string[] = [];
+  const tracing = parseTracingConfig(env, tracingProblems);
+  if (tracingProblems.length > 0) throw new ConfigError(`invalid configuration:\n  ${tracingProblems.join("\n  ")}`);
   const config: Config = {
     port: e.PORT,
     host: e.HOST,
@@ -279,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readonlyTokens: e.DISPATCH_READONLY_TOKEN,
     metricsToken: e.DISPATCH_METRICS_TOKEN,
     adminToken: e.DISPATCH_ADMIN_TOKEN,
+    tracing,
     currentSigningKey: e.DISPATCH_CURRENT_SIGNING_KEY,
     secret: e.DISPATCH_SECRET,
     sessionIdleMs: e.DISPATCH_SESSION_IDLE,

@@ -172,6 +172,11 @@ export const messages = dispatch.table(
      */
     destinationParked: boolean("destination_parked").notNull().default(false),
     callerIp: text("caller_ip"),
+    /**
+     * The W3C trace context its attempts are child spans of (observability/tracing.ts):
+     * the publisher's `traceparent`, else its publish span's; null when tracing was off.
+     */
+    traceparent: text("traceparent"),
     notBefore: timestamptz("not_before").notNull(),
     nextDeliveryAt: timestamptz("next_delivery_at").notNull(),
     /**

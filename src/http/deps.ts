@@ -9,6 +9,7 @@ import type { LocalDelivery } from "../domain/publish/local-delivery";
 import type { Redactor } from "../domain/messages/redaction";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
+import type { Tracing } from "../observability/tracing";
 import type { DestinationGuard } from "../outbound/destination-guard";
 
 export interface AppDeps {
@@ -23,6 +24,8 @@ export interface AppDeps {
   log: Log;
   /** The service's metrics (`/metrics`). */
   metrics: Metrics;
+  /** OpenTelemetry spans (off: `NO_TRACING`). */
+  tracing: Tracing;
   /** The SSRF guard: publishing to an IP address it refuses is a 400. */
   guard: DestinationGuard;
   /** What stored secrets are sealed with; its session key binds dashboard sessions. */

@@ -10,7 +10,9 @@ import type { AttemptRecord } from "../domain/delivery/outcome";
 import type { SigningKeys } from "../domain/delivery/signing";
 import type { ClaimedMessage } from "../db/queries/claim-messages";
 import { detectNonWorkflowDestination, prepareDelivery } from "../domain/workflows/wire";
+import type { Tracing } from "../observability/tracing";
 import type { HttpClient } from "../outbound/http-client";
+import { endAttemptSpan, startAttemptSpan } from "./attempt-span";
 
 /** What an attempt needs. */
 export interface DeliverDeps {
@@ -36,6 +38,8 @@ export interface DeliverDeps {
    * send it: any other circuit, or the circuit's one real attempt per cool-down.
    */
   unreachable: (destination: string | null) => Promise<string | null>;
+  /** Each attempt's span, a child of its message's trace (off: `NO_TRACING`). */
+  tracing: Tracing;
 }
 
 /** How an attempt of a claimed message went. */
@@ -64,20 +68,26 @@ export async function deliverClaimed(
   if (startBy !== undefined && Date.now() > startBy) return { kind: "late" };
   const sent = delivery.message;
   const unreachable = probe ? null : await deps.unreachable(sent.destination);
-  const attempt = unreachable === null ? await send(deps, sent, keys) : notSent(unreachable);
-  if (attempt.kind === "error" && deps.shutdown.aborted) return { kind: "interrupted" };
+  const span = startAttemptSpan(deps.tracing, sent);
+  const attempt = unreachable === null ? await send(deps, sent, keys, span?.traceparent) : notSent(unreachable);
+  if (attempt.kind === "error" && deps.shutdown.aborted) {
+    endAttemptSpan(span, attempt, "interrupted");
+    return { kind: "interrupted" };
+  }
   const outcome: Outcome =
     probe && failureKind(attempt) !== null
       ? { kind: "held", error: attempt.kind === "error" ? attempt.error : `destination responded with status ${attempt.status}` }
       : detectNonWorkflowDestination(delivery, attempt, decide(sent, attempt, deps.retryDelayScale));
+  endAttemptSpan(span, attempt, outcome);
   return { kind: "attempted", record: { message: sent, attempt, outcome, probe } };
 }
 
-/** Sends the message, with the configured key of an `api/llm` destination. */
-function send(deps: DeliverDeps, message: ClaimedMessage, keys: SigningKeys): Promise<Attempt> {
+/** Sends the message, with the configured key of an `api/llm` destination and the attempt's `traceparent` when traced. */
+function send(deps: DeliverDeps, message: ClaimedMessage, keys: SigningKeys, traceparent: string | undefined): Promise<Attempt> {
   const timeoutMs = message.timeoutMs ?? deps.defaultTimeoutMs;
   const credentials: Record<string, string> =
     message.api === "llm" && deps.llmApiKey ? { Authorization: `Bearer ${deps.llmApiKey}` } : {};
+  if (traceparent !== undefined) credentials.traceparent = traceparent;
   return attemptDelivery(deps.http, message, keys, timeoutMs, credentials);
 }
 

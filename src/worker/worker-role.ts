@@ -16,6 +16,7 @@ import { messageSettings } from "../domain/publish/options";
 import { circuitSettings } from "../domain/destinations/circuit";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
+import type { Tracing } from "../observability/tracing";
 import type { DestinationGuard } from "../outbound/destination-guard";
 import type { HttpClient } from "../outbound/http-client";
 import type { LocalDelivery } from "../domain/publish/local-delivery";
@@ -57,6 +58,8 @@ export interface WorkerDeps {
   /** The clock schedules fire by; tests move it on. */
   now?: () => number;
   metrics: Metrics;
+  /** OpenTelemetry spans of the attempts (off: `NO_TRACING`). */
+  tracing: Tracing;
 }
 
 /** graphile-worker runs only timed jobs now (wait timeouts, maintenance): two at once is plenty. */
@@ -112,6 +115,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     llmApiKey: config.llmApiKey,
     shutdown: shutdown.signal,
     unreachable: (destination) => health.unreachable(destination),
+    tracing: deps.tracing,
   };
   const claimer = new Claimer({
     sql,

@@ -5,6 +5,7 @@
  * forgotten), so a busy worker can neither push a start past the margin the
  * rate window allows for nor waste the key's rate.
  */
+import { NO_TRACING } from "../../src/observability/tracing";
 import { afterAll, expect, it } from "vitest";
 import type { ClaimedMessage } from "../../src/db/queries/claim-messages";
 import { withdrawAdmission } from "../../src/domain/flow-control/admission";
@@ -41,6 +42,7 @@ it("sends within the deadline, and not at all past it", async () => {
     llmApiKey: null,
     shutdown: new AbortController().signal,
     unreachable: async () => null,
+    tracing: NO_TRACING,
   };
   expect(await deliverClaimed(deps, claimed, { startBy: Date.now() - 1 })).toEqual({ kind: "late" });
   expect(receiver.requests).toHaveLength(0);

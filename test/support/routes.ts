@@ -5,6 +5,6 @@ import { createApp } from "../../src/http/server/app";
 
 /** Every route and middleware the app registers, in order. */
 export function appRoutes(): RouterRoute[] {
-  const deps = { config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never, guard: null as never, secretBox: null as never, signingKeys: { configured: null, box: null as never } };
+  const deps = { config: loadConfig({}), sql: null as never, availability: null as never, redactor: null as never, metrics: null as never, tracing: null as never, guard: null as never, secretBox: null as never, signingKeys: { configured: null, box: null as never } };
   return createApp({ ...deps, acceptedTokens: null as never, log: () => {} }).routes;
 }

@@ -39,7 +39,7 @@ export type MessageInsert = Pick<
   | "id" | "project" | "dialect" | "origin" | "sourceMessageId" | "url" | "topicName" | "endpointName" | "queueName" | "api"
   | "method" | "headers" | "contentType" | "body" | "timeoutMs" | "maxRetries" | "retryDelayExpression"
   | "callback" | "callbackHeaders" | "failureCallback" | "failureCallbackHeaders" | "deduplicationId" | "labels"
-  | "redactFields" | "scheduleId" | "callerIp"
+  | "redactFields" | "scheduleId" | "callerIp" | "traceparent"
 > & {
   /** The instant of the first attempt, Unix ms (domain/publish/not-before.ts); wins over `delayMs`. */
   notBeforeMs: number | null;
@@ -104,6 +104,7 @@ const COLUMNS: InsertColumn[] = [
   },
   { name: "schedule_id", type: "text", value: (r) => r.scheduleId },
   { name: "caller_ip", type: "text", value: (r) => r.callerIp },
+  { name: "traceparent", type: "text", value: (r) => r.traceparent },
   { name: "workflow_run_pk", type: "bigint", value: (r) => r.workflowRunPk ?? null },
   { name: "workflow_call_type", type: "text", value: (r) => workflowCallType(r) },
   { name: "flow_control_key", type: "text", value: (r) => r.flowControl?.key ?? null },
@@ -256,6 +257,7 @@ function claimedRow(row: MessageInsert, made: MadeColumns): ClaimedMessage {
     destination: destinationOf(row.url),
     destinationParked: false,
     callerIp: row.callerIp,
+    traceparent: row.traceparent,
     notBefore: made.notBefore,
     nextDeliveryAt: made.nextDeliveryAt,
     dueAt: null,

@@ -69,6 +69,8 @@ export function buildCallbackMessage(
     origin: kind,
     sourceMessageId: message.id,
     callerIp: message.callerIp,
+    // The callback's attempts join its source's trace.
+    traceparent: message.traceparent,
   });
   // The envelope carries the source's body and headers as delivered; the API hides what the source hides.
   callback.redactFields = callbackFields(message.redactFields, callback.redactFields);

@@ -196,6 +196,8 @@ export function retryMessage(original: StoredMessage, overrides: RetryOverrides,
     sourceMessageId: null,
     callerIp: original.callerIp,
     scheduleId: original.scheduleId,
+    // A retry from the DLQ goes on in the original's trace.
+    traceparent: original.traceparent,
   });
   // The retry delivers the originals and hides what the original hid; an override can only add fields.
   retry.redactFields = unionFields(original.redactFields, retry.redactFields);

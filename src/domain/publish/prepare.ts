@@ -31,6 +31,8 @@ export interface PublishRequest {
   callerIp: string | null;
   /** The schedule whose tick this is (schedules/fire.ts). */
   scheduleId?: string;
+  /** The trace its messages' attempts join (observability/tracing.ts); none when tracing is off. */
+  traceparent?: string | null;
 }
 
 /** What publishing needs from configuration. */
@@ -64,6 +66,7 @@ export async function prepareMessages(tx: Tx, request: PublishRequest, settings:
     sourceMessageId: null,
     callerIp: request.callerIp,
     scheduleId: request.scheduleId ?? null,
+    traceparent: request.traceparent ?? null,
   };
   const { destination } = request;
   if (/^https?:\/\//i.test(destination)) {
@@ -120,6 +123,8 @@ export interface Provenance {
   sourceMessageId: string | null;
   callerIp: string | null;
   scheduleId?: string | null;
+  /** The trace its attempts join; null: none (tracing off, or nothing traced caused it). */
+  traceparent?: string | null;
 }
 
 /** A message ready for `insertMessages`, with a fresh id and its deduplication key. */
@@ -162,6 +167,7 @@ export function buildMessage(
     redactFields: options.redactFields,
     scheduleId: provenance.scheduleId ?? null,
     callerIp: provenance.callerIp,
+    traceparent: provenance.traceparent ?? null,
     notBeforeMs: notBeforeMs(options.notBefore, options.workflow),
     delayMs: options.delayMs,
     flowControl: options.flowControl,

@@ -2,6 +2,7 @@
  * Publishing: `POST /v2/publish/{destination}`, `POST
  * /v2/enqueue/{queueName}/{destination}` and `POST /v2/batch` (docs/hosted-api.md §2).
  */
+import { tracedPublish } from "../publish-span";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { overLimit, tooLarge } from "../../domain/errors";
@@ -86,13 +87,13 @@ const BATCH = operation({
 /** Routes that create messages. */
 export function publishRoutes(deps: AppDeps) {
   const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null, new Quotas(deps.sql));
-  const run = async (requests: PublishRequest[]) => {
-    const responses = await publisher.publish(requests);
+  const run = async (c: Context, requests: PublishRequest[]) => {
+    const responses = await tracedPublish(deps.tracing, c, requests, (traced) => publisher.publish(traced));
     countPublished(deps.metrics, requests, responses, deps.config.defaultDialect);
     return responses;
   };
   const single = async (c: Context, queueName: string | null, prefix: string) =>
-    respond(c, (await run([singleRequest(c, queueName, prefix, deps.config.maxMessageBytes)]))[0]!);
+    respond(c, (await run(c, [singleRequest(c, queueName, prefix, deps.config.maxMessageBytes)]))[0]!);
 
   return new Hono()
     .post("/publish/*", PUBLISH.describe, (c) => single(c, null, "/v2/publish/"))
@@ -106,7 +107,7 @@ export function publishRoutes(deps: AppDeps) {
       }
       const ip = callerIp(c);
       const requests = BATCH.body(c, json).map((item) => batchRequest(item, c.get("project"), ip, deps.config.maxMessageBytes));
-      return c.json(await run(requests));
+      return c.json(await run(c, requests));
     });
 }
 

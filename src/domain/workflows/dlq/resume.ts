@@ -207,6 +207,7 @@ export function rerunMessage(source: StoredMessage, body: Buffer, target: RerunT
     redactFields: source.redactFields,
     scheduleId: null,
     callerIp: source.callerIp,
+    traceparent: source.traceparent,
     notBeforeMs: null,
     delayMs,
     flowControl: null,

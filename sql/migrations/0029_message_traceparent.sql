@@ -1,0 +1,1 @@
+ALTER TABLE "dispatch"."messages" ADD COLUMN "traceparent" text;
