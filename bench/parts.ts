@@ -15,6 +15,7 @@ import { largeMessages } from "./large-messages";
 import { noisyNeighbour } from "./noisy-neighbour";
 import { type Pair, pairedDelivered } from "./paired";
 import { PROJECTS, projectRounds } from "./projects";
+import { tracingRounds } from "./tracing";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import type { BenchRun } from "./report";
 import { retentionUnderLoad } from "./retention";
@@ -168,6 +169,7 @@ export const PARTS: Record<string, Part> = {
   pipeline: scenarios("Minimal pipeline (1, 2b, publish alone, 2a):", pipelineScenarios),
   paired,
   projects: scenarios(`Scenario 2e (2b in 1 project and over ${PROJECTS}, in ${PAIRED_ROUNDS.full} paired rounds):`, (ctx) => projectRounds(ctx, PAIRED_ROUNDS[mode(ctx)])),
+  tracing: scenarios(`Scenario 2g (2b with tracing off and on, in ${PAIRED_ROUNDS.full} paired rounds):`, (ctx) => tracingRounds(ctx, PAIRED_ROUNDS[mode(ctx)])),
   fanout: scenarios("Scenario 3 (fan-out):", async (ctx) => [await fanOut(ctx)]),
   delay: scenarios("Scenario 4 (delay precision):", async (ctx) => [await delayPrecision(ctx)]),
   backlog,
