@@ -116,6 +116,21 @@ describe("tracing", () => {
     await poll(() => children().length === 2, () => `the attempt and the callback's attempt (${children().join(", ")})`);
     expect(children()).toEqual(["callback", "deliver"]);
   });
+
+  it("puts a workflow trigger and its first step's attempt in the caller's trace", async () => {
+    const trace = "0af7651916cd43dd8448eb211c80319c";
+    const triggered = await dispatch.api(`/v2/trigger/${receiver.url}/workflow`, {
+      method: "POST",
+      headers: { traceparent: `00-${trace}-b7ad6b7169203331-01` },
+      body: "{}",
+    });
+    expect(triggered.status).toBe(200);
+    const inTrace = () => spans().filter((span) => span.traceId === trace);
+    const names = () => inTrace().map((span) => span.name);
+    await poll(() => names().includes("trigger") && names().includes("workflow step"), () => `the trigger and the step's attempt (${names().join(", ")})`);
+    // The receiver is no workflow SDK, so the run fails and its failure callback follows: in the same trace too.
+    expect(inTrace().every((span) => span.parentSpanId === "b7ad6b7169203331")).toBe(true);
+  });
 });
 
 it("exports as protobuf, the standard's default protocol", async () => {

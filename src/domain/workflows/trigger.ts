@@ -128,6 +128,8 @@ export interface TriggerRequest {
   dialect: Dialect;
   body: Buffer;
   callerIp: string | null;
+  /** The trace its init message's attempts join (observability/tracing.ts); none when tracing is off. */
+  traceparent?: string | null;
 }
 
 /** The started run; `deduplicated` when a run with the id was already active (§3.5 rule 2). */
@@ -150,7 +152,15 @@ export async function triggerRun(tx: Tx, request: TriggerRequest, settings: Publ
   const { runId, headers } = triggerHeaders(request.headers, request.dialect, request.workflowUrl);
   const { messages } = await prepareMessages(
     tx,
-    { project: request.project, destination: request.workflowUrl, headers, body: request.body, queueName: null, callerIp: request.callerIp },
+    {
+      project: request.project,
+      destination: request.workflowUrl,
+      headers,
+      body: request.body,
+      queueName: null,
+      callerIp: request.callerIp,
+      traceparent: request.traceparent ?? null,
+    },
     settings,
   );
   const [result] = await insertMessages(tx, messages, settings);

@@ -2,7 +2,7 @@
  * Publishing: `POST /v2/publish/{destination}`, `POST
  * /v2/enqueue/{queueName}/{destination}` and `POST /v2/batch` (docs/hosted-api.md §2).
  */
-import { tracedPublish } from "../publish-span";
+import { destinationAttributes, madeMessages, tracedRequest } from "../request-span";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { overLimit, tooLarge } from "../../domain/errors";
@@ -88,7 +88,15 @@ const BATCH = operation({
 export function publishRoutes(deps: AppDeps) {
   const publisher = new Publisher(deps.sql, publishSettings(deps), deps.localDelivery ?? null, new Quotas(deps.sql));
   const run = async (c: Context, requests: PublishRequest[]) => {
-    const responses = await tracedPublish(deps.tracing, c, requests, (traced) => publisher.publish(traced));
+    const span = {
+      name: "publish",
+      attributes: { "messaging.batch.message_count": requests.length, ...(requests.length === 1 ? destinationAttributes(requests[0]!.destination) : {}) },
+      made: (responses: PublishResponse[]) =>
+        madeMessages(responses.flatMap((response) => (Array.isArray(response) ? response : [response]).map((result) => result.messageId))),
+    };
+    const responses = await tracedRequest(deps.tracing, c, span, (traceparent) =>
+      publisher.publish(traceparent === null ? requests : requests.map((request) => ({ ...request, traceparent }))),
+    );
     countPublished(deps.metrics, requests, responses, deps.config.defaultDialect);
     return responses;
   };

@@ -8,13 +8,14 @@ import * as v from "valibot";
 import { overLimit, tooLarge } from "../../domain/errors";
 import type { Dialect } from "../../db/vocabulary";
 import type { JsonPath } from "../../domain/storable-text";
-import { type TriggerRequest, triggerRun, triggerRuns } from "../../domain/workflows/trigger";
+import { type TriggeredRun, type TriggerRequest, triggerRun, triggerRuns } from "../../domain/workflows/trigger";
 import { bodyOf, jsonOf } from "../body";
 import type { AppDeps } from "../deps";
 import { operation } from "../openapi/operation";
 import { PUBLISH_HEADER_NOTE, publishHeaders } from "../openapi/parameters";
 import { callerIp, rawDestination, requestHeaders } from "../request";
 import { publishSettings } from "../publish-settings";
+import { destinationAttributes, tracedRequest } from "../request-span";
 
 /** Runs per batch trigger, as for a publish batch (docs/hosted-api.md §13.1). */
 const MAX_BATCH_ITEMS = 1000;
@@ -91,7 +92,8 @@ export function workflowTriggerRoutes(deps: AppDeps) {
         callerIp: callerIp(c),
         project: c.get("project"),
       };
-      const run = await deps.sql.begin((tx) => triggerRun(tx, request, settings));
+      const span = { name: "trigger", attributes: destinationAttributes(request.workflowUrl), made: (run: TriggeredRun) => ({ "dispatch.workflow_run_id": run.workflowRunId }) };
+      const run = await tracedRequest(deps.tracing, c, span, (traceparent) => deps.sql.begin((tx) => triggerRun(tx, { ...request, traceparent }, settings)));
       return c.json({
         workflowRunId: run.workflowRunId,
         workflowCreatedAt: run.workflowCreatedAt,
@@ -100,7 +102,10 @@ export function workflowTriggerRoutes(deps: AppDeps) {
     })
     .post("/batch/trigger", BATCH_TRIGGER.describe, async (c) => {
       const requests = batchRequests(c, deps.config.maxMessageBytes);
-      const runs = await deps.sql.begin((tx) => triggerRuns(tx, requests, settings));
+      const span = { name: "trigger", attributes: { "messaging.batch.message_count": requests.length }, made: (runs: TriggeredRun[]) => ({ "dispatch.run_count": runs.length }) };
+      const runs = await tracedRequest(deps.tracing, c, span, (traceparent) =>
+        deps.sql.begin((tx) => triggerRuns(tx, requests.map((request) => ({ ...request, traceparent })), settings)),
+      );
       return c.json(runs, 201);
     });
 }
