@@ -8,37 +8,9 @@
  * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`). Read here, with the rest of the
  * configuration, so that a bad value stops the start with a clear message.
  */
+import { PROTOCOLS, type Protocol, SAMPLERS, type SamplerName, type TracingConfig } from "../observability/tracing-settings";
 
-/** How spans are sampled: the standard's sampler names. */
-export const SAMPLERS = [
-  "always_on",
-  "always_off",
-  "traceidratio",
-  "parentbased_always_on",
-  "parentbased_always_off",
-  "parentbased_traceidratio",
-] as const;
-export type SamplerName = (typeof SAMPLERS)[number];
-
-/** The OTLP encodings Dispatch exports with. */
-export const PROTOCOLS = ["http/protobuf", "http/json"] as const;
-export type Protocol = (typeof PROTOCOLS)[number];
-
-/** Where and how spans go, when tracing is on. */
-export interface TracingConfig {
-  /** The OTLP/HTTP traces URL (`…/v1/traces`). */
-  endpoint: string;
-  protocol: Protocol;
-  /** Headers sent with every export (`OTEL_EXPORTER_OTLP_HEADERS`), such as a collector's API key. */
-  headers: Record<string, string>;
-  /** `service.name` and the other resource attributes. */
-  resource: Record<string, string>;
-  sampler: SamplerName;
-  /** The ratio of the `traceidratio` samplers, 0 to 1. */
-  ratio: number;
-  /** How long finished spans wait to be exported together (`OTEL_BSP_SCHEDULE_DELAY`, ms). */
-  exportDelayMs: number;
-}
+export type { TracingConfig };
 
 const DEFAULT_ENDPOINT = "http://localhost:4318";
 

@@ -27,7 +27,7 @@ import {
   type Sampler,
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
-import type { TracingConfig } from "../config/tracing-config";
+import type { TracingConfig } from "./tracing-settings";
 
 /** A span in progress. */
 export interface TraceSpan {
