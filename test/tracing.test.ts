@@ -147,6 +147,15 @@ it("exports as protobuf, the standard's default protocol", async () => {
   }
 });
 
+it("exports the spans still waiting when the service stops", async () => {
+  const traced = await startTestService({ tracing: { ...dispatch.config.tracing!, endpoint: `${collector.url}/at-stop/v1/traces`, exportDelayMs: 600_000 } });
+  const published = await traced.api(`/v2/publish/${receiver.url}/at-stop`, { method: "POST", body: "x" });
+  const { messageId } = await published.json();
+  await traced.stop();
+  const exported = collector.requests.filter((request) => request.path === "/at-stop/v1/traces").map((request) => request.body.toString()).join("\n");
+  expect(exported).toContain(messageId);
+});
+
 describe("tracing's configuration", () => {
   const tracingOf = (env: Record<string, string>) => loadConfig(env).tracing;
 

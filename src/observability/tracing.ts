@@ -50,13 +50,15 @@ export interface Tracing {
   start(name: string, kind: "producer" | "client", parent: string | null, attributes: Attributes): TraceSpan | null;
   /** A valid `traceparent` as written back by the propagator (null for anything else): what may be stored. */
   parse(traceparent: string | undefined): string | null;
-  /** Exports the spans not yet sent and stops. */
+  /** Exports the spans not yet sent (waiting `SHUTDOWN_WAIT_MS` at most: a collector that is down must not hold up a stop) and stops. */
   shutdown(): Promise<void>;
 }
 
 /** Tracing off: no spans, no stored trace context. */
 export const NO_TRACING: Tracing = { enabled: false, start: () => null, parse: () => null, shutdown: async () => {} };
 
+/** How long a stop waits for the last spans to be exported. */
+const SHUTDOWN_WAIT_MS = 2000;
 const KINDS = { producer: SpanKind.PRODUCER, client: SpanKind.CLIENT } as const;
 const propagator = new W3CTraceContextPropagator();
 
@@ -88,7 +90,11 @@ export function createTracing(config: TracingConfig | null): Tracing {
       };
     },
     parse: (traceparent) => (traceparent === undefined ? null : traceparentOf(contextOf(traceparent))),
-    shutdown: () => provider.shutdown(),
+    shutdown: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS)));
+      await Promise.race([provider.shutdown(), waited]).finally(() => clearTimeout(timer));
+    },
   };
 }
 
