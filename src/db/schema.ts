@@ -636,6 +636,11 @@ export const workflowRuns = dispatch.table(
     labels: text("labels").array(),
     featureSet: text("feature_set"),
     callerIp: text("caller_ip"),
+    /**
+     * The W3C trace context every step's attempt is a child span of (observability/tracing.ts):
+     * the trace of the message that started the run; null when tracing was off.
+     */
+    traceparent: text("traceparent"),
     /** The parent run and step that invoked this run, and how to address the parent. */
     invoker: jsonb("invoker"),
     /** Body of `DELETE …?cancel=false`: the workflow's return value. */

@@ -61,6 +61,7 @@ async function bindInit(
     labels: message.labels,
     featureSet: binding.featureSet.join(","),
     callerIp: message.callerIp,
+    traceparent: message.traceparent,
     invoker,
   });
   if (!created) return { duplicateOf: await initMessageId(tx, message.project, binding.runId) };

@@ -37,6 +37,8 @@ export interface Run {
   labels: string[] | null;
   featureSet: string | null;
   callerIp: string | null;
+  /** The trace its steps' attempts join (null: tracing was off when it started). */
+  traceparent: string | null;
   invoker: Invoker | null;
   response: string | null;
   dlqId: string | null;
@@ -63,7 +65,7 @@ export interface RawStep {
 const RUN_COLUMNS = (tx: Tx) => tx`
   pk, run_id as "runId", project, workflow_url as "workflowUrl", dialect, state, created_at as "createdAt",
   completed_at as "completedAt", config, user_headers as "userHeaders", labels, feature_set as "featureSet",
-  caller_ip as "callerIp", invoker, response, dlq_id as "dlqId",
+  caller_ip as "callerIp", traceparent, invoker, response, dlq_id as "dlqId",
   failure_callback_message_id as "failureCallbackMessageId", failure_callback_state as "failureCallbackState"`;
 
 /** The project's active run with `runId`, locked; null when none is active. */
@@ -99,15 +101,16 @@ export interface NewRun {
   labels: string[];
   featureSet: string;
   callerIp: string | null;
+  traceparent: string | null;
   invoker: Invoker | null;
 }
 
 /** Creates a run; null when a run with that id is already active (the trigger is deduplicated). */
 export async function createRun(tx: Tx, run: NewRun): Promise<{ pk: number; createdAt: Date } | null> {
   const [row] = await tx<{ pk: number; createdAt: Date }[]>`
-    insert into dispatch.workflow_runs (run_id, project, workflow_url, dialect, config, user_headers, labels, feature_set, caller_ip, invoker)
+    insert into dispatch.workflow_runs (run_id, project, workflow_url, dialect, config, user_headers, labels, feature_set, caller_ip, traceparent, invoker)
     values (${run.runId}, ${run.project}, ${run.workflowUrl}, ${run.dialect}, ${tx.json(run.config as never)}, ${tx.json(run.userHeaders)},
-      ${run.labels.length > 0 ? run.labels : null}, ${run.featureSet}, ${run.callerIp},
+      ${run.labels.length > 0 ? run.labels : null}, ${run.featureSet}, ${run.callerIp}, ${run.traceparent},
       ${run.invoker ? tx.json(run.invoker as never) : null})
     on conflict (project, run_id) where state = 'RUN_STARTED' do nothing
     returning pk, created_at as "createdAt"`;

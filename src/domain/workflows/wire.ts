@@ -28,6 +28,8 @@ export async function prepareDelivery<M extends StoredMessage>(tx: Tx, message: 
   if (!run) return { message, detectTrigger: false };
   const p = PREFIX[message.dialect];
   const toWorkflow = message.workflowCallType !== "toCallback";
+  // Every step of a run is attempted in the trace that started it, whichever request published the step.
+  const traceparent = run.traceparent ?? message.traceparent;
   const headers: Record<string, string> = {
     ...(toWorkflow ? run.userHeaders : {}),
     ...message.headers,
@@ -35,11 +37,11 @@ export async function prepareDelivery<M extends StoredMessage>(tx: Tx, message: 
     [`${p}Workflow-Url`]: run.workflowUrl,
     [`${p}Workflow-CreatedAt`]: String(run.createdAt.getTime()),
   };
-  if (message.workflowCallType !== "step") return { message: { ...message, headers }, detectTrigger: false };
+  if (message.workflowCallType !== "step") return { message: { ...message, headers, traceparent }, detectTrigger: false };
   const steps = await stepList(tx, run.pk, message.id);
   const isInit = steps.length === 1;
   return {
-    message: { ...message, headers, body: Buffer.from(JSON.stringify(steps)) },
+    message: { ...message, headers, traceparent, body: Buffer.from(JSON.stringify(steps)) },
     detectTrigger: isInit && (run.featureSet ?? "").split(",").includes("WF_DetectTrigger"),
     restTrigger: isInit && run.config.restTrigger === true,
   };

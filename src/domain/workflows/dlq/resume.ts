@@ -111,6 +111,7 @@ async function startNewRun(
     labels,
     featureSet: original.featureSet ?? "",
     callerIp: original.callerIp,
+    traceparent: original.traceparent,
     invoker: original.invoker,
   });
   if (!created) throw new Error(`new run id ${runId} is already in use`);

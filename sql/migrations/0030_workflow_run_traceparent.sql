@@ -1,0 +1,1 @@
+ALTER TABLE "dispatch"."workflow_runs" ADD COLUMN "traceparent" text;
