@@ -113,7 +113,7 @@ async function startParts(
   const http = new HttpClient({ guard, maxResponseBytes: config.maxMessageBytes });
   const availability = new DatabaseAvailability(sql, log);
   let worker: WorkerHandle | null = null;
-  const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null);
+  const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null, config.retentionMs);
   const tracing = createTracing(config.tracing);
   const direct = database.endpoints.direct;
   worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing });

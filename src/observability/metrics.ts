@@ -3,7 +3,8 @@
  * histograms the API and the worker feed as things happen, and gauges read
  * from the database when `/metrics` is scraped (what waits, what is in
  * flight, the DLQ, queue lag, workflow runs by state, database connections,
- * this process's worker heartbeat). Each service has its own registry, so
+ * this process's worker heartbeat, how overdue due messages and retention
+ * are, whether the database answered: database-state.ts). Each service has its own registry, so
  * several in one process (tests) do not collide. What belongs to a project
  * (publishes, outcomes, what waits, the DLQ, queue lag) carries a `project`
  * label, its values bounded by project-label.ts.
@@ -11,19 +12,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Sql } from "../db/client";
 import { DEFAULT_PROJECT } from "../db/vocabulary";
+import { type DatabaseState, readDatabaseState } from "./database-state";
 import { ProjectLabels } from "./project-label";
-
-/** What a scrape reads from the database. */
-interface DatabaseState {
-  waiting: { project: string; n: number }[];
-  inFlight: number;
-  dlq: { project: string; n: number }[];
-  queues: { project: string; name: string; lag: number }[];
-  runs: { state: string; n: number }[];
-  connections: { state: string; n: number }[];
-  heartbeatAge: number | null;
-  circuits: { state: string; n: number }[];
-}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -86,35 +76,50 @@ export class Metrics {
     this.slotsByCircuit = source;
   }
 
-  constructor(sql: Sql, heartbeatId: () => string | null) {
+  constructor(sql: Sql, heartbeatId: () => string | null, retentionMs: number) {
     collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
-    let state: Promise<DatabaseState> | null = null;
-    // One query per scrape, shared by every gauge below.
-    const read = () => (state ??= readState(sql, heartbeatId()).finally(() => setTimeout(() => (state = null), 100)));
-    this.gauge("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", ["project"], async (g) =>
-      this.byProject(g, (await read()).waiting));
-    this.gauge("dispatch_messages_in_flight", "Messages claimed by workers and not yet recorded", [], async (g) => g.set((await read()).inFlight));
-    this.gauge("dispatch_dlq_size", "Entries in the dead letter queue", ["project"], async (g) => this.byProject(g, (await read()).dlq));
-    this.gauge("dispatch_queue_lag", "Unfinished messages per queue", ["project", "queue"], async (g) => {
-      g.reset();
-      for (const queue of (await read()).queues) g.inc({ project: this.projects.of(queue.project), queue: queue.name }, queue.lag);
+    let state: Promise<DatabaseState | null> | null = null;
+    // One query per scrape, shared by every gauge below; a failed one (the database away) reads as null.
+    const readOnce = () =>
+      (state ??= readDatabaseState(sql, heartbeatId(), retentionMs)
+        .catch(() => null)
+        .finally(() => setTimeout(() => (state = null), 100)));
+    this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not (the other database gauges are then absent)", [], async (g) =>
+      g.set((await readOnce()) === null ? 0 : 1));
+    const fromDatabase = (name: string, help: string, labels: string[], set: (g: Gauge, state: DatabaseState) => void) =>
+      this.gauge(name, help, labels, async (g) => {
+        const read = await readOnce();
+        g.reset();
+        if (read !== null) set(g, read);
+      });
+    fromDatabase("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", ["project"], (g, s) =>
+      this.byProject(g, s.waiting));
+    fromDatabase("dispatch_messages_overdue_seconds", "How long the project's longest-due message not yet claimed has been due (0: none waits)", ["project"], (g, s) =>
+      this.byProject(g, s.overdue, "max"));
+    fromDatabase("dispatch_messages_in_flight", "Messages claimed by workers and not yet recorded", [], (g, s) => g.set(s.inFlight));
+    fromDatabase("dispatch_dlq_size", "Entries in the dead letter queue", ["project"], (g, s) => this.byProject(g, s.dlq));
+    fromDatabase(
+      "dispatch_retention_overdue_seconds",
+      "How long past its removal the project's oldest finished message that retention should have removed is (0: none)",
+      ["project"],
+      (g, s) => this.byProject(g, s.retentionOverdue, "max"),
+    );
+    fromDatabase("dispatch_queue_lag", "Unfinished messages per queue", ["project", "queue"], (g, s) => {
+      for (const queue of s.queues) g.inc({ project: this.projects.of(queue.project), queue: queue.name }, queue.lag);
     });
-    this.gauge("dispatch_workflow_runs", "Workflow runs by state", ["state"], async (g) => {
-      g.reset();
-      for (const run of (await read()).runs) g.set({ state: run.state }, run.n);
+    fromDatabase("dispatch_workflow_runs", "Workflow runs by state", ["state"], (g, s) => {
+      for (const run of s.runs) g.set({ state: run.state }, run.n);
     });
-    this.gauge("dispatch_database_connections", "Connections of Dispatch (every process) to its database, by state", ["state"], async (g) => {
-      g.reset();
-      for (const connection of (await read()).connections) g.set({ state: connection.state }, connection.n);
+    fromDatabase("dispatch_database_connections", "Connections of Dispatch (every process) to its database, by state", ["state"], (g, s) => {
+      for (const connection of s.connections) g.set({ state: connection.state }, connection.n);
     });
-    this.gauge(
+    fromDatabase(
       "dispatch_destination_circuits",
       "Destinations whose circuit is not closed, by state (OPEN, PROBING, GAVE_UP; HELD: closed but held by a 429), across every process",
       ["state"],
-      async (g) => {
-        g.reset();
+      (g, s) => {
         for (const state of ["OPEN", "PROBING", "GAVE_UP", "HELD"]) g.set({ state }, 0);
-        for (const circuit of (await read()).circuits) g.set({ state: circuit.state }, circuit.n);
+        for (const circuit of s.circuits) g.set({ state: circuit.state }, circuit.n);
       },
     );
     this.gauge(
@@ -127,10 +132,8 @@ export class Metrics {
         for (const [circuit, n] of this.slotsByCircuit()) g.inc({ circuit }, n);
       },
     );
-    this.gauge("dispatch_worker_heartbeat_age_seconds", "Seconds since this process's worker last beat its heartbeat", [], async (g) => {
-      const age = (await read()).heartbeatAge;
-      if (age === null) g.reset();
-      else g.set(age);
+    fromDatabase("dispatch_worker_heartbeat_age_seconds", "Seconds since this process's worker last beat its heartbeat", [], (g, s) => {
+      if (s.heartbeatAge !== null) g.set(s.heartbeatAge);
     });
   }
 
@@ -138,38 +141,22 @@ export class Metrics {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  /** Sets `g` to each project's count (the projects past the labelled ones summed under `other`); 0 for the default one when none. */
-  private byProject(g: Gauge, counts: { project: string; n: number }[]): void {
-    g.reset();
-    g.set({ project: this.projects.of(DEFAULT_PROJECT) }, 0);
-    for (const { project, n } of counts) g.inc({ project: this.projects.of(project) }, n);
+  /**
+   * Sets `g` to each project's figure, 0 for the default project when it has
+   * none: counts add up under `other` (the projects past the labelled ones),
+   * ages (`max`) keep the largest.
+   */
+  private byProject(g: Gauge, figures: { project: string; n: number }[], merge: "sum" | "max" = "sum"): void {
+    const values = new Map<string, number>([[this.projects.of(DEFAULT_PROJECT), 0]]);
+    for (const { project, n } of figures) {
+      const label = this.projects.of(project);
+      const before = values.get(label) ?? 0;
+      values.set(label, merge === "sum" ? before + n : Math.max(before, n));
+    }
+    for (const [project, value] of values) g.set({ project }, value);
   }
 
   private gauge(name: string, help: string, labelNames: string[], collect: (gauge: Gauge) => Promise<void>) {
     new Gauge({ name, help, labelNames, registers: [this.registry], async collect() { await collect(this); } });
   }
-}
-
-async function readState(sql: Sql, heartbeatId: string | null): Promise<DatabaseState> {
-  const [row] = await sql<DatabaseState[]>`
-    select
-      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
-        select project, count(*)::int as n from dispatch.messages where due_at <= now() or flow_parked or destination_parked group by project) w) as waiting,
-      (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
-      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
-        select project, count(*)::int as n from dispatch.dlq group by project) d) as dlq,
-      (select coalesce(json_agg(json_build_object('project', q.project, 'name', q.name, 'lag',
-        (select count(*) from dispatch.messages m where m.project = q.project and m.pending_queue = q.name))), '[]')
-        from dispatch.queues q) as queues,
-      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
-        from (select state, count(*)::int as n from dispatch.workflow_runs group by state) r) as runs,
-      (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')
-        from (select state, count(*)::int as n from pg_stat_activity
-          where datname = current_database() and application_name = 'dispatch' group by state) a) as connections,
-      (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
-      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
-        from (select case when circuit = 'CLOSED' then 'HELD' else circuit end as state, count(*)::int as n
-          from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
-            and (circuit <> 'CLOSED' or held_until > now()) group by 1) c) as circuits`;
-  return row!;
 }

@@ -1,0 +1,72 @@
+/**
+ * What a `/metrics` scrape reads from the database (metrics.ts), in one
+ * statement: what waits, what is in flight, the DLQ, queue lag, workflow
+ * runs, connections, circuits, this worker's heartbeat, and how far behind
+ * the engine and retention are. Each part reads through an index leading
+ * with the project, or a table that stays small.
+ */
+import type { Sql } from "../db/client";
+
+/** A figure of a project. */
+export interface ProjectFigure {
+  project: string;
+  n: number;
+}
+
+/** What a scrape reads from the database. */
+export interface DatabaseState {
+  waiting: ProjectFigure[];
+  /** Seconds the longest-due unclaimed message of each project has been due (projects with one only). */
+  overdue: ProjectFigure[];
+  inFlight: number;
+  dlq: ProjectFigure[];
+  /** Seconds past its removal of each project's oldest message retention should have removed (projects with one only). */
+  retentionOverdue: ProjectFigure[];
+  queues: { project: string; name: string; lag: number }[];
+  runs: { state: string; n: number }[];
+  connections: { state: string; n: number }[];
+  heartbeatAge: number | null;
+  circuits: { state: string; n: number }[];
+}
+
+/**
+ * How many of a project's oldest messages the retention figure looks at: the
+ * oldest ones may be kept on purpose (pending, in the DLQ, a run's), and past
+ * this many such rows it says 0 rather than scan on.
+ */
+const RETENTION_LOOK_AHEAD = 1000;
+
+/** Reads the state; `retentionMs` is DISPATCH_RETENTION (finished messages). */
+export async function readDatabaseState(sql: Sql, heartbeatId: string | null, retentionMs: number): Promise<DatabaseState> {
+  const cutoff = sql`now() - ${retentionMs} * interval '1 millisecond'`;
+  const [row] = await sql<DatabaseState[]>`
+    select
+      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
+        select project, count(*)::int as n from dispatch.messages where due_at <= now() or flow_parked or destination_parked group by project) w) as waiting,
+      (select coalesce(json_agg(json_build_object('project', p.name, 'n', o.seconds)), '[]') from dispatch.projects p,
+        lateral (select extract(epoch from now() - m.due_at)::float8 as seconds from dispatch.messages m
+          where m.project = p.name and m.due_at is not null and m.due_at <= now() order by m.due_at limit 1) o) as overdue,
+      (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
+      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
+        select project, count(*)::int as n from dispatch.dlq group by project) d) as dlq,
+      (select coalesce(json_agg(json_build_object('project', p.name, 'n', r.seconds)), '[]') from dispatch.projects p,
+        lateral (select extract(epoch from ${cutoff} - greatest(m.created_at, m.completed_at))::float8 as seconds
+          from (select * from dispatch.messages where project = p.name and created_at < ${cutoff} order by created_at limit ${RETENTION_LOOK_AHEAD}) m
+          where m.completed_at < ${cutoff} and m.workflow_run_pk is null
+            and not exists (select 1 from dispatch.dlq d where d.message_id = m.id)
+          order by m.created_at limit 1) r) as "retentionOverdue",
+      (select coalesce(json_agg(json_build_object('project', q.project, 'name', q.name, 'lag',
+        (select count(*) from dispatch.messages m where m.project = q.project and m.pending_queue = q.name))), '[]')
+        from dispatch.queues q) as queues,
+      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
+        from (select state, count(*)::int as n from dispatch.workflow_runs group by state) r) as runs,
+      (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')
+        from (select state, count(*)::int as n from pg_stat_activity
+          where datname = current_database() and application_name = 'dispatch' group by state) a) as connections,
+      (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
+      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
+        from (select case when circuit = 'CLOSED' then 'HELD' else circuit end as state, count(*)::int as n
+          from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
+            and (circuit <> 'CLOSED' or held_until > now()) group by 1) c) as circuits`;
+  return row!;
+}
