@@ -8,6 +8,7 @@ import { TestClock } from "./support/clock";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
+import { seriesValue } from "./support/metrics-text";
 
 const METRICS_TOKEN = "metrics-only-token-0123456789";
 const clock = new TestClock();
@@ -19,17 +20,6 @@ async function scrape(token?: string) {
     headers: token === "" ? {} : { Authorization: `Bearer ${token}` },
   });
   return { status: response.status, type: response.headers.get("content-type"), text: await response.text() };
-}
-
-/** The value of the series `name{labels}` (labels in any order), or undefined. */
-function value(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    const match = line.match(/^([a-z_:]+)(?:\{(.*)\})? (\S+)$/);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
 }
 
 describe("metrics", () => {
@@ -55,21 +45,21 @@ describe("metrics", () => {
     await dispatch.api("/v2/queues/metrics-queue/pause", { method: "POST" });
     const text = await poll(async () => {
       const { text } = await scrape();
-      return (value(text, "dispatch_delivery_outcomes_total", { outcome: "failed" }) ?? 0) >= 1 &&
-        (value(text, "dispatch_dlq_size") ?? 0) >= 1 && text;
+      return (seriesValue(text, "dispatch_delivery_outcomes_total", { outcome: "failed" }) ?? 0) >= 1 &&
+        (seriesValue(text, "dispatch_dlq_size") ?? 0) >= 1 && text;
     }, "a failed delivery in the metrics");
-    expect(value(text, "dispatch_messages_published_total", { dialect: "svc", destination: "url" })).toBeGreaterThanOrEqual(3);
-    expect(value(text, "dispatch_messages_published_total", { dialect: "upstash", destination: "url" })).toBe(1);
-    expect(value(text, "dispatch_messages_deduplicated_total", { dialect: "upstash", destination: "url" })).toBe(1);
-    expect(value(text, "dispatch_delivery_outcomes_total", { outcome: "delivered" })).toBeGreaterThanOrEqual(2);
-    expect(value(text, "dispatch_delivery_attempt_duration_seconds_count")).toBeGreaterThanOrEqual(3);
-    expect(value(text, "dispatch_http_request_duration_seconds_count", { method: "POST", route: "/v2/publish/*", status: "200" })).toBeGreaterThanOrEqual(3);
-    expect(value(text, "dispatch_queue_lag", { queue: "metrics-queue" })).toBeGreaterThanOrEqual(0);
-    expect(value(text, "dispatch_messages_waiting")).toBeGreaterThanOrEqual(0);
-    expect(value(text, "dispatch_messages_in_flight")).toBeGreaterThanOrEqual(0);
-    expect(value(text, "dispatch_database_connections", { state: "idle" })).toBeGreaterThanOrEqual(1);
-    expect(value(text, "dispatch_worker_heartbeat_age_seconds")).toBeLessThan(dispatch.config.workerDeadAfterMs / 1000);
-    expect(value(text, "dispatch_process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(seriesValue(text, "dispatch_messages_published_total", { dialect: "svc", destination: "url" })).toBeGreaterThanOrEqual(3);
+    expect(seriesValue(text, "dispatch_messages_published_total", { dialect: "upstash", destination: "url" })).toBe(1);
+    expect(seriesValue(text, "dispatch_messages_deduplicated_total", { dialect: "upstash", destination: "url" })).toBe(1);
+    expect(seriesValue(text, "dispatch_delivery_outcomes_total", { outcome: "delivered" })).toBeGreaterThanOrEqual(2);
+    expect(seriesValue(text, "dispatch_delivery_attempt_duration_seconds_count")).toBeGreaterThanOrEqual(3);
+    expect(seriesValue(text, "dispatch_http_request_duration_seconds_count", { method: "POST", route: "/v2/publish/*", status: "200" })).toBeGreaterThanOrEqual(3);
+    expect(seriesValue(text, "dispatch_queue_lag", { queue: "metrics-queue" })).toBeGreaterThanOrEqual(0);
+    expect(seriesValue(text, "dispatch_messages_waiting")).toBeGreaterThanOrEqual(0);
+    expect(seriesValue(text, "dispatch_messages_in_flight")).toBeGreaterThanOrEqual(0);
+    expect(seriesValue(text, "dispatch_database_connections", { state: "idle" })).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(text, "dispatch_worker_heartbeat_age_seconds")).toBeLessThan(dispatch.config.workerDeadAfterMs / 1000);
+    expect(seriesValue(text, "dispatch_process_resident_memory_bytes")).toBeGreaterThan(0);
   });
 
   it("count schedule ticks fired", async () => {
@@ -77,6 +67,6 @@ describe("metrics", () => {
     const { scheduleId } = await response.json();
     const { nextScheduleTime } = await (await dispatch.api(`/v2/schedules/${scheduleId}`)).json();
     await clock.moveTo(dispatch, nextScheduleTime + 5);
-    await poll(async () => value((await scrape()).text, "dispatch_schedule_ticks_fired_total") === 1, "one tick counted");
+    await poll(async () => seriesValue((await scrape()).text, "dispatch_schedule_ticks_fired_total") === 1, "one tick counted");
   });
 });

@@ -10,22 +10,12 @@ import { poll } from "../support/poll";
 import { useProject } from "../support/projects";
 import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
+import { seriesValue } from "../support/metrics-text";
 
 const lines: Record<string, unknown>[] = [];
 const dispatch = useDispatch({}, { log: (message, fields) => lines.push({ message, ...fields }) });
 const acme = useProject(dispatch, "acme");
 const receiver = useReceiver((r) => (r.path === "/down" ? { status: 500, body: "down" } : { status: 200, body: "ok" }));
-
-/** The value of `name{labels}` in a scrape (labels in any order, a subset), or undefined. */
-function value(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split("\n")) {
-    const match = line.match(/^([a-z_:]+)(?:\{(.*)\})? (\S+)$/);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 it("labels publishes, outcomes and the DLQ with their project, and logs a request with its token's project", async () => {
   const publish = (api: typeof dispatch.api, path: string) =>
@@ -36,15 +26,15 @@ it("labels publishes, outcomes and the DLQ with their project, and logs a reques
   const scrape = async () => (await dispatch.api("/metrics")).text();
   const text = await poll(async () => {
     const scraped = await scrape();
-    return value(scraped, "dispatch_dlq_size", { project: "acme" }) === 1 &&
-      value(scraped, "dispatch_delivery_outcomes_total", { project: "default", outcome: "delivered" }) === 1 &&
-      value(scraped, "dispatch_delivery_outcomes_total", { project: "acme", outcome: "delivered" }) === 2 && scraped;
+    return seriesValue(scraped, "dispatch_dlq_size", { project: "acme" }) === 1 &&
+      seriesValue(scraped, "dispatch_delivery_outcomes_total", { project: "default", outcome: "delivered" }) === 1 &&
+      seriesValue(scraped, "dispatch_delivery_outcomes_total", { project: "acme", outcome: "delivered" }) === 2 && scraped;
   }, "acme's failure in the DLQ and every outcome counted");
-  expect(value(text, "dispatch_messages_published_total", { project: "acme", destination: "url" })).toBe(3);
-  expect(value(text, "dispatch_messages_published_total", { project: "default", destination: "url" })).toBe(1);
-  expect(value(text, "dispatch_delivery_outcomes_total", { project: "acme", outcome: "failed" })).toBe(1);
-  expect(value(text, "dispatch_dlq_size", { project: "default" })).toBe(0);
-  expect(value(text, "dispatch_messages_waiting", { project: "default" })).toBe(0);
+  expect(seriesValue(text, "dispatch_messages_published_total", { project: "acme", destination: "url" })).toBe(3);
+  expect(seriesValue(text, "dispatch_messages_published_total", { project: "default", destination: "url" })).toBe(1);
+  expect(seriesValue(text, "dispatch_delivery_outcomes_total", { project: "acme", outcome: "failed" })).toBe(1);
+  expect(seriesValue(text, "dispatch_dlq_size", { project: "default" })).toBe(0);
+  expect(seriesValue(text, "dispatch_messages_waiting", { project: "default" })).toBe(0);
 
   const logged = (project: string) => lines.some((line) => line.project === project && String(line.message).startsWith("POST /v2/publish/*"));
   expect([logged("acme"), logged("default")]).toEqual([true, true]);
