@@ -84,7 +84,10 @@ describe("tracing", () => {
     await poll(() => inTrace().length === 4, () => `four spans in the trace (${inTrace().map((s) => s.name).join(", ")})`);
 
     const [publish] = inTrace().filter((span) => span.name === "publish");
-    expect(publish).toMatchObject({ parentSpanId: PUBLISHER_SPAN, attributes: { "messaging.message.id": messageId, "server.address": "127.0.0.1" } });
+    expect(publish).toMatchObject({
+      parentSpanId: PUBLISHER_SPAN,
+      attributes: { "messaging.message.id": messageId, "server.address": "127.0.0.1", "dispatch.destination": receiver.url, "dispatch.dialect": "svc" },
+    });
     const attempts = inTrace().filter((span) => span.name === "deliver").sort((a, b) => Number(a.attributes["dispatch.attempt"]) - Number(b.attributes["dispatch.attempt"]));
     expect(attempts.map((span) => [span.parentSpanId, span.attributes["dispatch.attempt"], span.attributes["http.response.status_code"], span.attributes["dispatch.outcome"]])).toEqual([
       [PUBLISHER_SPAN, 1, 500, "retry"],

@@ -47,11 +47,12 @@ export async function tracedRequest<T>(
   }
 }
 
-/** A destination as a span may name it: a URL's host (never its path or query), or a URL group's or API's name. */
+/** A destination as a span may name it: a URL's origin and host (never its credentials, path or query), or a URL group's or API's name. */
 export function destinationAttributes(destination: string): Attributes {
   if (!/^https?:\/\//i.test(destination)) return { "dispatch.destination": destination.slice(0, 200) };
   try {
-    return { "server.address": new URL(destination).hostname };
+    const url = new URL(destination);
+    return { "server.address": url.hostname, "dispatch.destination": url.origin };
   } catch {
     return {};
   }

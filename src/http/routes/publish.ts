@@ -90,7 +90,12 @@ export function publishRoutes(deps: AppDeps) {
   const run = async (c: Context, requests: PublishRequest[]) => {
     const span = {
       name: "publish",
-      attributes: { "messaging.batch.message_count": requests.length, ...(requests.length === 1 ? destinationAttributes(requests[0]!.destination) : {}) },
+      attributes: {
+        "messaging.batch.message_count": requests.length,
+        ...(requests.length === 1
+          ? { ...destinationAttributes(requests[0]!.destination), "dispatch.dialect": detectDialect(Object.keys(requests[0]!.headers), deps.config.defaultDialect) }
+          : {}),
+      },
       made: (responses: PublishResponse[]) =>
         madeMessages(responses.flatMap((response) => (Array.isArray(response) ? response : [response]).map((result) => result.messageId))),
     };
