@@ -38,7 +38,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   unfinished = await startUnfinishedRunReceiver();
   app = await startWorkflowApp(dispatch, { "/fails": { route: async (context) => void (await context.run("step", () => { throw new Error("fails on purpose"); })) } });
-  ours.message = (await ok(`/v2/publish/${receiver.url}/later`, { method: "POST", headers: { "Upstash-Delay": "1h" }, body: "later" })).messageId;
+  ours.message = (await ok(`/v2/publish/${receiver.url}/later`, { method: "POST", headers: { "Upstash-Delay": "100d" }, body: "later" })).messageId;
   const dead = (await ok("/v2/publish/http://127.0.0.1:9/dead", { method: "POST", headers: { "Upstash-Retries": "0" }, body: "dead" })).messageId;
   ours.dlqId = await poll(async () => (await ok("/v2/dlq")).messages.find((m: { messageId: string }) => m.messageId === dead)?.dlqId, "the dead message's DLQ entry");
   await ok("/v2/queues", json({ queueName: "orders", parallelism: 2 }));
