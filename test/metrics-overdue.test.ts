@@ -9,7 +9,9 @@
 import { expect, it } from "vitest";
 import { createSql } from "../src/db/client";
 import { Metrics } from "../src/observability/metrics";
+import { seriesValue } from "./support/metrics-text";
 import { poll } from "./support/poll";
+import { useProject } from "./support/projects";
 import { useReceiver } from "./support/receiver";
 import { useDispatch } from "./support/service";
 
@@ -30,6 +32,18 @@ it("says how long due messages have waited with no worker to claim them", async 
   expect(published.status).toBe(200);
   await poll(async () => (defaultProject(await scrape(), "dispatch_messages_overdue_seconds") ?? 0) > 0, "the due message counted as overdue");
   expect(await scrape()).toMatch(/^dispatch_database_up 1$/m);
+});
+
+const paused = useProject(dispatch, "paused");
+
+it("leaves out the messages of a paused queue, which wait on purpose", async () => {
+  const overdue = async () => seriesValue(await scrape(), "dispatch_messages_overdue_seconds", { project: "paused" }) ?? 0;
+  const queue = { method: "POST", body: JSON.stringify({ queueName: "held", parallelism: 1 }) };
+  expect((await paused.api("/v2/queues", queue)).status).toBe(200);
+  expect((await paused.api(`/v2/enqueue/held/${receiver.url}/held`, { method: "POST", body: "x" })).status).toBe(200);
+  await poll(async () => (await overdue()) > 0, "the started message of the queue counted as overdue");
+  expect((await paused.api("/v2/queues/held/pause", { method: "POST" })).status).toBe(200);
+  await poll(async () => (await overdue()) === 0, "the paused queue's message no longer counted");
 });
 
 it("says how far past its removal the oldest expired finished message is", async () => {

@@ -6,6 +6,7 @@
  * with the project, or a table that stays small.
  */
 import type { Sql } from "../db/client";
+import { NOT_PAUSED } from "../db/queries/claim-messages";
 
 /** A figure of a project. */
 export interface ProjectFigure {
@@ -16,7 +17,7 @@ export interface ProjectFigure {
 /** What a scrape reads from the database. */
 export interface DatabaseState {
   waiting: ProjectFigure[];
-  /** Seconds the longest-due unclaimed message of each project has been due (projects with one only). */
+  /** Seconds the longest-due unclaimed message of each project, in no paused queue, has been due (projects with one only). */
   overdue: ProjectFigure[];
   inFlight: number;
   dlq: ProjectFigure[];
@@ -45,7 +46,8 @@ export async function readDatabaseState(sql: Sql, heartbeatId: string | null, re
         select project, count(*)::int as n from dispatch.messages where due_at <= now() or flow_parked or destination_parked group by project) w) as waiting,
       (select coalesce(json_agg(json_build_object('project', p.name, 'n', o.seconds)), '[]') from dispatch.projects p,
         lateral (select extract(epoch from now() - m.due_at)::float8 as seconds from dispatch.messages m
-          where m.project = p.name and m.due_at is not null and m.due_at <= now() order by m.due_at limit 1) o) as overdue,
+          where m.project = p.name and m.due_at is not null and m.due_at <= now() and ${sql.unsafe(NOT_PAUSED)}
+          order by m.due_at limit 1) o) as overdue,
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
       (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
         select project, count(*)::int as n from dispatch.dlq group by project) d) as dlq,
