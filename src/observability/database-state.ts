@@ -72,3 +72,42 @@ export async function readDatabaseState(sql: Sql, heartbeatId: string | null, re
             and (circuit <> 'CLOSED' or held_until > now()) group by 1) c) as circuits`;
   return row!;
 }
+
+/**
+ * Longest a scrape waits for its read: within Prometheus's default scrape
+ * timeout (10 s), so a database that hangs (a host gone silent keeps the
+ * pool's sockets waiting for minutes) reads as down instead of failing the
+ * scrape, which would read as Dispatch down.
+ */
+export const READ_DEADLINE_MS = 5000;
+
+/**
+ * The read of each scrape: `read` run once and shared by every gauge of the
+ * scrape (they ask at once), null when it failed or did not answer within
+ * READ_DEADLINE_MS, `failed` hearing why. A read still running when the next
+ * scrape asks is waited for again, not started anew, so a hung database
+ * holds one connection, not one per scrape.
+ */
+export function scrapeReads(read: () => Promise<DatabaseState>, failed: (error: unknown) => void): () => Promise<DatabaseState | null> {
+  let running: Promise<DatabaseState> | null = null;
+  let shared: Promise<DatabaseState | null> | null = null;
+  const readInTime = async () => {
+    running ??= read().finally(() => (running = null));
+    try {
+      return await withinDeadline(running);
+    } catch (error) {
+      failed(error);
+      return null;
+    }
+  };
+  // The gauges of a scrape ask within one turn; the answer serves the scrapes of the next 100 ms too.
+  return () => (shared ??= readInTime().finally(() => setTimeout(() => (shared = null), 100)));
+}
+
+function withinDeadline<T>(answer: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${READ_DEADLINE_MS / 1000} s`)), READ_DEADLINE_MS);
+  });
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+}
