@@ -3,7 +3,8 @@
  * statement: what waits, what is in flight, the DLQ, queue lag, workflow
  * runs, connections, circuits, this worker's heartbeat, and how far behind
  * the engine and retention are. Each part reads through an index leading
- * with the project, or a table that stays small.
+ * with the project, or a table that stays small. A scrape waits for it a
+ * few seconds at most (`scrapeReads`).
  */
 import type { Sql } from "../db/client";
 import { NOT_PAUSED } from "../db/queries/claim-messages";
@@ -79,7 +80,7 @@ export async function readDatabaseState(sql: Sql, heartbeatId: string | null, re
  * pool's sockets waiting for minutes) reads as down instead of failing the
  * scrape, which would read as Dispatch down.
  */
-export const READ_DEADLINE_MS = 5000;
+const READ_DEADLINE_MS = 5000;
 
 /**
  * The read of each scrape: `read` run once and shared by every gauge of the

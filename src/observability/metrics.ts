@@ -90,7 +90,7 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
     // One query per scrape, shared by every gauge below; a failed or late one (the database away) reads as null.
     const readOnce = scrapeReads(() => readDatabaseState(sql, sources.heartbeatId(), sources.retentionMs), sources.readFailed);
-    this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not (the other database gauges are then absent)", [], async (g) =>
+    this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not or had no answer within 5 s (the other database gauges are then absent)", [], async (g) =>
       g.set((await readOnce()) === null ? 0 : 1));
     const fromDatabase = (name: string, help: string, labels: string[], set: (g: Gauge, state: DatabaseState) => void) =>
       this.gauge(name, help, labels, async (g) => {
