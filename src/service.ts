@@ -113,7 +113,14 @@ async function startParts(
   const http = new HttpClient({ guard, maxResponseBytes: config.maxMessageBytes });
   const availability = new DatabaseAvailability(sql, log);
   let worker: WorkerHandle | null = null;
-  const metrics = new Metrics(sql, () => worker?.heartbeatId ?? null, config.retentionMs);
+  const metrics = new Metrics(sql, {
+    heartbeatId: () => worker?.heartbeatId ?? null,
+    retentionMs: config.retentionMs,
+    // An outage is logged once, by the availability; anything else (a late or broken read) at each scrape.
+    readFailed: (error) => {
+      if (!availability.failed(error)) log(`metrics: a scrape could not read the database: ${(error as Error).message}`);
+    },
+  });
   const tracing = createTracing(config.tracing);
   const direct = database.endpoints.direct;
   worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing });

@@ -3,9 +3,11 @@
  * statement: what waits, what is in flight, the DLQ, queue lag, workflow
  * runs, connections, circuits, this worker's heartbeat, and how far behind
  * the engine and retention are. Each part reads through an index leading
- * with the project, or a table that stays small.
+ * with the project, or a table that stays small. A scrape waits for it a
+ * few seconds at most (`scrapeReads`).
  */
 import type { Sql } from "../db/client";
+import { NOT_PAUSED } from "../db/queries/claim-messages";
 
 /** A figure of a project. */
 export interface ProjectFigure {
@@ -16,7 +18,7 @@ export interface ProjectFigure {
 /** What a scrape reads from the database. */
 export interface DatabaseState {
   waiting: ProjectFigure[];
-  /** Seconds the longest-due unclaimed message of each project has been due (projects with one only). */
+  /** Seconds the longest-due unclaimed message of each project, in no paused queue, has been due (projects with one only). */
   overdue: ProjectFigure[];
   inFlight: number;
   dlq: ProjectFigure[];
@@ -45,7 +47,8 @@ export async function readDatabaseState(sql: Sql, heartbeatId: string | null, re
         select project, count(*)::int as n from dispatch.messages where due_at <= now() or flow_parked or destination_parked group by project) w) as waiting,
       (select coalesce(json_agg(json_build_object('project', p.name, 'n', o.seconds)), '[]') from dispatch.projects p,
         lateral (select extract(epoch from now() - m.due_at)::float8 as seconds from dispatch.messages m
-          where m.project = p.name and m.due_at is not null and m.due_at <= now() order by m.due_at limit 1) o) as overdue,
+          where m.project = p.name and m.due_at is not null and m.due_at <= now() and ${sql.unsafe(NOT_PAUSED)}
+          order by m.due_at limit 1) o) as overdue,
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
       (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
         select project, count(*)::int as n from dispatch.dlq group by project) d) as dlq,
@@ -69,4 +72,43 @@ export async function readDatabaseState(sql: Sql, heartbeatId: string | null, re
           from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
             and (circuit <> 'CLOSED' or held_until > now()) group by 1) c) as circuits`;
   return row!;
+}
+
+/**
+ * Longest a scrape waits for its read: within Prometheus's default scrape
+ * timeout (10 s), so a database that hangs (a host gone silent keeps the
+ * pool's sockets waiting for minutes) reads as down instead of failing the
+ * scrape, which would read as Dispatch down.
+ */
+const READ_DEADLINE_MS = 5000;
+
+/**
+ * The read of each scrape: `read` run once and shared by every gauge of the
+ * scrape (they ask at once), null when it failed or did not answer within
+ * READ_DEADLINE_MS, `failed` hearing why. A read still running when the next
+ * scrape asks is waited for again, not started anew, so a hung database
+ * holds one connection, not one per scrape.
+ */
+export function scrapeReads(read: () => Promise<DatabaseState>, failed: (error: unknown) => void): () => Promise<DatabaseState | null> {
+  let running: Promise<DatabaseState> | null = null;
+  let shared: Promise<DatabaseState | null> | null = null;
+  const readInTime = async () => {
+    running ??= read().finally(() => (running = null));
+    try {
+      return await withinDeadline(running);
+    } catch (error) {
+      failed(error);
+      return null;
+    }
+  };
+  // The gauges of a scrape ask within one turn; the answer serves the scrapes of the next 100 ms too.
+  return () => (shared ??= readInTime().finally(() => setTimeout(() => (shared = null), 100)));
+}
+
+function withinDeadline<T>(answer: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the database did not answer within ${READ_DEADLINE_MS / 1000} s`)), READ_DEADLINE_MS);
+  });
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }

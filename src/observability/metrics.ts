@@ -12,8 +12,18 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Sql } from "../db/client";
 import { DEFAULT_PROJECT } from "../db/vocabulary";
-import { type DatabaseState, readDatabaseState } from "./database-state";
+import { type DatabaseState, readDatabaseState, scrapeReads } from "./database-state";
 import { ProjectLabels } from "./project-label";
+
+/** What the gauges read from the database need besides the pool. */
+export interface DatabaseSources {
+  /** This process's worker's heartbeat row (null without a worker). */
+  heartbeatId: () => string | null;
+  /** DISPATCH_RETENTION, ms: finished messages older than this are due for removal. */
+  retentionMs: number;
+  /** Hears why a scrape's read failed or was late (the scrape then answers without the database's figures). */
+  readFailed: (error: unknown) => void;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -76,21 +86,19 @@ export class Metrics {
     this.slotsByCircuit = source;
   }
 
-  constructor(sql: Sql, heartbeatId: () => string | null, retentionMs: number) {
+  constructor(sql: Sql, sources: DatabaseSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
-    let state: Promise<DatabaseState | null> | null = null;
-    // One query per scrape, shared by every gauge below; a failed one (the database away) reads as null.
-    const readOnce = () =>
-      (state ??= readDatabaseState(sql, heartbeatId(), retentionMs)
-        .catch(() => null)
-        .finally(() => setTimeout(() => (state = null), 100)));
-    this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not (the other database gauges are then absent)", [], async (g) =>
+    // One query per scrape, shared by every gauge below; a failed or late one (the database away) reads as null.
+    const readOnce = scrapeReads(() => readDatabaseState(sql, sources.heartbeatId(), sources.retentionMs), sources.readFailed);
+    this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not or had no answer within 5 s (the other database gauges are then absent)", [], async (g) =>
       g.set((await readOnce()) === null ? 0 : 1));
     const fromDatabase = (name: string, help: string, labels: string[], set: (g: Gauge, state: DatabaseState) => void) =>
       this.gauge(name, help, labels, async (g) => {
         const read = await readOnce();
         g.reset();
         if (read !== null) set(g, read);
+        // Without the read, no figure: a reset gauge without labels would still say 0.
+        else if (labels.length === 0) g.remove();
       });
     fromDatabase("dispatch_messages_waiting", "Messages due (or held back by flow control or their destination) and not yet claimed", ["project"], (g, s) =>
       this.byProject(g, s.waiting));

@@ -7,6 +7,7 @@
  * that appear only once something happened exist too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +23,8 @@ const METRICS_TOKEN = "prometheus-scrape-token-0123456789";
 const dispatch = useDispatch({ metricsToken: METRICS_TOKEN, circuitFailures: 2, circuitFailureRate: 0.5 });
 const receiver = useReceiver((request) => (request.path.startsWith("/down") ? { status: 503, body: "down" } : { status: 200, body: "ok" }));
 
-let prometheus: ChildProcess;
+let prometheus: ChildProcess | undefined;
+let output = "";
 let api = "";
 let dir = "";
 
@@ -44,20 +46,53 @@ beforeAll(async () => {
     `--storage.tsdb.path=${join(dir, "data")}`,
     `--web.listen-address=127.0.0.1:${port}`,
     "--log.level=warn",
-  ], { stdio: "ignore" });
+  ], { stdio: ["ignore", "pipe", "pipe"] });
+  for (const stream of [prometheus.stdout!, prometheus.stderr!]) stream.on("data", (chunk) => void (output = (output + chunk).slice(-4000)));
+  try {
+    await once(prometheus, "spawn");
+  } catch (error) {
+    throw new Error(`could not run prometheus (Debian's prometheus package; .ci/run installs it): ${(error as Error).message}`);
+  }
 });
 
 afterAll(async () => {
-  prometheus?.kill("SIGKILL");
+  if (prometheus && prometheus.exitCode === null && prometheus.signalCode === null) {
+    const exited = once(prometheus, "exit");
+    prometheus.kill("SIGKILL");
+    await exited;
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 
 const query = async (path: string) => (await (await fetch(`${api}${path}`)).json()) as { status: string; data: unknown };
 
-/** Every `dispatch_*` metric and `up` an expression in `text` names. */
-function namedMetrics(text: string): Set<string> {
-  return new Set([...text.matchAll(/\b(dispatch_[a-z_]+|up)\b/g)].map((m) => m[1]!));
+/** Prometheus's own account, for a failure: what it printed, and whether it still runs. */
+const account = () => `${prometheus?.exitCode === null ? "running" : `exited ${prometheus?.exitCode ?? prometheus?.signalCode}`}; it printed:\n${output}`;
+
+/** Every `dispatch_*` metric and `up` that `expressions` name (a histogram by its `_bucket`, `_sum` or `_count` series, as stored). */
+function namedMetrics(expressions: string[]): Set<string> {
+  return new Set(expressions.flatMap((expression) => [...expression.matchAll(/\b(dispatch_[a-z_]+|up)\b/g)].map((m) => m[1]!)));
 }
+
+/** The PromQL of the dashboard: each panel's queries and the variables' (the `project` variable reads a series too). */
+function dashboardExpressions(): string[] {
+  const dashboard = JSON.parse(readFileSync(join(MONITORING, "grafana-dashboard.json"), "utf8")) as {
+    panels: { targets?: { expr: string }[] }[];
+    templating: { list: { definition?: string }[] };
+  };
+  return [
+    ...dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr)),
+    ...dashboard.templating.list.flatMap((variable) => (variable.definition ? [variable.definition] : [])),
+  ];
+}
+
+interface Rule {
+  name: string;
+  query: string;
+  health: string;
+  lastError?: string;
+}
+const rules = async () => ((await query("/rules")).data as { groups: { rules: Rule[] }[] }).groups.flatMap((group) => group.rules);
 
 it("holds every series the dashboard and the rules name, and evaluates every rule", async () => {
   // A queue and a workflow run, so that their gauges have series; then publish, deliver and fail
@@ -70,12 +105,15 @@ it("holds every series the dashboard and the rules name, and evaluates every rul
   }
   await poll(async () => (await (await dispatch.api("/metrics")).text()).includes('dispatch_destination_circuit_changes_total{to="OPEN"}'), "a circuit to open");
 
-  const expressions = [
-    ...JSON.parse(readFileSync(join(MONITORING, "grafana-dashboard.json"), "utf8")).panels.flatMap((panel: { targets: { expr: string }[] }) => panel.targets.map((t) => t.expr)),
-    ...[...readFileSync(join(MONITORING, "alerts.yml"), "utf8").matchAll(/expr: (\|\n(?:\s{10}.*\n)+|.*)/g)].map((m) => m[1]!),
-  ].join("\n");
-  const names = namedMetrics(expressions);
+  // The rules' expressions as Prometheus read them from alerts.yml.
+  const loaded = await poll(async () => {
+    const found = await rules().catch(() => []);
+    return found.length > 0 && found;
+  }, async () => `Prometheus to answer with the rules (${account()})`);
+  expect(loaded.map((rule) => rule.name)).toHaveLength(8);
+  const names = namedMetrics([...dashboardExpressions(), ...loaded.map((rule) => rule.query)]);
   expect(names).toContain("dispatch_messages_overdue_seconds");
+  expect(names).toContain("dispatch_delivery_attempt_duration_seconds_bucket");
   expect(names).toContain("up");
   const missing = async () => {
     const absent: string[] = [];
@@ -85,12 +123,9 @@ it("holds every series the dashboard and the rules name, and evaluates every rul
     }
     return absent;
   };
-  await poll(async () => (await missing()).length === 0, async () => `every named series in Prometheus (missing: ${(await missing()).join(", ")})`, 30_000);
+  await poll(async () => (await missing()).length === 0, async () => `every named series in Prometheus (missing: ${(await missing()).join(", ")}; ${account()})`, 30_000);
 
   const { data } = await query("/targets");
   expect((data as { activeTargets: { health: string; labels: { job: string } }[] }).activeTargets).toMatchObject([{ health: "up", labels: { job: "dispatch" } }]);
-  const rules = async () =>
-    ((await query("/rules")).data as { groups: { rules: { name: string; health: string; lastError?: string }[] }[] }).groups.flatMap((group) => group.rules);
   await poll(async () => (await rules()).every((rule) => rule.health === "ok"), async () => `every rule evaluated (${JSON.stringify(await rules())})`);
-  expect((await rules()).map((rule) => rule.name)).toHaveLength(8);
 }, 90_000);

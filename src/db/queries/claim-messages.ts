@@ -59,7 +59,12 @@ export interface Claim {
   more: boolean;
 }
 
-const NOT_PAUSED = `(m.queue_name is null
+/**
+ * A due message `m` the claim may take: in no paused queue. A paused queue's
+ * started messages stay due but wait unclaimed (a few at most: its
+ * parallelism), so the scrape's overdue figure asks the same.
+ */
+export const NOT_PAUSED = `(m.queue_name is null
   or not exists (select 1 from dispatch.queues q where q.project = m.project and q.name = m.queue_name and q.paused))`;
 
 /** $1 worker, $2 limit, $3 share, $4 room by destination (jsonb), $5 pass. */
