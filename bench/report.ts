@@ -19,10 +19,10 @@ import type { LargeMessages } from "./large-messages";
 import type { FairnessRun } from "./fairness";
 import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
+import { cpuOf, cpuPerDelivery, find, int, median, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
 import type { RetentionRun } from "./retention";
 import type { Measurement, Plan, ScenarioResult } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
-import type { Percentiles } from "./stats";
 
 /** Everything a run measured; a part `--only` left out is missing. */
 export interface BenchRun {
@@ -72,28 +72,9 @@ export interface TargetCheck {
 const BENCH = fileURLToPath(new URL(".", import.meta.url));
 const MIB_TO_MB = 1_048_576 / 1_000_000;
 
-const int = (n: number) => Math.round(n).toLocaleString("en-US");
-const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
-const times = (r: number) => `${r.toFixed(2)}×`;
-const ms = (n: number | null) => (n === null ? "n/a" : `${n.toFixed(0)} ms`);
-const seconds = (n: number) => `${+(n / 1000).toFixed(1)} s`;
-const pct = (p: Percentiles) => (p.count === 0 ? "n/a" : `${ms(p.p50)} / ${ms(p.p99)} (max ${ms(p.max)})`);
-const num = (n: number | null, digits = 2) => (n === null ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-const share = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(0)} %`);
 const serviceKind = (s: ScenarioResult) => (s.service === "pipeline" ? "pipeline" : "Dispatch");
 const serviceName = (s: ScenarioResult) => `${serviceKind(s)}${s.processes > 1 ? ` (${s.processes} processes)` : ""}`;
 const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
-
-/** A markdown table (also readable as plain text). */
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
-}
-
-function find(run: BenchRun, id: string): ScenarioResult | undefined {
-  return run.scenarios.find((s) => s.id === id);
-}
 
 const cpuText = (c: CpuUse) =>
   `${c.machineCores.toFixed(2)} / ${c.focusCores === null ? "-" : c.focusCores.toFixed(2)} / ${c.benchCores.toFixed(2)} / ${c.otherCores.toFixed(2)} of ${cpus().length}`;
@@ -393,21 +374,6 @@ interface Pair {
   dispatch: number | null;
   pipeline: number | null;
   format: (n: number | null) => string;
-}
-
-/** CPU per delivered message of the service plus Postgres, µs (null without Postgres CPU). */
-const cpuPerDelivery = (s: ScenarioResult | undefined) => (s && s.measurement.costs.postgresMicros !== null ? cpuOf(s.measurement) : null);
-
-/** A measurement's CPU per delivered message, service plus Postgres, µs. */
-function cpuOf(m: Measurement): number {
-  return m.costs.serviceMicros + (m.costs.postgresMicros ?? 0);
-}
-const rateOf = (m: Measurement) => m.delivery.inWindowPerSecond;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The median over the paired rounds of one service's figure under contention (null without rounds). */
