@@ -21,7 +21,8 @@ import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighb
 import type { PairedRound } from "./paired";
 import { cpuOf, cpuPerDelivery, find, int, median, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
 import type { RetentionRun } from "./retention";
-import type { Measurement, Plan, ScenarioResult } from "./scenarios";
+import { PEERS } from "./peers/peers";
+import { type Measurement, MESSAGES, type Plan, type ScenarioResult, type Service } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
 
 /** Everything a run measured; a part `--only` left out is missing. */
@@ -72,7 +73,10 @@ export interface TargetCheck {
 const BENCH = fileURLToPath(new URL(".", import.meta.url));
 const MIB_TO_MB = 1_048_576 / 1_000_000;
 
-const serviceKind = (s: ScenarioResult) => (s.service === "pipeline" ? "pipeline" : "Dispatch");
+const serviceKind = (s: ScenarioResult) => (s.service === "dispatch" ? "Dispatch" : s.service);
+/** The table whose HOT share a service's scenarios report. */
+const messageTable = (service: Service) =>
+  service === "dispatch" ? MESSAGES : service === "pipeline" ? "pipeline.messages" : PEERS.find((p) => p.service === service)!.jobTable;
 const serviceName = (s: ScenarioResult) => `${serviceKind(s)}${s.processes > 1 ? ` (${s.processes} processes)` : ""}`;
 const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
 
@@ -124,7 +128,7 @@ function scenarioTable(run: BenchRun, s: ScenarioResult): string {
     `peak RSS of ${s.processes > 1 ? `the largest of the ${s.processes} ${serviceKind(s)} processes` : serviceKind(s)} (sampled VmRSS / VmHWM)`,
     `${(rss.sampledMiB * MIB_TO_MB).toFixed(0)} MB / ${(rss.hwmMiB * MIB_TO_MB).toFixed(0)} MB`,
   ]);
-  rows.push(...costRows(s.measurement.costs, serviceName(s), s.service === "pipeline" ? "pipeline.messages" : "dispatch.messages"));
+  rows.push(...costRows(s.measurement.costs, serviceName(s), messageTable(s.service)));
   const notes = [...s.notes, ...s.dispatchLog.slice(-3).map((line) => `${serviceName(s)} logged: ${line}`)];
   return `### ${s.id}: ${s.title}\n\n${table(["Figure", "Value"], rows)}${notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : ""}`;
 }
