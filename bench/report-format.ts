@@ -44,3 +44,13 @@ export function median(values: number[]): number {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
+
+/** What a measurement's receiver saw beyond one arrival per accepted publish: `["<id>: <problems>"]`, or none. */
+export function deliveryFaults(id: string, { delivery: d }: Measurement): string[] {
+  const problems = [
+    d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
+    d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
+    d.missing > 0 ? `${d.missing} not arrived within ${ms(d.drainAllowanceMs)} of the end of publishing` : "",
+  ].filter(Boolean);
+  return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
+}

@@ -19,9 +19,10 @@ import type { LargeMessages } from "./large-messages";
 import type { FairnessRun } from "./fairness";
 import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
-import { cpuOf, cpuPerDelivery, find, int, median, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
+import { cpuOf, cpuPerDelivery, deliveryFaults, find, int, median, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
 import type { RetentionRun } from "./retention";
 import { PEERS } from "./peers/peers";
+import { peerTargets, peersSection } from "./peers/report";
 import { type Measurement, MESSAGES, type Plan, type ScenarioResult, type Service } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
 
@@ -193,7 +194,7 @@ function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
 
 /** Every target, checked against the run; a run of some parts (`--only`) gets the targets those parts alone decide. */
 export function checkTargets(run: BenchRun): TargetCheck[] {
-  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run), ...fairnessTargets(run)];
+  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run), ...fairnessTargets(run), ...peerTargets(run)];
   return [
     ...(run.scenarios.length > 0 ? [rssTarget(run)] : []),
     ...(run.scenarios.length > 0 || run.paired.length > 0 ? [exactlyOnceTarget(run)] : []),
@@ -202,6 +203,7 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     ...(run.schedules ? [scheduleTarget(run.schedules)] : []),
     ...noisyTargets(run),
     ...fairnessTargets(run),
+    ...peerTargets(run),
   ];
 }
 
@@ -288,14 +290,7 @@ function exactlyOnceTarget(run: BenchRun): TargetCheck {
     { id: `2b-paired-contended-${i + 1}`, measurement: r.contended.dispatch },
   ]);
   const delivering = run.scenarios.filter((s) => s.service === "dispatch" && !s.publishOnly);
-  const faults = [...delivering, ...pairedRuns].flatMap(({ id, measurement: { delivery: d } }) => {
-    const problems = [
-      d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
-      d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
-      d.missing > 0 ? `${d.missing} not arrived within ${ms(d.drainAllowanceMs)} of the end of publishing` : "",
-    ].filter(Boolean);
-    return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
-  });
+  const faults = [...delivering, ...pairedRuns].flatMap(({ id, measurement }) => deliveryFaults(id, measurement));
   return {
     target: "every accepted publish delivered exactly once (every scenario)",
     measured: faults.length === 0 ? "yes" : faults.join("; "),
@@ -706,6 +701,7 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     targetTable(checks),
     ``,
     ...pipelineSection(run),
+    ...peersSection(run),
     ...part(run.baselines, (b) => `## Baselines\n\n${baselineTable(b)}`),
     `## Scenarios`,
     ``,
