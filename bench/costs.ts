@@ -1,7 +1,8 @@
 /**
  * What a measurement cost, per message: CPU of the service process and of
  * Postgres (from /proc), and what Postgres counted — rows written, WAL,
- * statements, commits, and the HOT share of the message table's updates.
+ * statements, commits, and the HOT share of the message table's updates
+ * (its partitions' when it is partitioned, as pg-boss's job table is).
  *
  * A cost window opens before a scenario's warm-up and closes after the
  * service stopped, so its backends have ended and flushed their statistics
@@ -84,7 +85,7 @@ export interface CostWindow {
   close(messages: number, unit: Costs["unit"]): Promise<Costs>;
 }
 
-/** Opens a window on database `databaseUrl` of `server`, for service processes `pids` and message table `messageTable` (schema.table). */
+/** Opens a window on database `databaseUrl` of `server`, for service processes `pids` and message table `messageTable` (schema.table, partitions included). */
 export async function openCostWindow(server: DatabaseServer, databaseUrl: string, pids: number[], messageTable: string): Promise<CostWindow> {
   const before = await readCounters(server, databaseUrl, messageTable);
   const serviceBefore = sum(pids.map(processTicks));
@@ -130,14 +131,15 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 /** The counters now: per-database ones through a connection to it, cluster-wide ones through the admin database. */
 async function readCounters(server: DatabaseServer, databaseUrl: string, messageTable: string): Promise<Counters> {
   const name = new URL(databaseUrl).pathname.slice(1);
-  const [schema, table] = messageTable.split(".");
   const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const admin = postgres(server.adminUrl, { max: 1, onnotice: () => {} });
   try {
     const [rows] = await db<{ written: string; upd: string; hot: string }[]>`
+      with message_tables as (
+        select to_regclass(${messageTable}) as relid union select relid from pg_partition_tree(to_regclass(${messageTable})))
       select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::text as written,
-        coalesce(sum(n_tup_upd) filter (where schemaname = ${schema!} and relname = ${table!}), 0)::text as upd,
-        coalesce(sum(n_tup_hot_upd) filter (where schemaname = ${schema!} and relname = ${table!}), 0)::text as hot
+        coalesce(sum(n_tup_upd) filter (where relid in (select relid from message_tables)), 0)::text as upd,
+        coalesce(sum(n_tup_hot_upd) filter (where relid in (select relid from message_tables)), 0)::text as hot
       from pg_stat_user_tables`;
     const [cluster] = await admin<{ bytes: string; records: string; commits: string }[]>`
       select (select wal_bytes::text from pg_stat_wal) as bytes, (select wal_records::text from pg_stat_wal) as records,

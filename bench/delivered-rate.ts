@@ -5,7 +5,7 @@
  * contention.
  */
 import { startPipeline } from "./pipeline-scenarios";
-import { type BenchContext, measure, MESSAGES, type ScenarioResult, type Service, serviceResult, withDispatch, withService } from "./scenarios";
+import { type BenchContext, measure, MESSAGES, type ScenarioResult, serviceResult, withDispatch, withService } from "./scenarios";
 
 /** 2b's window as run `run`: `concurrency` publishes in flight to one receiver URL for the plan's window (2c and 2d measure it too). */
 export function deliveredRateWindow(ctx: BenchContext, run: string) {
@@ -21,7 +21,7 @@ export function deliveredRateWindow(ctx: BenchContext, run: string) {
 }
 
 /** Measures `service`'s 2b as run `run`; the result carries `id` and `title`. */
-export function deliveredRate(ctx: BenchContext, service: Service, run: string, id: string, title: string): Promise<ScenarioResult> {
+export function deliveredRate(ctx: BenchContext, service: "dispatch" | "pipeline", run: string, id: string, title: string): Promise<ScenarioResult> {
   const window = deliveredRateWindow(ctx, run);
   if (service === "dispatch") {
     return withDispatch(ctx, run, async (dispatch, databaseUrl) =>

@@ -16,6 +16,7 @@ import { noisyNeighbour } from "./noisy-neighbour";
 import { type Pair, pairedDelivered } from "./paired";
 import { PROJECTS, projectRounds } from "./projects";
 import { tracingRounds } from "./tracing";
+import { peerScenarios } from "./peers/scenarios";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import type { BenchRun } from "./report";
 import { retentionUnderLoad } from "./retention";
@@ -167,6 +168,7 @@ export const PARTS: Record<string, Part> = {
   e2e: scenarios("Scenario 2a (end-to-end at a fixed rate):", async (ctx) => [await endToEndAtRate(ctx)]),
   "scale-out": scenarios("Scenario 2c (delivered rate, 1 API + 2 worker processes):", async (ctx) => [await scaleOut(ctx)]),
   pipeline: scenarios("Minimal pipeline (1, 2b, publish alone, 2a):", pipelineScenarios),
+  peers: scenarios("Peers: webhook deliverers on pg-boss and on graphile-worker (1, 2b, 2a):", peerScenarios),
   paired,
   projects: scenarios(`Scenario 2e (2b in 1 project and over ${PROJECTS}, in ${PAIRED_ROUNDS.full} paired rounds):`, (ctx) => projectRounds(ctx, PAIRED_ROUNDS[mode(ctx)])),
   tracing: scenarios(`Scenario 2g (2b with tracing off and on, in ${PAIRED_ROUNDS.full} paired rounds):`, (ctx) => tracingRounds(ctx, PAIRED_ROUNDS[mode(ctx)])),

@@ -14,12 +14,13 @@
  *   the body hash, like Dispatch's signature), 64 in flight, and records
  *   outcomes with one batched UPDATE per batch.
  */
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { Agent, request } from "undici";
+import { sign } from "./signature";
 
 const IN_FLIGHT = 64;
 /** A claim waits for this many free delivery slots, so claims stay batches. */
@@ -101,22 +102,6 @@ function publish(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
-/** An HS256 JWT over the body's SHA-256, like Dispatch's request signature. */
-function sign(url: string, body: Buffer): string {
-  const now = Math.floor(Date.now() / 1000);
-  const header = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString("base64url");
-  const claims = Buffer.from(JSON.stringify({
-    iss: "Upstash",
-    sub: url,
-    iat: now,
-    nbf: now,
-    exp: now + 300,
-    jti: randomBytes(8).toString("hex"),
-    body: createHash("sha256").update(body).digest("base64url"),
-  })).toString("base64url");
-  return `${header}.${claims}.${createHmac("sha256", signingKey).update(`${header}.${claims}`).digest("base64url")}`;
-}
-
 interface Claimed {
   id: string;
   url: string;
@@ -150,7 +135,7 @@ async function deliver(message: Claimed): Promise<void> {
   try {
     const response = await request(message.url, {
       method: "POST",
-      headers: { "content-type": "application/json", "svc-message-id": message.id, "svc-signature": sign(message.url, message.body) },
+      headers: { "content-type": "application/json", "svc-message-id": message.id, "svc-signature": sign(signingKey, message.url, message.body) },
       body: message.body,
       dispatcher: agent,
     });

@@ -19,10 +19,12 @@ import type { LargeMessages } from "./large-messages";
 import type { FairnessRun } from "./fairness";
 import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
+import { cpuOf, cpuPerDelivery, deliveryFaults, find, int, median, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
 import type { RetentionRun } from "./retention";
-import type { Measurement, Plan, ScenarioResult } from "./scenarios";
+import { PEERS } from "./peers/peers";
+import { peerTargets, peersSection } from "./peers/report";
+import { type Measurement, MESSAGES, type Plan, type ScenarioResult, type Service } from "./scenarios";
 import type { ScheduleResult } from "./schedules";
-import type { Percentiles } from "./stats";
 
 /** Everything a run measured; a part `--only` left out is missing. */
 export interface BenchRun {
@@ -72,28 +74,12 @@ export interface TargetCheck {
 const BENCH = fileURLToPath(new URL(".", import.meta.url));
 const MIB_TO_MB = 1_048_576 / 1_000_000;
 
-const int = (n: number) => Math.round(n).toLocaleString("en-US");
-const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
-const times = (r: number) => `${r.toFixed(2)}×`;
-const ms = (n: number | null) => (n === null ? "n/a" : `${n.toFixed(0)} ms`);
-const seconds = (n: number) => `${+(n / 1000).toFixed(1)} s`;
-const pct = (p: Percentiles) => (p.count === 0 ? "n/a" : `${ms(p.p50)} / ${ms(p.p99)} (max ${ms(p.max)})`);
-const num = (n: number | null, digits = 2) => (n === null ? "n/a" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-const share = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(0)} %`);
-const serviceKind = (s: ScenarioResult) => (s.service === "pipeline" ? "pipeline" : "Dispatch");
+const serviceKind = (s: ScenarioResult) => (s.service === "dispatch" ? "Dispatch" : s.service);
+/** The table whose HOT share a service's scenarios report. */
+const messageTable = (service: Service) =>
+  service === "dispatch" ? MESSAGES : service === "pipeline" ? "pipeline.messages" : PEERS.find((p) => p.service === service)!.jobTable;
 const serviceName = (s: ScenarioResult) => `${serviceKind(s)}${s.processes > 1 ? ` (${s.processes} processes)` : ""}`;
 const rssMB = (s: ScenarioResult) => Math.max(s.measurement.rss.sampledMiB, s.measurement.rss.hwmMiB) * MIB_TO_MB;
-
-/** A markdown table (also readable as plain text). */
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
-}
-
-function find(run: BenchRun, id: string): ScenarioResult | undefined {
-  return run.scenarios.find((s) => s.id === id);
-}
 
 const cpuText = (c: CpuUse) =>
   `${c.machineCores.toFixed(2)} / ${c.focusCores === null ? "-" : c.focusCores.toFixed(2)} / ${c.benchCores.toFixed(2)} / ${c.otherCores.toFixed(2)} of ${cpus().length}`;
@@ -143,7 +129,7 @@ function scenarioTable(run: BenchRun, s: ScenarioResult): string {
     `peak RSS of ${s.processes > 1 ? `the largest of the ${s.processes} ${serviceKind(s)} processes` : serviceKind(s)} (sampled VmRSS / VmHWM)`,
     `${(rss.sampledMiB * MIB_TO_MB).toFixed(0)} MB / ${(rss.hwmMiB * MIB_TO_MB).toFixed(0)} MB`,
   ]);
-  rows.push(...costRows(s.measurement.costs, serviceName(s), s.service === "pipeline" ? "pipeline.messages" : "dispatch.messages"));
+  rows.push(...costRows(s.measurement.costs, serviceName(s), messageTable(s.service)));
   const notes = [...s.notes, ...s.dispatchLog.slice(-3).map((line) => `${serviceName(s)} logged: ${line}`)];
   return `### ${s.id}: ${s.title}\n\n${table(["Figure", "Value"], rows)}${notes.length ? `\n\n${notes.map((n) => `- ${n}`).join("\n")}` : ""}`;
 }
@@ -208,7 +194,7 @@ function deliveryRows(run: BenchRun, s: ScenarioResult): string[][] {
 
 /** Every target, checked against the run; a run of some parts (`--only`) gets the targets those parts alone decide. */
 export function checkTargets(run: BenchRun): TargetCheck[] {
-  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run), ...fairnessTargets(run)];
+  if (isFull(run)) return [...fullRunTargets(run), ...noisyTargets(run), ...fairnessTargets(run), ...peerTargets(run)];
   return [
     ...(run.scenarios.length > 0 ? [rssTarget(run)] : []),
     ...(run.scenarios.length > 0 || run.paired.length > 0 ? [exactlyOnceTarget(run)] : []),
@@ -217,6 +203,7 @@ export function checkTargets(run: BenchRun): TargetCheck[] {
     ...(run.schedules ? [scheduleTarget(run.schedules)] : []),
     ...noisyTargets(run),
     ...fairnessTargets(run),
+    ...peerTargets(run),
   ];
 }
 
@@ -303,14 +290,7 @@ function exactlyOnceTarget(run: BenchRun): TargetCheck {
     { id: `2b-paired-contended-${i + 1}`, measurement: r.contended.dispatch },
   ]);
   const delivering = run.scenarios.filter((s) => s.service === "dispatch" && !s.publishOnly);
-  const faults = [...delivering, ...pairedRuns].flatMap(({ id, measurement: { delivery: d } }) => {
-    const problems = [
-      d.duplicates > 0 ? `${d.duplicates} duplicates` : "",
-      d.unexpected > 0 ? `${d.unexpected} unexpected` : "",
-      d.missing > 0 ? `${d.missing} not arrived within ${ms(d.drainAllowanceMs)} of the end of publishing` : "",
-    ].filter(Boolean);
-    return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
-  });
+  const faults = [...delivering, ...pairedRuns].flatMap(({ id, measurement }) => deliveryFaults(id, measurement));
   return {
     target: "every accepted publish delivered exactly once (every scenario)",
     measured: faults.length === 0 ? "yes" : faults.join("; "),
@@ -393,21 +373,6 @@ interface Pair {
   dispatch: number | null;
   pipeline: number | null;
   format: (n: number | null) => string;
-}
-
-/** CPU per delivered message of the service plus Postgres, µs (null without Postgres CPU). */
-const cpuPerDelivery = (s: ScenarioResult | undefined) => (s && s.measurement.costs.postgresMicros !== null ? cpuOf(s.measurement) : null);
-
-/** A measurement's CPU per delivered message, service plus Postgres, µs. */
-function cpuOf(m: Measurement): number {
-  return m.costs.serviceMicros + (m.costs.postgresMicros ?? 0);
-}
-const rateOf = (m: Measurement) => m.delivery.inWindowPerSecond;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The median over the paired rounds of one service's figure under contention (null without rounds). */
@@ -736,6 +701,7 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     targetTable(checks),
     ``,
     ...pipelineSection(run),
+    ...peersSection(run),
     ...part(run.baselines, (b) => `## Baselines\n\n${baselineTable(b)}`),
     `## Scenarios`,
     ``,

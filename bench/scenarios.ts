@@ -75,8 +75,8 @@ export interface Measurement {
   costs: Costs;
 }
 
-/** Which service a scenario measured. */
-export type Service = "dispatch" | "pipeline";
+/** Which service a scenario measured: Dispatch, the minimal pipeline, or a peer built on a queue library (bench/peers). */
+export type Service = "dispatch" | "pipeline" | "pg-boss" | "graphile-worker";
 
 /** A scenario's result as reported. */
 export interface ScenarioResult {
@@ -97,7 +97,7 @@ export interface ScenarioResult {
 interface MeasureOptions {
   run: string;
   databaseUrl: string;
-  /** The service's message table (schema.table), whose HOT ratio is reported. */
+  /** The service's message table (schema.table, its partitions included), whose HOT ratio is reported. */
   messageTable: string;
   /** Nothing delivers: counts publishes, waits for no deliveries. */
   publishOnly?: boolean;
