@@ -3,6 +3,7 @@
  * numbers, ratios, latencies and markdown tables, and the per-message CPU
  * every comparison reads.
  */
+import type { Costs } from "./costs";
 import type { BenchRun } from "./report";
 import type { Measurement, ScenarioResult } from "./scenarios";
 import type { Percentiles } from "./stats";
@@ -54,3 +55,17 @@ export function deliveryFaults(id: string, { delivery: d }: Measurement): string
   ].filter(Boolean);
   return problems.length ? [`${id}: ${problems.join(", ")}`] : [];
 }
+
+/** CPU µs as a table shows them. */
+export const micros = (n: number | null) => (n === null ? "n/a" : `${int(n)} µs`);
+
+/** The per-message costs every side-by-side table shows, in order: label, figure, format. */
+export const COST_FIGURES: [string, (c: Costs) => number | null, ((n: number | null) => string)?][] = [
+  ["CPU µs, service process,", (c) => c.serviceMicros, micros],
+  ["CPU µs, Postgres,", (c) => c.postgresMicros, micros],
+  ["rows written", (c) => c.rowsWritten],
+  ["WAL bytes", (c) => c.walBytes, (n) => (n === null ? "n/a" : int(n))],
+  ["WAL records", (c) => c.walRecords, (n) => num(n, 1)],
+  ["statements", (c) => c.statements],
+  ["commits", (c) => c.commits],
+];

@@ -19,7 +19,7 @@ import type { LargeMessages } from "./large-messages";
 import type { FairnessRun } from "./fairness";
 import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
-import { cpuOf, cpuPerDelivery, deliveryFaults, find, int, median, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
+import { COST_FIGURES, cpuOf, cpuPerDelivery, deliveryFaults, find, int, median, micros, ms, num, pct, rateOf, ratio, seconds, share, table, times } from "./report-format";
 import type { RetentionRun } from "./retention";
 import { PEERS } from "./peers/peers";
 import { peerTargets, peersSection } from "./peers/report";
@@ -337,7 +337,6 @@ function enginePassTargets(run: BenchRun): TargetCheck[] {
     return { target, measured: r === null ? "n/a" : `${times(r)} (${format(d!)} vs ${format(p!)})`, met: r !== null && met(r) };
   };
   const rate = (n: number) => `${int(n)}/s`;
-  const micros = (n: number) => `${int(n)} µs`;
   const delivered = (s: ScenarioResult | undefined) => s?.measurement.delivery.inWindowPerSecond;
   const idle = cpuPerDelivery(d2b);
   const rounds = run.paired;
@@ -388,7 +387,6 @@ function pairs(run: BenchRun): Pair[] {
   const [d1, p1] = both("1-publish");
   const [dApi, pApi] = [find(run, "1-publish-api"), find(run, "pipeline-1-publish-only")];
   const rate = (n: number | null) => (n === null ? "n/a" : `${int(n)}/s`);
-  const micros = (n: number | null) => (n === null ? "n/a" : `${int(n)} µs`);
   const cost = (figure: string, pick: (c: Costs) => number | null, format: (n: number | null) => string = num): Pair => ({
     figure: `${figure} per delivered message (2b)`,
     dispatch: d2b ? pick(d2b.measurement.costs) : null,
@@ -401,13 +399,7 @@ function pairs(run: BenchRun): Pair[] {
     { figure: "publish/s while delivering (1)", dispatch: d1?.measurement.publish.perSecond ?? null, pipeline: p1?.measurement.publish.perSecond ?? null, format: rate },
     { figure: `p99 publish → arrival at ${int(run.plan.e2eRate)}/s offered (2a)`, dispatch: d2a?.measurement.delivery.latency.p99 ?? null, pipeline: p2a?.measurement.delivery.latency.p99 ?? null, format: ms },
     { figure: "CPU µs, service + Postgres, per delivered message (2b)", dispatch: cpuPerDelivery(d2b), pipeline: cpuPerDelivery(p2b), format: micros },
-    cost("CPU µs, service process,", (c) => c.serviceMicros, micros),
-    cost("CPU µs, Postgres,", (c) => c.postgresMicros, micros),
-    cost("rows written", (c) => c.rowsWritten),
-    cost("WAL bytes", (c) => c.walBytes, (n) => (n === null ? "n/a" : int(n))),
-    cost("WAL records", (c) => c.walRecords, (n) => num(n, 1)),
-    cost("statements", (c) => c.statements),
-    cost("commits", (c) => c.commits),
+    ...COST_FIGURES.map(([figure, pick, format]) => cost(figure, pick, format)),
     cost("service write system calls", (c) => c.serviceIo?.writes ?? null),
     cost("service read system calls", (c) => c.serviceIo?.reads ?? null),
     { figure: "delivered/s, one core busy with other work (2b contended, median of the paired rounds)", dispatch: contendedMedian(run, "dispatch", rateOf), pipeline: contendedMedian(run, "pipeline", rateOf), format: rate },

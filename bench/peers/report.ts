@@ -6,7 +6,7 @@
  */
 import type { Costs } from "../costs";
 import type { BenchRun, TargetCheck } from "../report";
-import { cpuPerDelivery, deliveryFaults, find, int, ms, num, share, table, times } from "../report-format";
+import { COST_FIGURES, cpuPerDelivery, deliveryFaults, find, int, micros, ms, num, share, table, times } from "../report-format";
 import type { ScenarioResult } from "../scenarios";
 import { PEERS } from "./peers";
 
@@ -73,20 +73,13 @@ export function peersSection(run: BenchRun): string[] {
       const [d, own] = [value(dispatch2b), value(s)];
       return d !== null && own ? times(d / own) : "n/a";
     });
-  const micros = (n: number | null) => (n === null ? "n/a" : `${int(n)} µs`);
   const rows = [
     row("delivered/s, 64 in flight (2b)", "2b-delivered", (s) => `${int(deliveredRate(s)!)}/s`),
     row("publish/s while delivering (1)", "1-publish", (s) => `${int(s.measurement.publish.perSecond)}/s`),
     row(`publish → arrival p50 / p99 at ${int(run.plan.e2eRate)}/s offered (2a)`, "2a-e2e",
       (s) => `${ms(s.measurement.delivery.latency.p50)} / ${ms(s.measurement.delivery.latency.p99)}`),
     row("CPU µs, service + Postgres, per delivered message (2b)", "2b-delivered", (s) => micros(cpuPerDelivery(s))),
-    cost("CPU µs, service process,", (c) => c.serviceMicros, micros),
-    cost("CPU µs, Postgres,", (c) => c.postgresMicros, micros),
-    cost("rows written", (c) => c.rowsWritten),
-    cost("WAL bytes", (c) => c.walBytes, (n) => (n === null ? "n/a" : int(n))),
-    cost("WAL records", (c) => c.walRecords, (n) => num(n, 1)),
-    cost("statements", (c) => c.statements),
-    cost("commits", (c) => c.commits),
+    ...COST_FIGURES.map(([figure, pick, format]) => cost(figure, pick, format)),
     row("HOT share of message / job table updates (2b)", "2b-delivered", (s) => share(s.measurement.costs.hotRatio)),
     row("CPU while publishing, cores of other work (2b)", "2b-delivered", (s) => num(s.measurement.cpu.otherCores)),
     against("Dispatch's delivered/s ÷ this one's (2b)", deliveredRate),
