@@ -20,6 +20,7 @@ import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { Agent, request } from "undici";
+import { readPublish } from "./publish-request";
 import { sign } from "./signature";
 
 const IN_FLIGHT = 64;
@@ -27,10 +28,8 @@ const IN_FLIGHT = 64;
 const CLAIM_MIN = 16;
 const POLL_MS = 50;
 const CHANNEL = "bench_pipeline";
-const PUBLISH_PREFIX = "/v2/publish/";
 
 const { values } = parseArgs({ options: { "no-workers": { type: "boolean", default: false } } });
-const token = process.env.DISPATCH_TOKEN ?? "";
 const signingKey = randomBytes(32);
 const sql = postgres(process.env.DATABASE_URL!, { max: 6, onnotice: () => {} });
 
@@ -82,22 +81,8 @@ async function flushPublishes(): Promise<void> {
 
 /** Answers one publish request once its row is committed. */
 function publish(req: IncomingMessage, res: ServerResponse): void {
-  const reply = (status: number, body: object) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-    res.end(text);
-  };
-  const path = req.url ?? "";
-  if (req.method !== "POST" || !path.startsWith(PUBLISH_PREFIX)) return reply(404, { error: "not found" });
-  if (req.headers.authorization !== `Bearer ${token}`) return reply(401, { error: "unauthorized" });
-  const chunks: Buffer[] = [];
-  req.on("data", (chunk: Buffer) => chunks.push(chunk));
-  req.on("end", () => {
-    queued.push({
-      url: decodeURIComponent(path.slice(PUBLISH_PREFIX.length)),
-      body: Buffer.concat(chunks),
-      done: (id) => (id === null ? reply(500, { error: "not stored" }) : reply(201, { messageId: id })),
-    });
+  readPublish(req, res, ({ url, body, answer }) => {
+    queued.push({ url, body, done: answer });
     void flushPublishes();
   });
 }

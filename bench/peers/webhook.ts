@@ -10,11 +10,11 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agent, request } from "undici";
+import { readPublish } from "../publish-request";
 import { sign } from "../signature";
 
 /** Requests in flight to receivers at most, as the pipeline's. */
 export const IN_FLIGHT = 64;
-const PUBLISH_PREFIX = "/v2/publish/";
 
 /** A message as the peers store it: where it goes and its body, unchanged. */
 export interface Delivery {
@@ -22,7 +22,6 @@ export interface Delivery {
   body: string;
 }
 
-const token = process.env.DISPATCH_TOKEN ?? "";
 const signingKey = randomBytes(32);
 const agent = new Agent({ connections: IN_FLIGHT, keepAliveTimeout: 30_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
 
@@ -42,26 +41,12 @@ export function servePublishes(banner: string, store: (message: Delivery) => Pro
 }
 
 function publish(req: IncomingMessage, res: ServerResponse, store: (message: Delivery) => Promise<string>): void {
-  const reply = (status: number, body: object) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-    res.end(text);
-  };
-  const path = req.url ?? "";
-  if (req.method !== "POST" || !path.startsWith(PUBLISH_PREFIX)) return reply(404, { error: "not found" });
-  if (req.headers.authorization !== `Bearer ${token}`) return reply(401, { error: "unauthorized" });
-  const chunks: Buffer[] = [];
-  req.on("data", (chunk: Buffer) => chunks.push(chunk));
-  req.on("end", () => {
-    const message = { url: decodeURIComponent(path.slice(PUBLISH_PREFIX.length)), body: Buffer.concat(chunks).toString("utf8") };
-    store(message).then(
-      (id) => reply(201, { messageId: id }),
-      (error: Error) => {
-        console.error(`publish failed: ${error.message}`);
-        reply(500, { error: "not stored" });
-      },
-    );
-  });
+  readPublish(req, res, ({ url, body, answer }) =>
+    store({ url, body: body.toString("utf8") }).then(answer, (error: Error) => {
+      console.error(`publish failed: ${error.message}`);
+      answer(null);
+    }),
+  );
 }
 
 /** POSTs `message` as message `id`, signed; resolves whether the receiver answered 2xx. */
