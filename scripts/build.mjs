@@ -10,9 +10,39 @@
 // beside its place and renamed over it, cli.js last: a Dispatch process starting
 // while another test run builds reads the old file or the new one, never half of
 // one (chunks are named by their content hash, so an old cli.js finds its own).
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
-import { build } from "esbuild";
+// A build whose files are as the last one left them (dist/.inputs.json: a
+// digest of each file it read or wrote, this script and package.json among
+// them) is skipped: `npm start` then costs no esbuild run.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
+
+const STAMP = "dist/.inputs.json";
+/** The files whose content decides whether dist/ is current, beside esbuild's inputs and outputs. */
+const ALWAYS = ["scripts/build.mjs", "package.json"];
+
+/** A digest of `path`'s content (timestamps change with copies and checkouts), or null when it is gone. */
+function fingerprint(path) {
+  try {
+    return createHash("sha1").update(readFileSync(path)).digest("base64");
+  } catch {
+    return null;
+  }
+}
+
+/** Whether every file the last build read or wrote is as it left it. */
+function current() {
+  if (!existsSync(STAMP)) return false;
+  try {
+    const files = JSON.parse(readFileSync(STAMP, "utf8"));
+    return Object.entries(files).every(([path, was]) => fingerprint(path) === was);
+  } catch {
+    return false;
+  }
+}
+
+if (current()) process.exit(0);
+const { build } = await import("esbuild");
 
 const { dependencies } = JSON.parse(readFileSync("package.json", "utf8"));
 /** The packages left as imports (a package marked external marks its subpaths too). */
@@ -31,6 +61,7 @@ const result = await build({
   sourcemap: true,
   logLevel: "warning",
   write: false,
+  metafile: true,
 });
 const entry = resolve("dist/cli.js");
 const files = [...result.outputFiles].sort((a, b) => Number(a.path.startsWith(entry)) - Number(b.path.startsWith(entry)));
@@ -43,3 +74,6 @@ for (const file of files) {
 // Chunks of earlier builds are no longer named by any entry.
 const written = new Set(files.map((file) => basename(file.path)));
 for (const name of readdirSync("dist/chunks")) if (!written.has(name) && !name.endsWith(".tmp")) rmSync(join("dist/chunks", name));
+// Written last: a build cut short leaves no stamp, so the next one runs.
+const read = [...ALWAYS, ...Object.keys(result.metafile.inputs), ...files.map((file) => relative(".", file.path))];
+writeFileSync(STAMP, JSON.stringify(Object.fromEntries(read.map((path) => [path, fingerprint(path)]))));

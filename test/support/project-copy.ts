@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { QSTASH_DEV_CREDENTIALS } from "../../src/config/qstash-dev";
 import { isAlive } from "../../src/db/embedded/cluster-users";
 import { poll } from "./poll";
+import { request } from "./service";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -31,6 +32,14 @@ export interface Ran {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+/** For tests that deliver to a receiver on this machine: the SSRF guard is on by default. */
+export const ALLOW_LOCAL = { DISPATCH_ALLOW_PRIVATE_NETWORKS: "true" };
+
+/** A POST to the running service's `path` with its token. */
+export function publishTo(running: Running, path: string, init: RequestInit = {}) {
+  return request(`${running.url}${path}`, { method: "POST", ...init, headers: { Authorization: `Bearer ${running.token}`, ...(init.headers as object) } });
 }
 
 /** The environment every process gets: PATH and HOME only, as a newcomer's shell would pass on. */
