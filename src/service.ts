@@ -121,7 +121,7 @@ async function startParts(
       if (!availability.failed(error)) log(`metrics: a scrape could not read the database: ${(error as Error).message}`);
     },
   });
-  const tracing = createTracing(config.tracing);
+  const tracing = await createTracing(config.tracing);
   const direct = database.endpoints.direct;
   worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing });
   const redactor = new Redactor(await ensureRedactionKey(sql, box));

@@ -7,9 +7,10 @@
  * (test/support/no-internal-errors.ts): the document and the answers cannot
  * drift apart. The JSON schemas are the document's own (document.ts), with
  * `additionalProperties: false` wherever an object lists its properties;
- * header maps and other records keep their value schemas.
+ * header maps and other records keep their value schemas. Ajv is imported at
+ * the first answer checked: a service without the aid never loads it.
  */
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { Ajv2020 as Ajv, ValidateFunction } from "ajv/dist/2020.js";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { Log } from "../../observability/log";
@@ -20,9 +21,9 @@ type Json = Record<string, unknown>;
 
 /** The middleware; `log` hears each mismatch. */
 export function checkAnswers(log: Log): MiddlewareHandler {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  let ajv: Ajv | undefined;
   const validators = new WeakMap<OperationSpec, Map<string, ValidateFunction | null>>();
-  const validatorOf = (spec: OperationSpec, method: string, status: number): ValidateFunction | null | undefined => {
+  const validatorOf = (ajv: Ajv, spec: OperationSpec, method: string, status: number): ValidateFunction | null | undefined => {
     const bySpec = validators.get(spec) ?? new Map<string, ValidateFunction | null>();
     validators.set(spec, bySpec);
     const key = `${method} ${status}`;
@@ -39,7 +40,8 @@ export function checkAnswers(log: Log): MiddlewareHandler {
     const spec = answeringOperation(c);
     if (!spec || !(c.res.headers.get("content-type") ?? "").includes("application/json")) return;
     const method = c.req.method.toLowerCase();
-    const validate = validatorOf(spec, method, c.res.status);
+    ajv ??= new (await import("ajv/dist/2020.js")).Ajv2020({ strict: false, allErrors: true });
+    const validate = validatorOf(ajv, spec, method, c.res.status);
     const where = `${c.req.method} ${routePath(c, -1)} (${c.res.status})`;
     if (validate === undefined) return void log(`internal error: the API document gives ${where} no such answer`, { level: "error" });
     if (validate === null) return void log(`internal error: the API document says ${where} answers no JSON`, { level: "error" });
