@@ -268,8 +268,9 @@ describe("bad input", () => {
       [["revoke", "no-such-token"], /no stored access token is named "no-such-token"/],
       [["revoke", "DISPATCH_TOKEN #1"], /no stored access token is named "DISPATCH_TOKEN #1"/],
     ];
-    for (const [args, message] of refusals) {
-      const result = await token(args);
+    const results = await Promise.all(refusals.map(([args]) => token(args)));
+    for (const [index, [args, message]] of refusals.entries()) {
+      const result = results[index]!;
       expect(result.code, args.join(" ")).toBe(1);
       expect(result.stderr, args.join(" ")).toMatch(message);
     }
