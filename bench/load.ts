@@ -60,10 +60,30 @@ function makeBody(seq: number, sentAt: number, delayMs: number, size: number): s
   return `${head}${"x".repeat(Math.max(0, size - head.length - 2))}"}`;
 }
 
+/** Most connections the client opens to one service (the open loop's largest `maxInFlight`). */
+const MAX_CONNECTIONS = 512;
+let client: { origin: string; agent: Agent } | null = null;
+
+/**
+ * The client of the service at `origin`, kept from one publishing run to the
+ * next as a long-lived client keeps its connections: the warm-up's
+ * connections are still open when the measured window starts. A Node server
+ * accepts one new connection per event-loop turn (libuv since 1.45: "don't
+ * accept() connections in a loop"), so a window that began with none would
+ * mostly measure how fast a busy server absorbs hundreds of connections at
+ * once (bench/READING.md). A run against another service closes the last one's.
+ */
+async function clientOf(origin: string): Promise<Agent> {
+  if (client?.origin === origin) return client.agent;
+  await client?.agent.close();
+  const agent = new Agent({ connections: MAX_CONNECTIONS, keepAliveTimeout: 30_000, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS });
+  client = { origin, agent };
+  return agent;
+}
+
 async function publish(load: PublishLoad): Promise<LoadResult> {
   const url = new URL(load.target);
-  const concurrency = load.pacing.kind === "closed" ? load.pacing.concurrency : load.pacing.maxInFlight;
-  const agent = new Agent({ connections: concurrency, keepAliveTimeout: 30_000, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS });
+  const agent = await clientOf(url.origin);
   const latency = new Samples();
   const failedSeqs: number[] = [];
   const statuses: Record<string, number> = {};
@@ -131,7 +151,6 @@ async function publish(load: PublishLoad): Promise<LoadResult> {
     skipped = planned - sent;
     await Promise.all(running);
   }
-  await agent.close();
   return { sent, accepted, failedSeqs, statuses, errors, startedAt, endedAt, latency: percentiles(latency.values()), maxLagMs, skipped };
 }
 

@@ -13,9 +13,11 @@ import { BOUND_MS, fairness as fairnessRun } from "./fairness";
 import { flowControl } from "./flow-control";
 import { largeMessages } from "./large-messages";
 import { noisyNeighbour } from "./noisy-neighbour";
-import { type Pair, pairedDelivered } from "./paired";
+import { rateAtBound } from "./latency-bound";
+import { type Pair, pairedAtRate, pairedDelivered } from "./paired";
 import { PROJECTS, projectRounds } from "./projects";
 import { tracingRounds } from "./tracing";
+import { PEERS } from "./peers/peers";
 import { peerScenarios } from "./peers/scenarios";
 import { pipelineScenarios } from "./pipeline-scenarios";
 import type { BenchRun } from "./report";
@@ -89,6 +91,21 @@ const paired: Part = async (ctx, into) => {
   into.paired = await pairedDelivered(ctx, PAIRED_ROUNDS[mode(ctx)]);
   const rates = (pair: Pair) => `Dispatch ${pair.dispatch.delivery.inWindowPerSecond.toFixed(0)} delivered/s, pipeline ${pair.pipeline.delivery.inWindowPerSecond.toFixed(0)}`;
   for (const [i, r] of into.paired.entries()) ctx.log(`  round ${i + 1}: ${rates(r)}; contended: ${rates(r.contended)}`);
+};
+
+const pairedLatency: Part = async (ctx, into) => {
+  ctx.log(`Scenario 2a in ${PAIRED_ROUNDS[mode(ctx)]} paired rounds (Dispatch and the pipeline back to back at ${ctx.plan.e2eRate}/s, ` +
+    `idle and with one core ${Math.round(CONTENTION_DUTY * 100)} % busy with other work):`);
+  into.pairedAtRate = await pairedAtRate(ctx, PAIRED_ROUNDS[mode(ctx)]);
+  const p99s = (pair: Pair) => `Dispatch p99 ${pair.dispatch.delivery.latency.p99 ?? "n/a"} ms, pipeline ${pair.pipeline.delivery.latency.p99 ?? "n/a"} ms`;
+  for (const [i, r] of into.pairedAtRate.entries()) ctx.log(`  round ${i + 1}: ${p99s(r)}; contended: ${p99s(r.contended)}`);
+};
+
+const bound: Part = async (ctx, into) => {
+  ctx.log("Throughput at a latency bound (the highest offered rate with p99 publish → arrival within it, by service):");
+  into.bound = [];
+  for (const service of ["dispatch", "pipeline", ...PEERS.map((peer) => peer.service)] as const) into.bound.push(await rateAtBound(ctx, service));
+  ctx.log(`  ${into.bound.map((s) => `${s.service} ${s.rateAtBound ?? "none"}/s`).join(", ")}`);
 };
 
 const backlog: Part = async (ctx, into) => {
@@ -170,6 +187,8 @@ export const PARTS: Record<string, Part> = {
   pipeline: scenarios("Minimal pipeline (1, 2b, publish alone, 2a):", pipelineScenarios),
   peers: scenarios("Peers: webhook deliverers on pg-boss and on graphile-worker (1, 2b, 2a):", peerScenarios),
   paired,
+  "paired-2a": pairedLatency,
+  bound,
   projects: scenarios(`Scenario 2e (2b in 1 project and over ${PROJECTS}, in ${PAIRED_ROUNDS.full} paired rounds):`, (ctx) => projectRounds(ctx, PAIRED_ROUNDS[mode(ctx)])),
   tracing: scenarios(`Scenario 2g (2b with tracing off and on, in ${PAIRED_ROUNDS.full} paired rounds):`, (ctx) => tracingRounds(ctx, PAIRED_ROUNDS[mode(ctx)])),
   fanout: scenarios("Scenario 3 (fan-out):", async (ctx) => [await fanOut(ctx)]),
