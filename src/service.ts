@@ -21,7 +21,7 @@ import { installWorkflowHooks } from "./domain/workflows/hooks";
 import { createApp, withResourceCase } from "./http/server/app";
 import type { Log } from "./observability/log";
 import { Metrics } from "./observability/metrics";
-import { createTracing, type Tracing } from "./observability/tracing";
+import { NO_TRACING, type Tracing } from "./observability/tracing";
 import { DestinationGuard } from "./outbound/destination-guard";
 import { HttpClient } from "./outbound/http-client";
 import { ListenError, listenError } from "./listen-error";
@@ -121,7 +121,7 @@ async function startParts(
       if (!availability.failed(error)) log(`metrics: a scrape could not read the database: ${(error as Error).message}`);
     },
   });
-  const tracing = await createTracing(config.tracing);
+  const tracing = config.tracing === null ? NO_TRACING : (await import("./observability/otel-tracing")).sdkTracing(config.tracing);
   const direct = database.endpoints.direct;
   worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing });
   const redactor = new Redactor(await ensureRedactionKey(sql, box));

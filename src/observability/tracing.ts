@@ -2,7 +2,8 @@
  * OpenTelemetry traces (the official SDK, exported over OTLP/HTTP as
  * config/tracing-config.ts reads the standard variables). Off by default:
  * `NO_TRACING` makes no span and costs a null check where a span would start,
- * and the SDK (otel-tracing.ts) is not even loaded.
+ * and the SDK (otel-tracing.ts, which service.ts imports only when tracing is
+ * on: about 170 ms of CPU at every start otherwise) is not even loaded.
  *
  * A message carries its trace: a publish stores the publisher's `traceparent`
  * (or, without one, its own publish span's) with the message, and every
@@ -15,7 +16,6 @@
  * header's value or a URL's path and query (where credentials hide).
  */
 import type { Attributes } from "@opentelemetry/api";
-import type { TracingConfig } from "./tracing-settings";
 
 /** A span in progress. */
 export interface TraceSpan {
@@ -44,13 +44,3 @@ export interface Tracing {
 
 /** Tracing off: no spans, no stored trace context. */
 export const NO_TRACING: Tracing = { enabled: false, start: () => null, parse: () => null, shutdown: async () => {} };
-
-/**
- * Tracing as `config` sets it up, or `NO_TRACING` when it is null; the SDK is
- * imported only then (about 170 ms of CPU at every start that has no use for it).
- */
-export async function createTracing(config: TracingConfig | null): Promise<Tracing> {
-  if (config === null) return NO_TRACING;
-  const { sdkTracing } = await import("./otel-tracing");
-  return sdkTracing(config);
-}
