@@ -1,8 +1,8 @@
 /**
  * Tracing by the OpenTelemetry SDK: a provider of its own per service, a
  * batch processor and an OTLP exporter (JSON or protobuf over HTTP), the
- * sampler the standard variables name. Loaded by tracing.ts only when
- * tracing is on.
+ * sampler the standard variables name. service.ts imports it only when
+ * tracing is on (tracing.ts holds the interfaces and `NO_TRACING`).
  */
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
