@@ -23,6 +23,8 @@ const receiver = useReceiver(async (request) => {
   return { status: 200, body: "ok" };
 });
 afterAll(() => gate.open());
+/** A destination whose circuit the line test opens by hand. */
+const closed = useReceiver();
 
 async function publish(path: string, headers: Record<string, string> = {}, prefix = "/v2/publish/") {
   const response = await dispatch.api(`${prefix}${receiver.url}${path}`, { method: "POST", headers, body: "{}" });
@@ -95,6 +97,23 @@ describe("why a message is waiting", () => {
     const throttled = await holdOfKind(await publish("/keyed", rated), "flow-control");
     expect(throttled).toMatchObject({ key: "holds-rate", reason: "rate", startedInWindow: 1, rate: 1, periodMs: 3_600_000 });
     expect(throttled.until!.getTime()).toBeGreaterThan(Date.now() + 50 * 60_000);
+  });
+
+  it("counts the messages ahead in a destination's line in the order they fell due, then were published", async () => {
+    expect((await dispatch.api(`/v2/destinations/${closed.url}/open`, { method: "POST" })).status).toBe(200);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await dispatch.api(`/v2/publish/${closed.url}/line/${i}`, { method: "POST", body: "{}" });
+      ids.push((await response.json()).messageId);
+    }
+    for (const id of ids) await holdOfKind(id, "destination");
+    // Retries recorded by one statement fall due at the same instant: publish order breaks the tie.
+    await dispatch.service.sql`update dispatch.messages set next_delivery_at = now() - interval '1 minute' where id in ${dispatch.service.sql(ids)}`;
+    const aheads = await Promise.all(ids.map(async (id) => (await holdOfKind(id, "destination")).ahead));
+    expect(aheads).toEqual([0, 1, 2]);
+    const [probe] = await dispatch.service.sql<{ id: string }[]>`
+      select id from dispatch.messages where destination = ${closed.url} and destination_parked order by next_delivery_at, seq limit 1`;
+    expect(probe!.id).toBe(ids[0]);
   });
 
   it("says a message is due and waits for a worker when none runs", async () => {

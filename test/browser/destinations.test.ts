@@ -48,7 +48,7 @@ describe("destinations", () => {
     await poll(async () => (await destination(unavailable.url)).circuit === "OPEN", "the circuit to open");
     await poll(async () => (await destination(unavailable.url)).waiting > 1, "messages waiting in the line");
     const [last] = await dispatch.service.sql<{ id: string }[]>`
-      select id from dispatch.messages where destination = ${unavailable.url} and destination_parked order by next_delivery_at desc limit 1`;
+      select id from dispatch.messages where destination = ${unavailable.url} and destination_parked order by next_delivery_at desc, seq desc limit 1`;
 
     const page = await signedIn();
     await page.goto(`${dispatch.baseUrl}/dashboard/messages/${last!.id}`);

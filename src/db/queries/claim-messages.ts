@@ -89,7 +89,7 @@ const CLAIM = `
     select x.id from lines l cross join lateral (
       select m.id from dispatch.messages m
       where m.destination = l.destination and m.destination_parked and ${NOT_PAUSED}
-      order by m.next_delivery_at
+      order by m.next_delivery_at, m.seq
       limit coalesce((select r.n from room r where r.destination = l.destination), $3::int)
       for update of m skip locked) x
     where l.destination is not null and l.destination not in (select destination from held)

@@ -2,8 +2,10 @@
  * A destination's line: its due messages that wait for it, off the work list
  * and unclaimed (`destination_parked`), while its circuit is open or held, or
  * while the workers hold its share of their slots (`claim-messages.ts` parks
- * what it passes over and serves the lines). Each statement changes only
- * rows still in the state it starts from (work-list.ts).
+ * what it passes over and serves the lines). The line runs in the order the
+ * messages fell due, then in the order they were published (`seq`): retries
+ * recorded by one statement share their `next_delivery_at`. Each statement
+ * changes only rows still in the state it starts from (work-list.ts).
  */
 import type { Tx } from "../client";
 import { messageColumnList } from "../message-columns";
@@ -56,7 +58,7 @@ export async function claimProbe(
       select x.id, x.timeout_ms, d.destination from d cross join lateral (
         select m.id, m.timeout_ms from dispatch.messages m
         where m.destination = d.destination and m.destination_parked and ${pendingSql("m.state")}
-        order by m.next_delivery_at limit 1
+        order by m.next_delivery_at, m.seq limit 1
         for update of m skip locked) x),
     claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
     claimed as (

@@ -140,7 +140,8 @@ async function destinationHold(tx: Tx, message: StoredMessage): Promise<Destinat
     select d.circuit, d.probe_at as "probeAt", case when d.held_until > now() then d.held_until end as "heldUntil",
       coalesce(d.opened_by_hand, false) as "openedByHand", d.open_reason as "openReason",
       (select count(*)::int from dispatch.messages m
-        where m.destination = ${destination} and m.destination_parked and m.next_delivery_at < ${message.nextDeliveryAt}
+        where m.destination = ${destination} and m.destination_parked
+          and (m.next_delivery_at, m.seq) < (select next_delivery_at, seq from dispatch.messages where id = ${message.id})
           and m.project = ${message.project}) as ahead
     from (select 1) one left join dispatch.destinations d on d.destination = ${destination}`;
   const { circuit, probeAt, heldUntil, ...rest } = row!;
