@@ -55,10 +55,22 @@ async function passNextTick(id: string): Promise<ScheduleJson> {
   }, `schedule ${id} to fire its tick at ${before.nextScheduleTime}`);
 }
 
+/**
+ * `next` is the next tick of `* * * * *` computed at some instant between
+ * `from` and `to`: the first whole minute after it. Exact wherever a minute
+ * boundary falls between the two readings.
+ */
+function expectNextMinute(next: number, from: number, to: number): void {
+  expect(next % 60_000).toBe(0);
+  expect(next).toBeGreaterThan(from);
+  expect(next).toBeLessThanOrEqual(to + 60_000);
+}
+
 const producedBy = (id: string) => messagesWhere(dispatch, { scheduleId: id });
 
 describe("a schedule", () => {
   it("is created with its configuration, fires at every tick, and publishes the stored request each time", async () => {
+    const before = now();
     const id = await createOk(
       `${receiver.url}/tick`,
       {
@@ -93,9 +105,7 @@ describe("a schedule", () => {
     });
     expect(created.callerIP).toMatch(/127\.0\.0\.1/);
     expect(created.lastScheduleTime).toBeUndefined();
-    expect(created.nextScheduleTime % 60_000).toBe(0);
-    expect(created.nextScheduleTime).toBeGreaterThan(Date.now());
-    expect(created.nextScheduleTime).toBeLessThanOrEqual(Date.now() + 60_000);
+    expectNextMinute(created.nextScheduleTime, before, now());
 
     const first = await passNextTick(id);
     expect(first.nextScheduleTime).toBe(created.nextScheduleTime + 60_000);
@@ -175,11 +185,11 @@ describe("a schedule", () => {
     expect(await producedBy(paused)).toEqual([]);
     expect((await getSchedule(paused)).lastScheduleTime).toBeUndefined();
 
+    const resuming = now();
     expect((await dispatch.api(`/v2/schedules/${paused}/resume`, { method: "PATCH" })).status).toBe(200);
     const resumed = await getSchedule(paused);
     expect(resumed.isPaused).toBe(false);
-    expect(resumed.nextScheduleTime).toBeGreaterThan(now());
-    expect(resumed.nextScheduleTime).toBeLessThanOrEqual(now() + 60_000);
+    expectNextMinute(resumed.nextScheduleTime, resuming, now());
     await passNextTick(paused);
     expect(await producedBy(paused)).toHaveLength(1);
 
