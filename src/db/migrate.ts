@@ -10,7 +10,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
-import { Logger, runMigrations } from "graphile-worker";
 // graphile-worker's migrations as it ships them: how many there are is how far its schema must be.
 import { migrations as graphileMigrations } from "graphile-worker/dist/generated/sql.js";
 import { createSql, type Tx } from "./client";
@@ -24,9 +23,6 @@ const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
   .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
   .find((folder) => existsSync(folder))!;
 
-/** graphile-worker logs each migration at info level; start-up output stays our own banner. */
-const quietLogger = new Logger(() => () => {});
-
 /** Applies every pending migration on `target` (an endpoint, or a URL); safe to run concurrently from several replicas. */
 export async function migrate(target: Endpoint | string): Promise<void> {
   const direct = typeof target === "string" ? await resolveEndpoint(parseConnectionUrl(target, "the database URL")) : target;
@@ -38,12 +34,17 @@ export async function migrate(target: Endpoint | string): Promise<void> {
     if ((await appSchemaStatus(client)) !== "current") {
       await drizzleMigrate(drizzle(client), { migrationsFolder: MIGRATIONS, migrationsSchema: "dispatch" });
     }
-    // graphile-worker's own only reads its migrations table when nothing is pending.
-    const pool = createNodePostgresPool(nodePostgresConfig(direct, 1));
-    try {
-      await runMigrations({ pgPool: pool, logger: quietLogger });
-    } finally {
-      await pool.end();
+    // graphile-worker's own, through its driver, only when some are pending: a start or a command on a
+    // current schema opens no node-postgres connection and does not load graphile-worker here.
+    if ((await graphileSchemaStatus(client)) === "behind") {
+      const { Logger, runMigrations } = await import("graphile-worker");
+      const pool = createNodePostgresPool(nodePostgresConfig(direct, 1));
+      try {
+        // graphile-worker logs each migration at info level; start-up output stays our own banner.
+        await runMigrations({ pgPool: pool, logger: new Logger(() => () => {}) });
+      } finally {
+        await pool.end();
+      }
     }
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
   } finally {
@@ -57,10 +58,7 @@ export type MigrationStatus = "current" | "behind" | "ahead";
 /** Whether every migration of this build is applied (and no newer one). */
 export async function migrationStatus(sql: Tx): Promise<MigrationStatus> {
   const app = await appSchemaStatus(sql);
-  if (app !== "current") return app;
-  const [row] = await sql<{ id: number | null }[]>`select max(id)::int as id from graphile_worker.migrations`;
-  const latest = Object.keys(graphileMigrations).length;
-  return (row?.id ?? 0) === latest ? "current" : (row?.id ?? 0) < latest ? "behind" : "ahead";
+  return app !== "current" ? app : graphileSchemaStatus(sql);
 }
 
 /**
@@ -79,6 +77,15 @@ export async function requireCurrentSchema(sql: Tx): Promise<void> {
     `the database's schema is ${status === "missing" ? "not there" : "behind this build"} and DISPATCH_MIGRATE=false: ` +
       'run "dispatch migrate" as a role that may create in the database (README "Database privileges"), then start again',
   );
+}
+
+/** graphile-worker's migrations: the last applied against the last it ships (a missing schema or table counts as none applied). */
+async function graphileSchemaStatus(sql: Tx): Promise<MigrationStatus> {
+  const [table] = await sql<{ exists: boolean }[]>`select to_regclass('graphile_worker.migrations') is not null as exists`;
+  if (!table?.exists) return "behind";
+  const [row] = await sql<{ id: number | null }[]>`select max(id)::int as id from graphile_worker.migrations`;
+  const latest = Object.keys(graphileMigrations).length;
+  return (row?.id ?? 0) === latest ? "current" : (row?.id ?? 0) < latest ? "behind" : "ahead";
 }
 
 /** drizzle's migrations: applied count against the journal's (a missing table counts as none applied). */

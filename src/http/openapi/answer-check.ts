@@ -19,29 +19,36 @@ import { answeringOperation, type OperationSpec } from "./operation";
 
 type Json = Record<string, unknown>;
 
+/**
+ * The compiled validators, shared by every app of the process: the operation
+ * specs are module constants, and compiling a schema (Ajv generates code)
+ * costs far more than checking an answer. Built at the first answer checked.
+ */
+let shared: { ajv: Ajv; validators: WeakMap<OperationSpec, Map<string, ValidateFunction | null>> } | undefined;
+
+/** The validator of `spec`'s answer to `method` with `status`: null if it answers no JSON, undefined if it has no such answer. */
+async function validatorOf(spec: OperationSpec, method: string, status: number): Promise<ValidateFunction | null | undefined> {
+  shared ??= { ajv: new (await import("ajv/dist/2020.js")).Ajv2020({ strict: false, allErrors: true }), validators: new WeakMap() };
+  const { ajv, validators } = shared;
+  const bySpec = validators.get(spec) ?? new Map<string, ValidateFunction | null>();
+  validators.set(spec, bySpec);
+  const key = `${method} ${status}`;
+  if (!bySpec.has(key)) {
+    const answer = responsesOf(spec, method)[String(status)] as { content?: Record<string, { schema?: Json }> } | undefined;
+    if (answer === undefined) return undefined;
+    const schema = answer.content?.["application/json"]?.schema;
+    bySpec.set(key, schema === undefined ? null : ajv.compile(strict(schema)));
+  }
+  return bySpec.get(key);
+}
+
 /** The middleware; `log` hears each mismatch. */
 export function checkAnswers(log: Log): MiddlewareHandler {
-  let ajv: Ajv | undefined;
-  const validators = new WeakMap<OperationSpec, Map<string, ValidateFunction | null>>();
-  const validatorOf = (ajv: Ajv, spec: OperationSpec, method: string, status: number): ValidateFunction | null | undefined => {
-    const bySpec = validators.get(spec) ?? new Map<string, ValidateFunction | null>();
-    validators.set(spec, bySpec);
-    const key = `${method} ${status}`;
-    if (!bySpec.has(key)) {
-      const answer = responsesOf(spec, method)[String(status)] as { content?: Record<string, { schema?: Json }> } | undefined;
-      if (answer === undefined) return undefined;
-      const schema = answer.content?.["application/json"]?.schema;
-      bySpec.set(key, schema === undefined ? null : ajv.compile(strict(schema)));
-    }
-    return bySpec.get(key);
-  };
   return async (c, next) => {
     await next();
     const spec = answeringOperation(c);
     if (!spec || !(c.res.headers.get("content-type") ?? "").includes("application/json")) return;
-    const method = c.req.method.toLowerCase();
-    ajv ??= new (await import("ajv/dist/2020.js")).Ajv2020({ strict: false, allErrors: true });
-    const validate = validatorOf(ajv, spec, method, c.res.status);
+    const validate = await validatorOf(spec, c.req.method.toLowerCase(), c.res.status);
     const where = `${c.req.method} ${routePath(c, -1)} (${c.res.status})`;
     if (validate === undefined) return void log(`internal error: the API document gives ${where} no such answer`, { level: "error" });
     if (validate === null) return void log(`internal error: the API document says ${where} answers no JSON`, { level: "error" });
