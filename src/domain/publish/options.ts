@@ -5,10 +5,10 @@
  */
 import { parseDuration } from "../duration";
 import { type FlowControl, parseFlowControl } from "../flow-control/limits";
-import type { OptionHeader } from "./option-headers";
+import { OPTION_HEADERS, type OptionHeader } from "./option-headers";
 import { badRequest, overLimit } from "../errors";
 import { PREFIX } from "../headers/dialect";
-import type { Dialect } from "../../db/vocabulary";
+import { DIALECTS, type Dialect } from "../../db/vocabulary";
 import { withoutHopHeaders } from "../headers/hop-headers";
 import { checkHeaderFields } from "../headers/field-syntax";
 import { canonicalHeaderName } from "../headers/names";
@@ -16,6 +16,18 @@ import { readWorkflowBinding, type WorkflowBinding } from "../headers/workflow";
 import { parseHttpUrl } from "../http-url";
 import { parseRedactFields, type RedactFields } from "../messages/redaction";
 import { compileRetryDelay } from "../retry-delay-expression";
+
+/**
+ * Each option's header name in each dialect, lower-case, made once: a name
+ * joined at each read is a new string the lookup must hash first, thirteen
+ * times a publish.
+ */
+const OPTION_HEADER_NAMES = Object.fromEntries(
+  DIALECTS.map((dialect) => [
+    dialect,
+    Object.fromEntries(Object.keys(OPTION_HEADERS).map((name) => [name, `${PREFIX[dialect].toLowerCase()}${name}`])),
+  ]),
+) as Record<Dialect, Record<OptionHeader, string>>;
 
 /** Bounds the options are checked against (from configuration). */
 export interface PublishLimits {
@@ -103,7 +115,8 @@ export function parsePublishOptions(
   label = PREFIX[dialect].toLowerCase(),
 ): PublishOptions {
   const p = PREFIX[dialect].toLowerCase();
-  const get = (name: OptionHeader) => headers[p + name];
+  const names = OPTION_HEADER_NAMES[dialect];
+  const get = (name: OptionHeader) => headers[names[name]];
   const retries = parseRetries(get("retries"), label, limits);
   const options: PublishOptions = {
     dialect,
