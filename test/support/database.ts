@@ -4,6 +4,9 @@ import { inject } from "vitest";
 import { createSql } from "../../src/db/client";
 import { TEMPLATE, TEST_DATABASE_PREFIX, withDatabase } from "./global-setup";
 
+/** Whether the run's server takes `STRATEGY FILE_COPY` (Postgres 15+), asked once per process. */
+let fileCopy: Promise<boolean> | undefined;
+
 /**
  * Creates a new database from the template and returns its URL. Postgres 15
  * and later copy the template through the WAL by default; the template's
@@ -15,8 +18,8 @@ export async function cloneDatabase(): Promise<string> {
   const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString("hex")}`;
   const admin = createSql(adminUrl, 1);
   try {
-    const [server] = await admin<{ version: number }[]>`select current_setting('server_version_num')::int as version`;
-    await admin.unsafe(`create database ${name} template ${TEMPLATE}${server!.version >= 150000 ? " strategy file_copy" : ""}`);
+    fileCopy ??= admin<{ version: number }[]>`select current_setting('server_version_num')::int as version`.then(([server]) => server!.version >= 150000);
+    await admin.unsafe(`create database ${name} template ${TEMPLATE}${(await fileCopy) ? " strategy file_copy" : ""}`);
   } finally {
     await admin.end();
   }
