@@ -9,7 +9,7 @@ import type { OperationSpec } from "./openapi/operation";
 
 declare module "hono" {
   interface ContextVariableMap {
-    /** The request's id, answered in `X-Request-Id` (server/middleware.ts `requestIds`). */
+    /** The request's id, answered in `X-Request-Id` (server/every-request.ts). */
     requestId: string;
     /** What the request's token may do (server/middleware.ts `requireToken`). */
     access: Access;

@@ -1,18 +1,18 @@
 /**
  * What comes in through the URL and the headers is checked once, by
- * `checkRequestInput`, mounted before every route in `createApp`: each path
+ * `checkRequestInput`, called before every route (server/every-request.ts): each path
  * parameter, query parameter (name and value) and header value must decode
  * as UTF-8 (percent-encoding included) and be text Postgres can store
  * (`checkText`: no NUL, no unpaired surrogate, a bounded size), else a 400
  * naming it. Path parameters are ids and names, bounded by `MAX_ID_BYTES`.
  * Bodies are checked where they are read (`jsonOf`, `textOf`).
  *
- * A middleware rather than a helper every route reads its parameters through:
- * a new route cannot forget it. Path parameters are only known per route, so
+ * Part of the middleware every request passes rather than a helper every route
+ * reads its parameters through: a new route cannot forget it. Path parameters are only known per route, so
  * it reads the patterns of the routes the request matched (hono's
  * `matchedRoutes`) and checks the path segments at their `:name` positions.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
 import { checkText, MAX_ID_BYTES } from "../domain/storable-text";
@@ -28,7 +28,7 @@ import { decodeComponent, isOwnParameter, requestParts } from "./request";
 export const MAX_QUERY_PARAMETER_BYTES = 8192;
 
 /**
- * Rejects a request whose path parameters, query parameters or header values
+ * Rejects (throws a 400 for) a request whose path parameters, query parameters or header values
  * are not storable text. Header values need no decoding: node answers 400
  * itself to NUL and other control bytes in a header, and hands bytes
  * 0x80-0xFF over as latin1 characters (U+0080-U+00FF), which are valid text
@@ -39,20 +39,17 @@ export const MAX_QUERY_PARAMETER_BYTES = 8192;
  * belong to the destination and are kept byte for byte (`rawDestination`,
  * which checks a destination it has to decode).
  */
-export function checkRequestInput(): MiddlewareHandler {
-  return async (c, next) => {
-    const { pathname, query, headers } = requestParts(c);
-    const patterns = handlingRoutes(matchedRoutes(c)).map(patternOf);
-    checkPathParameters(pathname.split("/"), patterns);
-    const destination = patterns.some((pattern) => pattern.destination);
-    if (query !== "") {
-      for (const part of query.split("&")) {
-        if (part !== "" && (!destination || isOwnParameter(part))) checkQueryParameter(part);
-      }
+export function checkRequestInput(c: Context): void {
+  const { pathname, query, headers } = requestParts(c);
+  const patterns = handlingRoutes(matchedRoutes(c)).map(patternOf);
+  checkPathParameters(pathname.split("/"), patterns);
+  const destination = patterns.some((pattern) => pattern.destination);
+  if (query !== "") {
+    for (const part of query.split("&")) {
+      if (part !== "" && (!destination || isOwnParameter(part))) checkQueryParameter(part);
     }
-    for (const name in headers) checkText(headers[name]!, `header ${name}`);
-    await next();
-  };
+  }
+  for (const name in headers) checkText(headers[name]!, `header ${name}`);
 }
 
 /** A matched route's path pattern, split at `/`. */

@@ -23,8 +23,12 @@ export interface LogFields {
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** How every part of the service logs. */
-export type Log = (message: string, fields?: LogFields) => void;
+/**
+ * How every part of the service logs. `hears(level)`, when a log has it, says
+ * whether lines of that level go anywhere, so that a line nobody reads need
+ * not be built; a log without it hears every level.
+ */
+export type Log = ((message: string, fields?: LogFields) => void) & { hears?: (level: LogLevel) => boolean };
 
 /** JSON lines on stderr at `level` and above; pretty (pino-pretty) when stderr is a terminal. */
 export function createLog(level: LogLevel, pretty = process.stderr.isTTY === true): Log {
@@ -35,5 +39,7 @@ export function createLog(level: LogLevel, pretty = process.stderr.isTTY === tru
       ? { transport: { target: "pino-pretty", options: { destination: 2, translateTime: "SYS:standard" } } }
       : {}),
   }, pretty ? undefined : destination({ dest: 2, sync: true }));
-  return (message, { level: lineLevel = "warn", ...fields } = {}) => logger[lineLevel](fields, message);
+  const log: Log = (message, { level: lineLevel = "warn", ...fields } = {}) => logger[lineLevel](fields, message);
+  log.hears = (lineLevel) => logger.isLevelEnabled(lineLevel);
+  return log;
 }

@@ -4,14 +4,13 @@
  * and headers that are not storable text are refused before any route runs. Every route is an
  * operation of the API document (`/openapi.json`, `/docs`; http/openapi/).
  */
-import { Hono } from "hono";
+import { type ErrorHandler, Hono } from "hono";
 import { fixedTokenSet, withReadOnly } from "../../domain/access-tokens/token-set";
 import { readBody } from "../body";
 import { dashboard } from "../dashboard/app/dashboard";
 import { checkAnswers } from "../openapi/answer-check";
 import { dashboardErrorPage, errorPage } from "../dashboard/shell/errors";
 import type { AppDeps } from "../deps";
-import { checkRequestInput } from "../input";
 import { apiDocumentRoutes } from "../routes/api-document";
 import { destinationRoutes } from "../routes/destinations";
 import { dlqRoutes } from "../routes/dlq";
@@ -32,10 +31,10 @@ import { workflowLogRoutes } from "../routes/workflow-logs";
 import { workflowRunRoutes } from "../routes/workflow-runs";
 import { workflowTriggerRoutes } from "../routes/workflow-trigger";
 import { projectRoutes } from "../routes/projects";
-import { browserHeaders } from "./browser-headers";
 import { renderError } from "./errors";
 import { AuthFailures } from "../auth-failures";
-import { requestIds, requireToken, timeRequests } from "./middleware";
+import { everyRequest } from "./every-request";
+import { requireToken } from "./middleware";
 
 const isDashboard = (path: string) => path === "/dashboard" || path.startsWith("/dashboard/");
 
@@ -66,14 +65,17 @@ export function createApp(deps: AppDeps) {
     .route("/workflows", workflowLogRoutes(deps))
     .route("/", workflowEventRoutes(deps));
 
-  const app: Hono = new Hono({ strict: false }).use(requestIds()).use(timeRequests(deps.metrics, deps.log));
-  // Development and the tests only: a middleware less on every request otherwise.
+  // The dashboard is a set of pages: its errors are pages too.
+  const answerError: ErrorHandler = (error, c) =>
+    isDashboard(c.req.path) ? dashboardErrorPage(renderError(error, c, deps), c, ui.frame) : renderError(error, c, deps);
+  const app: Hono = new Hono({ strict: false });
+  // Development and the tests only: a middleware less on every request otherwise. Outermost, it sees every answer.
   if (deps.config.checkAnswers) app.use(checkAnswers(deps.log));
   app
-    // Before every route: no path or query parameter or header that Postgres cannot store gets further.
-    .use(checkRequestInput())
-    // Pages get the browsers' protections (a strict CSP, no framing, no caching of the dashboard); the rest nosniff.
-    .use(browserHeaders())
+    // Before every route, in one pass: the request's id; no path or query parameter or header that Postgres cannot
+    // store gets further; pages get the browsers' protections (a strict CSP, no framing, no caching of the
+    // dashboard), the rest nosniff; the duration measured and logged.
+    .use(everyRequest(deps, answerError))
     .route("/health", healthRoutes(deps))
     .route("/echo", deps.echo ? echoRoutes(deps) : new Hono())
     // Any access token reads the metrics, and so does DISPATCH_METRICS_TOKEN, which is good for nothing else.
@@ -88,7 +90,7 @@ export function createApp(deps: AppDeps) {
     .route("/admin/projects", projectRoutes(deps))
     // The API document and its reference page, built from the operations of the routes above.
     .route("/", apiDocumentRoutes(() => app.routes))
-    // The dashboard is a set of pages: its errors are pages too.
+    // The dashboard, whose 404s are pages too.
     .get("/", (c) => c.redirect("/dashboard", 302))
     .route("/dashboard", ui.routes)
     .notFound((c) =>
@@ -96,9 +98,7 @@ export function createApp(deps: AppDeps) {
         ? errorPage(c, ui.frame, 404, `no page at ${c.req.path}`)
         : c.json({ error: `no route for ${c.req.method} ${c.req.path}` }, 404),
     )
-    .onError((error, c) =>
-      isDashboard(c.req.path) ? dashboardErrorPage(renderError(error, c, deps), c, ui.frame) : renderError(error, c, deps),
-    );
+    .onError(answerError);
   return app;
 }
 

@@ -1,12 +1,8 @@
 /** Small, single-purpose middleware of the API. */
 import type { MiddlewareHandler } from "hono";
-import { matchedRoutes } from "hono/route";
 import { tokenDigest } from "../../domain/access-tokens/access-tokens";
 import { grantOf, type TokenSet } from "../../domain/access-tokens/token-set";
 import { AppError } from "../../domain/errors";
-import type { Log } from "../../observability/log";
-import type { Metrics } from "../../observability/metrics";
-import { answeringRoute } from "../input";
 import type { AuthFailures } from "../auth-failures";
 import { requestParts } from "../request";
 
@@ -68,42 +64,4 @@ class AcceptedDigests {
     if (this.kept.size >= AcceptedDigests.MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(token, digest);
   }
-}
-
-/**
- * The request's id: the client's `X-Request-Id` when it is a short word
- * (letters, digits, `_`, `-`, `=`), else a new UUID; set as `requestId` for
- * the logs and answered in `X-Request-Id`. As hono's `requestId`, but reading
- * the header from `requestParts`, so no Fetch `Headers` is built for it.
- */
-export function requestIds(): MiddlewareHandler {
-  return async (c, next) => {
-    const given = requestParts(c).headers["x-request-id"];
-    const id = given !== undefined && given !== "" && given.length <= 255 && !/[^\w\-=]/.test(given) ? given : crypto.randomUUID();
-    c.set("requestId", id);
-    c.header("X-Request-Id", id);
-    await next();
-  };
-}
-
-/**
- * Observes every request's duration, labelled with the route that answered it
- * (its pattern, not its path), and logs it at debug level with its request id
- * (the `X-Request-Id` answered): an access log for when one is wanted.
- */
-export function timeRequests(metrics: Metrics, log: Log): MiddlewareHandler {
-  return async (c, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = answeringRoute(matchedRoutes(c))?.path ?? "unmatched";
-      const labels = { method: c.req.method, route, status: String(c.res.status) };
-      const ms = performance.now() - started;
-      metrics.requestSeconds.observe(labels, ms / 1000);
-      // The project is known once a token was accepted (http/server/app.ts).
-      const project = c.get("project") as string | undefined;
-      log(`${c.req.method} ${route} ${c.res.status} in ${ms.toFixed(1)} ms`, { level: "debug", requestId: c.get("requestId"), project });
-    }
-  };
 }
