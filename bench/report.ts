@@ -226,7 +226,7 @@ function fairnessTargets(run: BenchRun): TargetCheck[] {
   }];
 }
 
-/** The targets of issues 10 and 28 and those set since, checked against a run of every part. */
+/** The targets of a run of every part: the scenarios' own, then Dispatch against the pipeline. */
 function fullRunTargets(run: FullRun): TargetCheck[] {
   const b = run.baselines;
   const publish = find(run, "1-publish")?.measurement;
@@ -240,7 +240,6 @@ function fullRunTargets(run: FullRun): TargetCheck[] {
   const complete = (m: typeof e2e) => !!m && m.delivery.drained && m.delivery.missing === 0;
   const checks: TargetCheck[] = [
     { target: "publish ≥ 50 % of plain INSERT commits/s", measured: times(ratio(publishRate, b.insertCommits)), met: publishRate >= 0.5 * b.insertCommits },
-    { target: "end-to-end delivered ≥ 5,000/s", measured: `${int(deliveredRate)}/s`, met: deliveredRate >= 5_000 },
     {
       target: `2a: every publish at ${int(run.plan.e2eRate)}/s offered delivered (its p99 is judged by the rate at the bound below)`,
       measured: e2e ? `${complete(e2e) ? "all delivered" : `${int(e2e.delivery.missing)} missing`}, p99 ${ms(e2e.delivery.latency.p99)}, ${int(e2e.publish.skipped)} left unsent by the load generator` : "n/a",
@@ -279,7 +278,7 @@ function fullRunTargets(run: FullRun): TargetCheck[] {
     },
   );
   checks.push(...flowControlTargets(run.flowControl), scheduleTarget(run.schedules), exactlyOnceTarget(run));
-  return [...checks, ...pipelineTargets(run), ...enginePassTargets(run)];
+  return [...checks, ...pipelineTargets(run)];
 }
 
 /** Peak RSS of every Dispatch scenario. */
@@ -329,11 +328,13 @@ function scheduleTarget(s: ScheduleResult): TargetCheck {
 }
 
 /**
- * Issue 28's targets (the publish path at the pipeline's cost, delivery past
- * it, efficiency under contention), each Dispatch against the pipeline or
- * against itself in the same run.
+ * Dispatch against the minimal pipeline (or against itself) in the same run,
+ * one target per figure: the goal the latest issue set for it (issue 10 set
+ * the first, 28 raised delivery and cost, 39 set the publish path's), named
+ * in the target. Figures that depend on the machine (a rate on "this box")
+ * are not targets: they say nothing on another machine or another day.
  */
-function enginePassTargets(run: BenchRun): TargetCheck[] {
+function pipelineTargets(run: BenchRun): TargetCheck[] {
   const both = (id: string) => [find(run, id), find(run, `pipeline-${id}`)] as const;
   const [d2b, p2b] = both("2b-delivered");
   const [d2a, p2a] = both("2a-e2e");
@@ -352,20 +353,20 @@ function enginePassTargets(run: BenchRun): TargetCheck[] {
   const rows = d2b?.measurement.costs.rowsWritten ?? null;
   const p50 = d2a?.measurement.delivery.latency.p50 ?? null;
   return [
-    check("API-only publish/s ≥ 0.85× the pipeline's", dApi?.measurement.publish.perSecond, pApi?.measurement.publish.perSecond, (r) => r >= 0.85, rate),
-    check("Node CPU per publish, API only, ≤ 1.5× the pipeline's", dApi?.measurement.costs.serviceMicros, pApi?.measurement.costs.serviceMicros, (r) => r <= 1.5, micros),
-    check("delivered/s at saturation (2b) ≥ 1.2× the pipeline's", delivered(d2b), delivered(p2b), (r) => r >= 1.2, rate),
-    { target: "rows written per delivered message (2b) ≤ 3.0", measured: rows === null ? "n/a" : num(rows), met: rows !== null && rows <= 3.0 },
-    { target: `p50 publish → arrival at ${int(run.plan.e2eRate)}/s offered (2a) ≤ 5 ms`, measured: `${ms(p50)} (pipeline ${ms(p2a?.measurement.delivery.latency.p50 ?? null)})`, met: p50 !== null && p50 <= 5 },
-    check("CPU per delivered message, process + Postgres, at saturation (2b) ≤ 1.0× the pipeline's", idle, cpuPerDelivery(p2b), (r) => r <= 1.0, micros),
-    check(`the same at ${int(run.plan.e2eRate)}/s offered (2a) ≤ 1.2× the pipeline's`, cpuPerDelivery(d2a), cpuPerDelivery(p2a), (r) => r <= 1.2, micros),
+    check("API-only publish/s (nothing delivers) ≥ 0.8× the pipeline's (issue 39)", dApi?.measurement.publish.perSecond, pApi?.measurement.publish.perSecond, (r) => r >= 0.8, rate),
+    check("Node CPU per publish, API only, ≤ 1.8× the pipeline's (issue 39)", dApi?.measurement.costs.serviceMicros, pApi?.measurement.costs.serviceMicros, (r) => r <= 1.8, micros),
+    check("delivered/s at saturation, 64 in flight (2b) ≥ 1.2× the pipeline's (issue 28)", delivered(d2b), delivered(p2b), (r) => r >= 1.2, rate),
+    check("CPU per delivered message, process + Postgres, at saturation (2b) ≤ 1.0× the pipeline's (issue 28)", idle, cpuPerDelivery(p2b), (r) => r <= 1.0, micros),
+    check(`the same at ${int(run.plan.e2eRate)}/s offered (2a) ≤ 1.2× the pipeline's (issue 28)`, cpuPerDelivery(d2a), cpuPerDelivery(p2a), (r) => r <= 1.2, micros),
+    { target: "rows written per delivered message (2b) ≤ 3.0 (issue 28)", measured: rows === null ? "n/a" : num(rows), met: rows !== null && rows <= 3.0 },
+    { target: `p50 publish → arrival at ${int(run.plan.e2eRate)}/s offered (2a) ≤ 5 ms (issue 28)`, measured: `${ms(p50)} (pipeline ${ms(p2a?.measurement.delivery.latency.p50 ?? null)})`, met: p50 !== null && p50 <= 5 },
     {
-      target: "under contention (one core busy at a fixed duty cycle): Dispatch's CPU per delivered message ≤ 1.3× its own idle figure (median of the paired rounds)",
+      target: "under contention (one core busy at a fixed duty cycle): Dispatch's CPU per delivered message ≤ 1.3× its own idle figure (median of the paired rounds; issue 28)",
       measured: ownUnderLoad === null ? "n/a" : times(ownUnderLoad),
       met: ownUnderLoad !== null && ownUnderLoad <= 1.3,
     },
     {
-      target: "under contention: Dispatch's CPU ratio to the pipeline no worse than idle (medians of the paired rounds)",
+      target: "under contention: Dispatch's CPU ratio to the pipeline no worse than idle (medians of the paired rounds; issue 28)",
       measured: hotRatio === null || idleRatio === null ? "n/a" : `${times(hotRatio)} contended vs ${times(idleRatio)} idle`,
       met: hotRatio !== null && idleRatio !== null && hotRatio <= idleRatio,
     },
@@ -385,7 +386,7 @@ function contendedMedian(run: BenchRun, service: "dispatch" | "pipeline", figure
   return run.paired.length ? median(run.paired.map((r) => figure(r.contended[service]))) : null;
 }
 
-/** The comparisons issue 10 sets targets on, and the counters behind them (2b for costs). */
+/** The figures Dispatch and the pipeline are compared by, and the counters behind them (2b for costs). */
 function pairs(run: BenchRun): Pair[] {
   const both = (id: string) => [find(run, id), find(run, `pipeline-${id}`)] as const;
   const [d2b, p2b] = both("2b-delivered");
@@ -411,36 +412,6 @@ function pairs(run: BenchRun): Pair[] {
     { figure: "delivered/s, one core busy with other work (2b contended, median of the paired rounds)", dispatch: contendedMedian(run, "dispatch", rateOf), pipeline: contendedMedian(run, "pipeline", rateOf), format: rate },
     { figure: "CPU µs, service + Postgres, per delivered message (2b contended, median of the paired rounds)", dispatch: contendedMedian(run, "dispatch", cpuOf), pipeline: contendedMedian(run, "pipeline", cpuOf), format: micros },
     { figure: "HOT share of message-table updates (2b)", dispatch: d2b?.measurement.costs.hotRatio ?? null, pipeline: p2b?.measurement.costs.hotRatio ?? null, format: share },
-  ];
-}
-
-/** Issue 10's targets: Dispatch against the minimal pipeline measured in the same run. */
-function pipelineTargets(run: BenchRun): TargetCheck[] {
-  const [delivered, publish, , p99, cpu] = pairs(run);
-  const e2e = find(run, "2a-e2e")?.measurement;
-  const atLeast = (p: Pair, factor: number): TargetCheck => {
-    const r = p.dispatch !== null && p.pipeline ? p.dispatch / p.pipeline : null;
-    return {
-      target: `${p.figure}: Dispatch ≥ ${factor}× the minimal pipeline's`,
-      measured: `${r === null ? "n/a" : times(r)} (${p.format(p.dispatch)} vs ${p.format(p.pipeline)})`,
-      met: r !== null && r >= factor,
-    };
-  };
-  const cpuRatio = cpu!.dispatch !== null && cpu!.pipeline ? cpu!.dispatch / cpu!.pipeline : null;
-  const exactlyOnce = !!e2e && e2e.delivery.drained && e2e.delivery.missing === 0 && e2e.delivery.duplicates === 0 && e2e.delivery.unexpected === 0;
-  return [
-    atLeast(delivered!, 0.8),
-    atLeast(publish!, 0.8),
-    {
-      target: "CPU per delivered message, Dispatch + Postgres ≤ 1.3× the minimal pipeline's (2b)",
-      measured: `${cpuRatio === null ? "n/a" : times(cpuRatio)} (${cpu!.format(cpu!.dispatch)} vs ${cpu!.format(cpu!.pipeline)})`,
-      met: cpuRatio !== null && cpuRatio <= 1.3,
-    },
-    {
-      target: `p99 publish → arrival < 250 ms at ${int(run.plan.e2eRate)}/s offered, every message delivered exactly once`,
-      measured: `${ms(p99!.dispatch)}${exactlyOnce ? ", exactly once" : ", NOT exactly once"} (pipeline ${ms(p99!.pipeline)})`,
-      met: exactlyOnce && (p99!.dispatch ?? Infinity) < 250 && e2e!.publish.skipped === 0,
-    },
   ];
 }
 
@@ -672,8 +643,8 @@ function machine(): string {
   return `${cpu.length} × ${cpu[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform} ${process.arch}`;
 }
 
-/** The whole report as markdown: machine, command, targets, the comparison with the pipeline, baselines, scenarios. */
-export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
+/** The whole report as markdown (`machineText`: the run's machine, when re-rendered elsewhere): machine, command, targets, the comparison with the pipeline, baselines, scenarios. */
+export function renderReport(run: BenchRun, checks: TargetCheck[], machineText = machine()): string {
   const pg = run.postgres;
   const settings = Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(", ");
   const part = <T>(value: T | undefined, render: (value: T) => string | null) => {
@@ -685,7 +656,7 @@ export function renderReport(run: BenchRun, checks: TargetCheck[]): string {
     ``,
     `- Run: ${run.startedAt}, ${(run.durationMs / 1000).toFixed(0)} s, \`${run.command}\`${run.plan.quick ? " (quick mode)" : ""}`,
     ...(run.only ? [`- Parts run: ${run.only.join(", ")} (\`--only\`); the targets are those these parts alone decide.`] : []),
-    `- Machine: ${machine()}`,
+    `- Machine: ${machineText}`,
     `- Postgres: ${pg.version} (${pg.embedded ? "embedded, temporary cluster" : "DATABASE_URL server, whose CPU counts as other work"}; ${settings})`,
     `- Machine load average (1/5/15 min) at start: ${run.loadAverage.start.map((n) => n.toFixed(2)).join(" / ")}, at end: ${run.loadAverage.end.map((n) => n.toFixed(2)).join(" / ")}`,
     ...(interference(run) ? [interference(run)!] : []),
@@ -748,10 +719,10 @@ function pipelineSection(run: BenchRun): string[] {
  * bench/RESULTS.md (a run of some parts: only
  * bench/results/<timestamp>-only-<parts>.json); returns the JSON file's path.
  */
-export function writeReport(run: BenchRun, checks: TargetCheck[], markdown: string): string {
+export function writeReport(run: BenchRun, checks: TargetCheck[], markdown: string, machineText = machine()): string {
   const dir = `${BENCH}results`;
   mkdirSync(dir, { recursive: true });
-  const json = `${JSON.stringify({ ...run, machine: machine(), targets: checks }, null, 2)}\n`;
+  const json = `${JSON.stringify({ ...run, machine: machineText, targets: checks }, null, 2)}\n`;
   const stamp = run.startedAt.replace(/[:.]/g, "-");
   const file = `${dir}/${stamp}${run.only ? `-only-${run.only.join("-")}` : ""}.json`;
   writeFileSync(file, json);
