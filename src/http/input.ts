@@ -1,16 +1,17 @@
 /**
  * What comes in through the URL and the headers is checked once, by
- * `checkRequestInput`, called before every route (server/every-request.ts): each path
- * parameter, query parameter (name and value) and header value must decode
- * as UTF-8 (percent-encoding included) and be text Postgres can store
- * (`checkText`: no NUL, no unpaired surrogate, a bounded size), else a 400
- * naming it. Path parameters are ids and names, bounded by `MAX_ID_BYTES`.
- * Bodies are checked where they are read (`jsonOf`, `textOf`).
+ * `checkRequestInput`, called before every route (server/every-request.ts):
+ * each path parameter, query parameter (name and value) and header value
+ * must decode as UTF-8 (percent-encoding included) and be text Postgres can
+ * store (`checkText`: no NUL, no unpaired surrogate, a bounded size), else a
+ * 400 naming it. Path parameters are ids and names, bounded by
+ * `MAX_ID_BYTES`. Bodies are checked where they are read (`jsonOf`, `textOf`).
  *
- * Part of the middleware every request passes rather than a helper every route
- * reads its parameters through: a new route cannot forget it. Path parameters are only known per route, so
- * it reads the patterns of the routes the request matched (hono's
- * `matchedRoutes`) and checks the path segments at their `:name` positions.
+ * Part of the middleware every request passes rather than a helper every
+ * route reads its parameters through: a new route cannot forget it. Path
+ * parameters are only known per route, so it reads the patterns of the
+ * routes the request matched (hono's `matchedRoutes`) and checks the path
+ * segments at their `:name` positions.
  */
 import type { Context } from "hono";
 import { matchedRoutes } from "hono/route";
@@ -28,8 +29,8 @@ import { decodeComponent, isOwnParameter, requestParts } from "./request";
 export const MAX_QUERY_PARAMETER_BYTES = 8192;
 
 /**
- * Rejects (throws a 400 for) a request whose path parameters, query parameters or header values
- * are not storable text. Header values need no decoding: node answers 400
+ * Rejects (throws a 400 for) a request whose path parameters, query
+ * parameters or header values are not storable text. Header values need no decoding: node answers 400
  * itself to NUL and other control bytes in a header, and hands bytes
  * 0x80-0xFF over as latin1 characters (U+0080-U+00FF), which are valid text
  * and stored as given.
