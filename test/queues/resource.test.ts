@@ -4,6 +4,8 @@
  * unknown queue.
  */
 import { describe, expect, it } from "vitest";
+import { createSql, type Sql } from "../../src/db/client";
+import { DEFAULT_PROJECT } from "../../src/db/vocabulary";
 import { engineCycle, expectUntouched } from "../support/engine";
 import { poll } from "../support/poll";
 import { sleep } from "../support/receiver";
@@ -135,4 +137,35 @@ describe("the queue resource", () => {
     const [got] = await target.waitFor(1);
     expect(got!.path).toBe("/again");
   });
+
+  it("deleting a queue beside a transaction that holds one of its messages, then its queue, waits for it: no deadlock", async () => {
+    // What a worker recording an outcome does: its message's lock, then the queue's (to start the next).
+    const target = await receiver();
+    await upsert("contended", 1, true);
+    const { messageId } = await enqueue(dispatch, "contended", `${target.url}/c`, 1);
+    const worker = createSql(dispatch.config.databaseUrl!, 1);
+    const observer = createSql(dispatch.config.databaseUrl!, 1);
+    try {
+      let deleted: Promise<Response> | undefined;
+      await worker.begin(async (tx) => {
+        await tx`select id from dispatch.messages where id = ${messageId} for update`;
+        deleted = dispatch.api("/v2/queues/contended", { method: "DELETE" });
+        // The delete is under way (waiting for this message) before this transaction asks for the queue.
+        await poll(async () => (await waitingOnLocks(observer)) >= 1, "the delete waiting for a lock this transaction holds");
+        await tx`select name from dispatch.queues where project = ${DEFAULT_PROJECT} and name = 'contended' for update`;
+      });
+      expect((await deleted!).status).toBe(200);
+    } finally {
+      await Promise.all([worker.end(), observer.end()]);
+    }
+    expect((await dispatch.api("/v2/queues/contended")).status).toBe(404);
+    expect(await stateOf(messageId)).toBe("CANCELED");
+  });
 });
+
+/** Sessions of the test's database waiting for a lock. */
+async function waitingOnLocks(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+  return row!.n;
+}

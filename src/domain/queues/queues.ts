@@ -60,12 +60,23 @@ export async function setQueuePaused(tx: Tx, project: string, name: string, paus
   if (!paused) await startQueuedMessages(tx, { project, name });
 }
 
-/** Deletes a queue, cancelling what still waits in it (each cancel is in the message's log); an unknown name changes nothing (§16 #24). */
+/**
+ * Deletes a queue, cancelling what still waits in it (each cancel is in the
+ * message's log); an unknown name changes nothing (§16 #24). Its messages are
+ * locked before the queue, in id order, as every transaction that takes both
+ * does (a recorded outcome holds its message, then starts the queue's next):
+ * a delete beside a delivery of the queue waits for it instead of
+ * deadlocking. Once the queue is locked no message can join it, so a second
+ * look takes those enqueued in between.
+ */
 export async function deleteQueue(tx: Tx, project: string, name: string): Promise<void> {
   const queue = tx`project = ${project} and name = ${name}`;
+  const lockMessages = () => tx<{ id: string }[]>`
+    select id from dispatch.messages where project = ${project} and pending_queue = ${name} order by id for update`;
+  await lockMessages();
   const [row] = await tx`select 1 from dispatch.queues where ${queue} for update`;
   if (!row) return;
-  const waiting = await tx<{ id: string }[]>`select id from dispatch.messages where project = ${project} and pending_queue = ${name}`;
+  const waiting = await lockMessages();
   await tx`update dispatch.queues set paused = true where ${queue}`;
   await cancelMessages(tx, waiting.map((message) => message.id));
   await tx`delete from dispatch.queues where ${queue}`;
