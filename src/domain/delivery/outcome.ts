@@ -72,8 +72,10 @@ interface AttemptNotes {
  * Returns the circuits its probes closed or opened again.
  */
 export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<CircuitChange[]> {
-  // Locked in one order, the ids' (as every transaction that locks several messages does): two workers
-  // recording overlapping batches wait for each other instead of deadlocking.
+  // Their runs first, then the messages in one order, the ids' (as every transaction that locks several
+  // messages does): two workers recording overlapping batches, or a run cancelled while its step fails,
+  // wait for each other instead of deadlocking.
+  await runHooks().lockRuns(tx, records.map((record) => record.message));
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
   const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
     select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;

@@ -10,6 +10,13 @@ import type { MessageSettings } from "../publish/options";
 import type { Attempt, Outcome } from "./attempt";
 
 export interface RunHooks {
+  /**
+   * Locks the runs of those of `messages` that belong to one, in key order,
+   * before their messages are locked: a transaction that takes a run and its
+   * messages takes the run first (a failed step fails its run and cancels the
+   * run's other steps; a cancelled run cancels its steps).
+   */
+  lockRuns(tx: Tx, messages: StoredMessage[]): Promise<void>;
   /** Fields a callback body of a workflow message carries besides the usual ones. */
   callbackFields(tx: Tx, message: StoredMessage, final: boolean): Promise<Record<string, unknown>>;
   /** Records a failure function's finished attempt on its run. */
@@ -33,6 +40,7 @@ const unbound = (message: StoredMessage) => {
   }
 };
 const NO_RUNS: RunHooks = {
+  lockRuns: async (_tx, messages) => messages.forEach(unbound),
   callbackFields: async (_tx, message) => (unbound(message), {}),
   recordFailureFunction: async (_tx, message) => unbound(message),
   failsRun: (message) => (unbound(message), false),

@@ -23,12 +23,14 @@ export async function cancelRuns(tx: Tx, project: string, selection: RunCancelSe
     "runIds" in selection
       ? tx`r.run_id = any(${selection.runIds}::text[])`
       : tx`${matchRuns(tx, project, selection.filter)} and ${withinRange(tx, tx`r.created_at`, selection.range)}`;
+  // The oldest first, locked in key order, as the delivery side locks runs (delivery/run-hooks.ts `lockRuns`).
   const picked = await tx<{ pk: number }[]>`
-    select pk from dispatch.workflow_runs r
-    where r.project = ${project} and state = 'RUN_STARTED' and ${which}
-    order by r.created_at, r.pk
-    ${"count" in selection ? tx`limit ${selection.count}` : tx``}
-    for update`;
+    select pk from dispatch.workflow_runs where pk in (
+      select pk from dispatch.workflow_runs r
+      where r.project = ${project} and state = 'RUN_STARTED' and ${which}
+      order by r.created_at, r.pk
+      ${"count" in selection ? tx`limit ${selection.count}` : tx``})
+    order by pk for update`;
   let cancelled = 0;
   for (const { pk } of picked) {
     const run = await findRun(tx, pk);

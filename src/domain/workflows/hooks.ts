@@ -12,6 +12,7 @@ import { runEntryIds } from "./dlq/dlq";
 import { resumeFromPlainRetry } from "./dlq/resume";
 import { readRunOverrides } from "./dlq/run-overrides";
 import { failRun, failsRun, recordFailureFunction, workflowCallbackFields } from "./lifecycle";
+import { lockRunsOf } from "./runs";
 
 export function installWorkflowHooks(): void {
   installWorkflowBinder(bindMessagesToRuns);
@@ -20,5 +21,5 @@ export function installWorkflowHooks(): void {
     resume: (tx, dlqIds, overrides, settings) =>
       resumeFromPlainRetry(tx, dlqIds, readRunOverrides(overrides.headers, overrides.dialect, settings.limits), settings),
   });
-  installRunHooks({ callbackFields: workflowCallbackFields, recordFailureFunction, failsRun, failRun });
+  installRunHooks({ lockRuns: lockRunsOf, callbackFields: workflowCallbackFields, recordFailureFunction, failsRun, failRun });
 }

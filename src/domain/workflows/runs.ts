@@ -84,6 +84,13 @@ export async function findLatestRun(tx: Tx, project: string, runId: string): Pro
   return run ?? null;
 }
 
+/** Locks the runs of `messages` that belong to one, in key order (delivery/run-hooks.ts `lockRuns`). */
+export async function lockRunsOf(tx: Tx, messages: { workflowRunPk: number | null }[]): Promise<void> {
+  const pks = [...new Set(messages.flatMap((message) => (message.workflowRunPk === null ? [] : [message.workflowRunPk])))];
+  if (pks.length === 0) return;
+  await tx`select pk from dispatch.workflow_runs where pk = any(${pks.sort((a, b) => a - b)}::bigint[]) order by pk for update`;
+}
+
 /** The run with primary key `pk`. */
 export async function findRun(tx: Tx, pk: number): Promise<Run | null> {
   const [run] = await tx<Run[]>`select ${RUN_COLUMNS(tx)} from dispatch.workflow_runs where pk = ${pk}`;
