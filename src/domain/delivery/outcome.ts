@@ -65,6 +65,16 @@ interface AttemptNotes {
 }
 
 /**
+ * Whether recording `record` may change its message's workflow run: a final
+ * failure fails the run (and cancels its other steps); a failure function's
+ * end is recorded on it. A delivered or retried step leaves the run alone.
+ */
+function changesRun(record: AttemptRecord): boolean {
+  const { outcome, message } = record;
+  return outcome.kind === "failed" || (message.workflowCallType === "failureCall" && outcome.kind !== "retry");
+}
+
+/**
  * Records finished attempts in the caller's transaction (many at once: the
  * worker batches them). The message rows are locked and re-read: one that a
  * cancel (or a redelivery after a sweep) changed meanwhile keeps only its
@@ -72,10 +82,10 @@ interface AttemptNotes {
  * Returns the circuits its probes closed or opened again.
  */
 export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<CircuitChange[]> {
-  // Their runs first, then the messages in one order, the ids' (as every transaction that locks several
-  // messages does): two workers recording overlapping batches, or a run cancelled while its step fails,
-  // wait for each other instead of deadlocking.
-  await runHooks().lockRuns(tx, records.map((record) => record.message));
+  // The runs this changes first, then the messages in one order, the ids' (as every transaction that locks
+  // several messages does): two workers recording overlapping batches, or a run cancelled while its step
+  // fails, wait for each other instead of deadlocking.
+  await runHooks().lockRuns(tx, records.filter(changesRun).map((record) => record.message));
   const ids = [...new Set(records.map((record) => record.message.id))].sort();
   const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
     select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
