@@ -4,9 +4,10 @@
  * unknown queue.
  */
 import { describe, expect, it } from "vitest";
-import { createSql, type Sql } from "../../src/db/client";
+import { createSql } from "../../src/db/client";
 import { DEFAULT_PROJECT } from "../../src/db/vocabulary";
 import { engineCycle, expectUntouched } from "../support/engine";
+import { waitingOnLocks } from "../support/locks";
 import { poll } from "../support/poll";
 import { sleep } from "../support/receiver";
 import { countMessages } from "../support/rows";
@@ -162,10 +163,3 @@ describe("the queue resource", () => {
     expect(await stateOf(messageId)).toBe("CANCELED");
   });
 });
-
-/** Sessions of the test's database waiting for a lock. */
-async function waitingOnLocks(sql: Sql): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-  return row!.n;
-}

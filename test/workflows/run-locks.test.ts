@@ -4,7 +4,8 @@
  * steps) wait for each other instead of deadlocking.
  */
 import { expect, it } from "vitest";
-import { createSql, type Sql } from "../../src/db/client";
+import { createSql } from "../../src/db/client";
+import { waitingOnLocks } from "../support/locks";
 import { poll } from "../support/poll";
 import { useReceiver } from "../support/receiver";
 import { messagesWhere, storedRun } from "../support/rows";
@@ -40,10 +41,3 @@ it("records a step that fails its run while a cancel holds the run and then asks
   await poll(async () => (await storedRun(dispatch, workflowRunId))?.state === "RUN_FAILED", "the run failed by its step");
   expect(lines.filter((line) => /deadlock/i.test(line))).toEqual([]);
 });
-
-/** Sessions of the test's database waiting for a lock. */
-async function waitingOnLocks(sql: Sql): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-  return row!.n;
-}
