@@ -7,6 +7,7 @@
  */
 import postgres from "postgres";
 import { request } from "undici";
+import { cancelMessageRows } from "../src/db/queries/cancel-messages";
 import { type Costs, openCostWindow } from "./costs";
 import { cpuSnapshot, type CpuUse, cpuUseSince, watchedPids } from "./cpu";
 import type { DatabaseServer } from "./database";
@@ -382,14 +383,12 @@ export async function delayPrecision(ctx: BenchContext): Promise<ScenarioResult>
 async function cancelPendingDeliveries(databaseUrl: string): Promise<number> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
-    const [row] = await sql<{ n: number }[]>`
-      with cancelled as (
-        update dispatch.messages set state = 'CANCELED', completed_at = now()
-        where state in ('CREATED', 'RETRY') and next_delivery_at < now() + interval '1 day'
-        returning id)
-      select count(*)::int as n from cancelled`;
+    // Cancelled as the service cancels (off the work list, out of a destination's line), not by a write of its own.
+    const pending = await sql<{ id: string }[]>`
+      select id from dispatch.messages where state in ('CREATED', 'RETRY') and next_delivery_at < now() + interval '1 day'`;
+    const cancelled = await cancelMessageRows(sql, pending.map((row) => row.id));
     await sql`delete from graphile_worker._private_jobs where run_at < now() + interval '1 day'`;
-    return row!.n;
+    return cancelled.length;
   } finally {
     await sql.end({ timeout: 5 });
   }
