@@ -289,6 +289,11 @@ export const attempts = dispatch.table(
     id: bigint("id", { mode: "number" }).primaryKey().default(sql`nextval('dispatch.messages_seq_seq')`),
     /** The message's project is the attempt's: every read of attempts goes through its message. */
     messageId: text("message_id").notNull(),
+    /**
+     * The message's project, written with the attempt: on Citus, attempts are distributed on it beside
+     * their message (docs/citus.md). Null in rows written before it (migration 0031); no plain read uses it.
+     */
+    project: text("project"),
     /** Retries done before this attempt (0 for the first), as sent in the Retried header. */
     retried: integer("retried").notNull(),
     startedAt: timestamptz("started_at").notNull(),
@@ -684,6 +689,8 @@ export const workflowSteps = dispatch.table(
     runPk: bigint("run_pk", { mode: "number" })
       .notNull()
       .references(() => workflowRuns.pk, { onDelete: "cascade" }),
+    /** The run's project: on Citus, steps are distributed on it beside their run (docs/citus.md); null in rows before migration 0031. */
+    project: text("project"),
     messageId: text("message_id").notNull(),
     callType: text("call_type").$type<WorkflowCallType>().notNull(),
     body: bytea("body").notNull(),

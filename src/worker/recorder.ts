@@ -140,6 +140,7 @@ export class Recorder {
     const released = this.takeReleased();
     const attempts = batch.map(({ record: { message, attempt } }) => ({
       messageId: message.id,
+      project: message.project,
       claimId: message.claimId,
       retried: message.retried,
       startedAt: attempt.startedAt,

@@ -266,3 +266,20 @@ it("keeps a failed run's workflow DLQ entry to its project: listed, read, resume
   expect(await theirs.client.dlq.delete(`${acmeEntry?.dlqId}`)).toEqual({ deleted: 1 });
   expect((await theirs.client.dlq.list()).messages).toEqual([]);
 });
+
+it("writes each step and each attempt with its run's and its message's project (what Citus distributes them on)", async () => {
+  const db = dispatch.service.sql;
+  const steps = await db<{ project: string; matches: boolean }[]>`
+    select s.project, s.project is not distinct from r.project as matches
+    from dispatch.workflow_steps s join dispatch.workflow_runs r on r.pk = s.run_pk`;
+  expect(steps.every((step) => step.matches)).toBe(true);
+  expect(new Set(steps.map((step) => step.project))).toEqual(new Set(["default", "acme"]));
+  // Delivered attempts are written in batches (recorder), the others with their outcome (delivery/outcome.ts).
+  const attempts = await db<{ project: string; result: string; matches: boolean }[]>`
+    select distinct a.project, a.result, a.project is not distinct from m.project as matches
+    from dispatch.attempts a join dispatch.messages m on m.id = a.message_id`;
+  expect(attempts.every((attempt) => attempt.matches)).toBe(true);
+  expect(attempts.map(({ project, result }) => `${project} ${result}`).sort()).toEqual(
+    ["acme DELIVERED", "acme ERROR", "default DELIVERED", "default ERROR"],
+  );
+});

@@ -13,6 +13,8 @@ import { updateClaimed } from "./work-list";
 /** A successful attempt of a message under a claim. */
 export interface DeliveredAttempt {
   messageId: string;
+  /** The message's project, written on its attempt. */
+  project: string;
   claimId: number;
   /** Retries done before the attempt. */
   retried: number;
@@ -35,17 +37,18 @@ export function recordDeliveredMessage(tx: Tx, messageId: string, claimId: numbe
 export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], releasedClaims: number[]): Promise<string[]> {
   const [row] = await sql<{ ids: string[] }[]>`
     with o as (
-      select * from unnest(${attempts.map((a) => a.messageId)}::text[], ${attempts.map((a) => a.claimId)}::bigint[],
+      select * from unnest(${attempts.map((a) => a.messageId)}::text[], ${attempts.map((a) => a.project)}::text[],
+        ${attempts.map((a) => a.claimId)}::bigint[],
         ${attempts.map((a) => a.retried)}::int[], ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[],
         ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.status)}::int[])
-        with ordinality as o(id, claim_id, retried, started_at, duration_ms, status, n)),
+        with ordinality as o(id, project, claim_id, retried, started_at, duration_ms, status, n)),
     delivered as (
       update dispatch.messages m set state = 'DELIVERED', completed_at = now()
       from o where m.id = o.id and m.claim_id = o.claim_id and ${isPending(sql, "m.state")}
       returning m.id),
     logged as (
-      insert into dispatch.attempts (message_id, retried, started_at, duration_ms, result, response_status)
-      select o.id, o.retried, o.started_at, o.duration_ms, 'DELIVERED', o.status from o order by o.n),
+      insert into dispatch.attempts (message_id, project, retried, started_at, duration_ms, result, response_status)
+      select o.id, o.project, o.retried, o.started_at, o.duration_ms, 'DELIVERED', o.status from o order by o.n),
     released as (delete from dispatch.claims where id = any(${releasedClaims}::bigint[]))
     select array(select id from delivered) as ids`;
   return row!.ids;

@@ -158,6 +158,7 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
     return {
       id: positions[i]!,
       messageId: message.id,
+      project: message.project,
       retried: message.retried,
       startedAt: attempt.startedAt.toISOString(),
       durationMs: attempt.durationMs,
@@ -174,18 +175,19 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
   const column = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
   const bodies = byteaBatch(column((r) => r.body));
   await tx`
-    insert into dispatch.attempts (id, message_id, retried, started_at, duration_ms, result, response_status,
+    insert into dispatch.attempts (id, message_id, project, retried, started_at, duration_ms, result, response_status,
       response_headers, response_body, error, next_attempt_at, failure, note)
-    select a.id, a.message_id, a.retried, a.started_at, a.duration_ms, a.result, a.status, a.headers::jsonb,
+    select a.id, a.message_id, a.project, a.retried, a.started_at, a.duration_ms, a.result, a.status, a.headers::jsonb,
       ${byteaSlice(tx, bodies, "a.body_offset", "a.body_length")},
       a.error, case when a.retry then (select m.next_delivery_at from dispatch.messages m where m.id = a.message_id) end,
       a.failure, a.note
-    from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.messageId)}::text[], ${column((r) => r.retried)}::int[],
+    from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.messageId)}::text[], ${column((r) => r.project)}::text[],
+      ${column((r) => r.retried)}::int[],
       ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[], ${column((r) => r.result)}::text[],
       ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${bodies.offsets}::int[], ${bodies.lengths}::int[],
       ${column((r) => r.error)}::text[], ${tx.array(column((r) => r.retry), 16)}::bool[], ${column((r) => r.failure)}::text[],
       ${column((r) => r.note)}::text[])
-      as a(id, message_id, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry,
+      as a(id, message_id, project, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry,
         failure, note)`;
 }
 

@@ -30,11 +30,11 @@ export async function bindMessagesToRuns(tx: Tx, messages: NewMessage[]): Promis
     if (binding.init) {
       const bound = await bindInit(tx, message, binding);
       if ("duplicateOf" in bound) duplicates.set(message.id, bound.duplicateOf);
-      else steps.push({ runPk: bound.runPk, messageId: message.id, callType: "step", body: bound.entryBody });
+      else steps.push({ runPk: bound.runPk, project: message.project, messageId: message.id, callType: "step", body: bound.entryBody });
       continue;
     }
     const run = await bindStep(tx, message, binding);
-    if (run) steps.push({ runPk: run.pk, messageId: message.id, callType: binding.callType, body: message.body });
+    if (run) steps.push({ runPk: run.pk, project: message.project, messageId: message.id, callType: binding.callType, body: message.body });
   }
   await appendSteps(tx, steps);
   return duplicates;

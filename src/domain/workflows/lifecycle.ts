@@ -159,7 +159,7 @@ export async function publishContinuation(
     const [latest] = await tx<{ pk: number }[]>`
       select pk from dispatch.workflow_runs where project = ${about.project} and run_id = ${runId} order by created_at desc, pk desc limit 1`;
     const id = newMessageId();
-    if (latest) await appendSteps(tx, [{ runPk: latest.pk, messageId: id, callType: "step", body }]);
+    if (latest) await appendSteps(tx, [{ runPk: latest.pk, project: about.project, messageId: id, callType: "step", body }]);
     return { messageId: id, deduplicated: false, recordedOnly: true };
   }
   const [published] = await insertMessages(tx, [message], settings);

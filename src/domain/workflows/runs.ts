@@ -127,14 +127,15 @@ export async function createRun(tx: Tx, run: NewRun): Promise<{ pk: number; crea
 /** Appends entries to step lists, in the given order. */
 export async function appendSteps(
   tx: Tx,
-  steps: { runPk: number; messageId: string; callType: WorkflowCallType; body: Buffer }[],
+  steps: { runPk: number; project: string; messageId: string; callType: WorkflowCallType; body: Buffer }[],
 ): Promise<void> {
   if (steps.length === 0) return;
   const rows = steps.map((step, n) => ({ ...step, body: step.body.toString("base64"), n }));
   await tx`
-    insert into dispatch.workflow_steps (run_pk, message_id, call_type, body)
-    select s."runPk", s."messageId", s."callType", decode(s.body, 'base64')
-    from jsonb_to_recordset(${tx.json(rows as never)}) as s("runPk" bigint, "messageId" text, "callType" text, body text, n int)
+    insert into dispatch.workflow_steps (run_pk, project, message_id, call_type, body)
+    select s."runPk", s.project, s."messageId", s."callType", decode(s.body, 'base64')
+    from jsonb_to_recordset(${tx.json(rows as never)})
+      as s("runPk" bigint, project text, "messageId" text, "callType" text, body text, n int)
     order by s.n`;
 }
 

@@ -117,8 +117,8 @@ async function startNewRun(
   if (!created) throw new Error(`new run id ${runId} is already in use`);
   const { kept, rerun } = await planSteps(tx, original.pk, entry.message, mode);
   await tx`
-    insert into dispatch.workflow_steps (run_pk, message_id, call_type, body, created_at)
-    select ${created.pk}, message_id, call_type, body, created_at from dispatch.workflow_steps
+    insert into dispatch.workflow_steps (run_pk, project, message_id, call_type, body, created_at)
+    select ${created.pk}, ${original.project}, message_id, call_type, body, created_at from dispatch.workflow_steps
     where seq = any(${kept}::bigint[]) order by seq`;
   const sources = new Map((await findMessages(tx, rerun.map((step) => step.messageId))).map((m) => [m.id, m]));
   const target = { runId, workflowUrl: original.workflowUrl, featureSet: original.featureSet };
