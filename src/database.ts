@@ -7,6 +7,7 @@
  * change, and nothing is left running.
  */
 import type { Config } from "./config/config";
+import { isDistributed } from "./db/citus/layout";
 import { createSql, type Sql } from "./db/client";
 import { type ConnectionBudget, connectionBudget, describeBudget } from "./db/connection/budget";
 import { type DatabaseEndpoints, type DatabaseUrl, resolveEndpoints } from "./db/connection/endpoints";
@@ -26,6 +27,8 @@ export interface ReadyDatabase {
   /** The app URL as given (or the embedded database's). */
   databaseUrl: string;
   embedded: EmbeddedDatabase | null;
+  /** Whether the tables are distributed over a Citus cluster (db/citus/layout.ts): some statements then run per project. */
+  distributed: boolean;
 }
 
 /** What a process will do with the database. */
@@ -54,12 +57,17 @@ export async function prepareDatabase(config: Config, log: Log, plan: DatabasePl
       if (warning !== null) log(warning, { level: plan.noticeLevel === "info" ? "warn" : "debug" });
     }
     const facts = await checkDatabase(endpoints, budget);
-    await explained(endpoints, budget, migrateFirst ? "migrating" : "starting", async () => {
+    const distributed = await explained(endpoints, budget, migrateFirst ? "migrating" : "starting", async () => {
       if (migrateFirst) return migrate(endpoints.direct);
       const sql = createSql(endpoints.direct, 1);
-      await requireCurrentSchema(sql).finally(() => sql.end());
+      try {
+        await requireCurrentSchema(sql);
+        return await isDistributed(sql);
+      } finally {
+        await sql.end();
+      }
     });
-    return { endpoints, facts, databaseUrl: app.url, embedded };
+    return { endpoints, facts, databaseUrl: app.url, embedded, distributed };
   } catch (error) {
     await embedded?.stop();
     throw error;

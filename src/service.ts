@@ -122,8 +122,8 @@ async function startParts(
     },
   });
   const tracing = config.tracing === null ? NO_TRACING : (await import("./observability/otel-tracing")).sdkTracing(config.tracing);
-  const direct = database.endpoints.direct;
-  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing });
+  const { distributed, endpoints: { direct } } = database;
+  worker = role === "api" ? null : await startWorker({ config, direct, sql, listener, http, guard, keySource, availability, log, now, metrics, tracing, distributed });
   const redactor = new Redactor(await ensureRedactionKey(sql, box));
   const configuredTokens = fixedTokenSet(tokens.value, config.readonlyTokens);
   const acceptedTokens = role === "worker" ? null : await followAccessTokens(sql, listener, configuredTokens, availability, log);

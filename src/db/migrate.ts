@@ -12,6 +12,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 // graphile-worker's migrations as it ships them: how many there are is how far its schema must be.
 import { migrations as graphileMigrations } from "graphile-worker/dist/generated/sql.js";
+import { distributeTables, hasCitus, isDistributed } from "./citus/layout";
 import { createSql, type Tx } from "./client";
 import { createNodePostgresPool, nodePostgresConfig } from "./connection/drivers";
 import { DatabaseStartError, sqlState } from "./connection/errors";
@@ -23,8 +24,11 @@ const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
   .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
   .find((folder) => existsSync(folder))!;
 
-/** Applies every pending migration on `target` (an endpoint, or a URL); safe to run concurrently from several replicas. */
-export async function migrate(target: Endpoint | string): Promise<void> {
+/**
+ * Applies every pending migration on `target` (an endpoint, or a URL); safe to run concurrently from several
+ * replicas. Resolves with whether the tables are distributed (a Citus database: db/citus/layout.ts).
+ */
+export async function migrate(target: Endpoint | string): Promise<boolean> {
   const direct = typeof target === "string" ? await resolveEndpoint(parseConnectionUrl(target, "the database URL")) : target;
   // One connection, so the session-level advisory lock covers the whole migration.
   const client = createSql(direct, 1);
@@ -46,7 +50,11 @@ export async function migrate(target: Endpoint | string): Promise<void> {
         await pool.end();
       }
     }
+    // On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts).
+    const citus = await hasCitus(client);
+    if (citus && !(await isDistributed(client))) await client.begin((tx) => distributeTables(tx));
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
+    return citus;
   } finally {
     await client.end();
   }

@@ -28,7 +28,7 @@
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
-import { type ClaimedMessage, claimMessages } from "../db/queries/claim-messages";
+import { type ClaimedMessage, claimByProject, claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/work-list";
 import { parkClaimed } from "../db/queries/destination-lines";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
@@ -74,6 +74,8 @@ export interface ClaimerDeps {
   failedForGood: () => void;
   /** Registered lock holder under which claims are taken (its heartbeat keeps them). */
   workerId: string;
+  /** Whether the tables are distributed over a Citus cluster: claims are then taken project by project. */
+  distributed: boolean;
   concurrency: number;
   pollIntervalMs: number;
   metrics: Metrics;
@@ -100,6 +102,8 @@ export class Claimer implements LocalDelivery {
    * for want of room), and those this worker just parked into: a freed slot of one claims again.
    */
   private waitingForRoom = new Set<string>();
+  /** Citus: which project the next claim starts from (`claimByProject`). */
+  private turn = 0;
 
   constructor(private readonly deps: ClaimerDeps) {
     this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
@@ -191,7 +195,10 @@ export class Claimer implements LocalDelivery {
     try {
       if (this.unsure) await this.releaseUnknown();
       let waiting: string[];
-      ({ messages, parked, waiting, more } = await claimMessages(this.deps.sql, this.deps.workerId, this.deps.slots.claimRoom(limit, this.pass)));
+      const room = this.deps.slots.claimRoom(limit, this.pass);
+      ({ messages, parked, waiting, more } = this.deps.distributed
+        ? await claimByProject(this.deps.sql, this.deps.workerId, room, this.turn++)
+        : await claimMessages(this.deps.sql, this.deps.workerId, room));
       this.waitingForRoom = new Set(waiting);
     } catch (error) {
       this.unsure = true;

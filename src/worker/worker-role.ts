@@ -60,6 +60,8 @@ export interface WorkerDeps {
   metrics: Metrics;
   /** OpenTelemetry spans of the attempts (off: `NO_TRACING`). */
   tracing: Tracing;
+  /** Whether the tables are distributed over a Citus cluster (db/citus/layout.ts). */
+  distributed: boolean;
 }
 
 /** graphile-worker runs only timed jobs now (wait timeouts, maintenance): two at once is plenty. */
@@ -127,6 +129,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     health,
     failedForGood: () => dlqWatch.failed(),
     workerId: `${liveness.processId}:claims`,
+    distributed: deps.distributed,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.pollIntervalMs,
     metrics: deps.metrics,

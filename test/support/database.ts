@@ -1,7 +1,13 @@
-/** A fresh database per test file, cloned from the migrated template. */
+/**
+ * A fresh database per test file, cloned from the migrated template; in the
+ * Citus suite (test/citus/global-setup.ts), made on every node of the cluster
+ * and migrated, which distributes it.
+ */
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { createSql } from "../../src/db/client";
+import { migrate } from "../../src/db/migrate";
+import { makeDistributedDatabase } from "../citus/support/cluster";
 import { TEMPLATE, TEST_DATABASE_PREFIX, withDatabase } from "./global-setup";
 
 /** Whether the run's server takes `STRATEGY FILE_COPY` (Postgres 15+), asked once per process. */
@@ -16,6 +22,12 @@ let fileCopy: Promise<boolean> | undefined;
 export async function cloneDatabase(): Promise<string> {
   const adminUrl = inject("adminUrl");
   const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString("hex")}`;
+  const citusWorkers = inject("citusWorkers");
+  if (citusWorkers !== undefined) {
+    const url = await makeDistributedDatabase(adminUrl, citusWorkers, name);
+    await migrate(url);
+    return url;
+  }
   const admin = createSql(adminUrl, 1);
   try {
     fileCopy ??= admin<{ version: number }[]>`select current_setting('server_version_num')::int as version`.then(([server]) => server!.version >= 150000);

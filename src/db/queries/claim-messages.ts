@@ -26,7 +26,8 @@
  * claim; a claim that stopped a project's read there says so (`more`), and
  * the worker claims again at once while it has room.
  */
-import type { Tx } from "../client";
+import type { Sql, Tx } from "../client";
+import { destinationOf } from "../destination";
 import { type MessageRow, messageColumnList } from "../message-columns";
 import { DESTINATION_HELD } from "./destination-health";
 
@@ -64,31 +65,56 @@ export interface Claim {
  * started messages stay due but wait unclaimed (a few at most: its
  * parallelism), so the scrape's overdue figure asks the same.
  */
-export const NOT_PAUSED = `(m.queue_name is null
-  or not exists (select 1 from dispatch.queues q where q.project = m.project and q.name = m.queue_name and q.paused))`;
+export const NOT_PAUSED = notPausedIn("m.project");
 
-/** $1 worker, $2 limit, $3 share, $4 room by destination (jsonb), $5 pass. */
-const CLAIM = `
+/** NOT_PAUSED, its queue read in project `project` (SQL): on Citus, the claim names the project as a value, not a column. */
+function notPausedIn(project: string): string {
+  return `(m.queue_name is null
+  or not exists (select 1 from dispatch.queues q where q.project = ${project} and q.name = m.queue_name and q.paused))`;
+}
+
+/**
+ * The claim's statement. On one server it reads every project, takes the claim id from
+ * the sequence and registers the claim. On Citus (`byProject`) it reads one project,
+ * $6, so that Citus routes it to the node holding that project's shards, where SKIP
+ * LOCKED works as on one server: every read of a distributed table names the project,
+ * the claim's id comes in as $1 (Citus refuses `nextval()` in an UPDATE of a
+ * distributed table) and the claim is registered by a statement of its own (`claims`
+ * stays on the coordinator, which a statement routed to a node cannot write).
+ *
+ * $1 worker (by project: the claim's id), $2 limit, $3 share, $4 room by destination (jsonb), $5 pass.
+ */
+function claimStatement(byProject: boolean): string {
+  const inProject = byProject ? "and m.project = $6::text" : "";
+  const notPaused = byProject ? notPausedIn("$6::text") : NOT_PAUSED;
+  const dueProjects = byProject
+    ? "select $6::text as name"
+    : "select p.name from dispatch.projects p where exists (select 1 from dispatch.messages m where m.project = p.name and m.due_at <= now())";
+  const registered = byProject
+    ? ""
+    : `,
+  registered as (
+    insert into dispatch.claims (id, worker_id, message_ids) overriding system value
+    select claim.id, $1, array(select id from claimed) from claim)`;
+  return `
   with recursive
   room as (select key as destination, value::int as n from jsonb_each_text($4::jsonb)),
   held as (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
-  due_projects as (
-    select p.name from dispatch.projects p
-    where exists (select 1 from dispatch.messages m where m.project = p.name and m.due_at <= now())),
+  due_projects as (${dueProjects}),
   turns as (
     select d.name, case when count(*) over () = 1 then $2::int + $5::int
       else greatest(16, ceil(($2::int + $5::int) * 2.0 / count(*) over ()))::int end as reads
     from due_projects d),
   lines as (
-    (select m.destination from dispatch.messages m where m.destination_parked order by m.destination limit 1)
+    (select m.destination from dispatch.messages m where m.destination_parked ${inProject} order by m.destination limit 1)
     union all
     select (select m.destination from dispatch.messages m
-            where m.destination_parked and m.destination > l.destination order by m.destination limit 1)
+            where m.destination_parked ${inProject} and m.destination > l.destination order by m.destination limit 1)
     from lines l where l.destination is not null),
   from_lines as (
     select x.id from lines l cross join lateral (
       select m.id from dispatch.messages m
-      where m.destination = l.destination and m.destination_parked and ${NOT_PAUSED}
+      where m.destination = l.destination and m.destination_parked ${inProject} and ${notPaused}
       order by m.next_delivery_at, m.seq
       limit coalesce((select r.n from room r where r.destination = l.destination), $3::int)
       for update of m skip locked) x
@@ -97,7 +123,7 @@ const CLAIM = `
   scan as (
     select x.* from turns t cross join lateral (
       select m.id, m.project, m.destination, m.due_at from dispatch.messages m
-      where m.project = t.name and m.due_at <= now() and ${NOT_PAUSED}
+      where ${byProject ? "m.project = $6::text" : "m.project = t.name"} and m.due_at <= now() and ${notPaused}
       order by m.due_at
       limit t.reads
       for update of m skip locked) x),
@@ -114,31 +140,61 @@ const CLAIM = `
     select id from from_lines
     union all
     (select id from ranked where n <= room order by turn, due_at limit $2::int - (select count(*) from from_lines))),
-  claim as materialized (select nextval('dispatch.claims_id_seq') as id where exists (select 1 from picked)),
+  claim as materialized (select ${byProject ? "$1::bigint" : "nextval('dispatch.claims_id_seq')"} as id where exists (select 1 from picked)),
   claimed as (
     update dispatch.messages m set due_at = null, destination_parked = false, claim_id = claim.id
-    from picked, claim where m.id = picked.id
+    from picked, claim where m.id = picked.id ${inProject}
     returning ${messageColumnList("m")}),
   parked as (
     update dispatch.messages m set due_at = null, claim_id = null, destination_parked = true
-    from ranked r where m.id = r.id and r.room = 0 and m.destination is not null
-    returning m.id),
-  registered as (
-    insert into dispatch.claims (id, worker_id, message_ids) overriding system value
-    select claim.id, $1, array(select id from claimed) from claim)
+    from ranked r where m.id = r.id ${inProject} and r.room = 0 and m.destination is not null
+    returning m.id)${registered}
   select c.*, p.count as "parkedCount",
     exists (select 1 from turns t where t.reads <= (select count(*) from scan s where s.project = t.name)) as more,
     array(select l.destination from lines l where l.destination is not null
           union select r.destination from ranked r where r.n > r.room and r.room > 0) as "waitingDestinations"
   from (select count(*)::int as count from parked) p left join claimed c on true`;
+}
+
+const CLAIM = claimStatement(false);
+const CLAIM_ONE_PROJECT = claimStatement(true);
 
 /** Claims due messages for `workerId` within `room`. */
 export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): Promise<Claim> {
-  const rows = await tx.unsafe<(ClaimedMessage & { parkedCount: number; waitingDestinations: string[]; more: boolean })[]>(
+  const rows = await tx.unsafe<ClaimRow[]>(
     CLAIM,
     [workerId, room.limit, room.share, tx.json(room.byDestination), room.pass] as never[],
     { prepare: true },
   );
+  return claimOf(rows);
+}
+
+/**
+ * Claims due messages of `project` for `workerId` within `room` (Citus: see
+ * `claimStatement`), and registers the claim, in one transaction.
+ */
+export async function claimProjectMessages(sql: Sql, workerId: string, room: ClaimRoom, project: string): Promise<Claim> {
+  return sql.begin(async (tx) => {
+    const [next] = await tx<{ id: number }[]>`select nextval('dispatch.claims_id_seq') as id`;
+    const id = next!.id;
+    const rows = await tx.unsafe<ClaimRow[]>(
+      CLAIM_ONE_PROJECT,
+      [id, room.limit, room.share, tx.json(room.byDestination), room.pass, project] as never[],
+      { prepare: true },
+    );
+    const claim = claimOf(rows);
+    if (claim.messages.length > 0) {
+      await tx`
+        insert into dispatch.claims (id, worker_id, message_ids) overriding system value
+        values (${id}, ${workerId}, ${claim.messages.map((message) => message.id)})`;
+    }
+    return claim;
+  });
+}
+
+type ClaimRow = ClaimedMessage & { parkedCount: number; waitingDestinations: string[]; more: boolean };
+
+function claimOf(rows: ClaimRow[]): Claim {
   const parked = rows[0]?.parkedCount ?? 0;
   const waiting = rows[0]?.waitingDestinations ?? [];
   const more = rows[0]?.more ?? false;
@@ -151,4 +207,33 @@ export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): 
     messages.push(row);
   }
   return { messages, parked, waiting, more };
+}
+
+/**
+ * Citus: claims project by project, each project's claim a statement routed
+ * to its node, starting from the `turn`-th project so that each gets to go
+ * first in turn, and each taking at most twice its even share of the claim
+ * (as the one-server claim reads each project). A destination's room is one
+ * for the whole claim: what a project's claim took of it is not offered to
+ * the next.
+ */
+export async function claimByProject(sql: Sql, workerId: string, room: ClaimRoom, turn: number): Promise<Claim> {
+  const names = (await sql<{ name: string }[]>`select name from dispatch.projects order by name`).map((row) => row.name);
+  const each = names.length <= 1 ? room.limit : Math.max(16, Math.ceil((room.limit * 2) / names.length));
+  const byDestination = { ...room.byDestination };
+  const claim: Claim = { messages: [], parked: 0, waiting: [], more: false };
+  for (let i = 0; i < names.length && claim.messages.length < room.limit; i++) {
+    const project = names[(turn + i) % names.length]!;
+    const limit = Math.min(each, room.limit - claim.messages.length);
+    const taken = await claimProjectMessages(sql, workerId, { ...room, limit, byDestination }, project);
+    for (const message of taken.messages) {
+      const destination = message.destination ?? destinationOf(message.url);
+      byDestination[destination] = (byDestination[destination] ?? room.share) - 1;
+    }
+    claim.messages.push(...taken.messages);
+    claim.parked += taken.parked;
+    claim.waiting.push(...taken.waiting);
+    claim.more ||= taken.more || (taken.messages.length === limit && limit < room.limit);
+  }
+  return claim;
 }

@@ -164,8 +164,11 @@ const insertTimed = (computed: Record<string, string>, returning: string) => `
     from timed order by n
     returning ${returning}`;
 
-/** One NOTIFY when any inserted row is due now (on the work list, so claimed rows never are). */
-const NOTIFY = `select pg_notify(${CHANNEL}, '') from (select 1 from inserted where due_at <= now() limit 1) as due`;
+/**
+ * One NOTIFY when any inserted row is due now (on the work list, so claimed rows never are). Counted, not
+ * returned: on Citus the outer statement's rows pass through the coordinator, which cannot hold a `void`.
+ */
+const NOTIFY = `select count(pg_notify(${CHANNEL}, '')) from (select 1 from inserted where due_at <= now() limit 1) as due`;
 
 const INSERT = `${TIMED},
   inserted as (${insertTimed(COMPUTED, "due_at")})

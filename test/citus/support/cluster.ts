@@ -1,0 +1,73 @@
+/**
+ * A Citus cluster of private servers for the Citus suite (`npm run test:citus`):
+ * a coordinator and two workers, each a private Postgres of the machine's
+ * binaries with Citus preloaded (installed by `cluster.sh build` of the shared
+ * tools, from Citus's own source). The nodes trust loopback connections, as
+ * Citus's own test clusters do, so the coordinator reaches the workers as the
+ * same superuser without a password.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { createSql } from "../../../src/db/client";
+import { postgresInstallation } from "../../managed/support/machine";
+import { type PrivateServer, startPrivateServer } from "../../managed/support/server";
+
+/** A running cluster: the coordinator and the workers. */
+export interface CitusCluster {
+  coordinator: PrivateServer;
+  workers: PrivateServer[];
+  stop(): Promise<void>;
+}
+
+/** Whether the machine's Postgres has Citus installed. */
+export function citusInstalled(): boolean {
+  try {
+    return existsSync(join(postgresInstallation(), "lib", "citus.so"));
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a coordinator and `workers` workers (not yet joined: `distributedDatabase` joins them per database). */
+export async function startCitusCluster(workers = 2): Promise<CitusCluster> {
+  const start = () =>
+    startPrivateServer({
+      hba: ["host all all 127.0.0.1/32 trust"],
+      // A throwaway cluster, as the main suite's (test/support/global-setup.ts).
+      // Nodes reach each other without TLS (the server, run as `postgres` under root, cannot read root's client files).
+      settings: ["-c", "shared_preload_libraries=citus", "-c", "citus.node_conninfo=sslmode=disable", "-c", "max_connections=300", "-c", "fsync=off", "-c", "full_page_writes=off"],
+    });
+  const nodes = await Promise.all(Array.from({ length: workers + 1 }, start));
+  return {
+    coordinator: nodes[0]!,
+    workers: nodes.slice(1),
+    stop: async () => void (await Promise.all(nodes.map((node) => node.stop()))),
+  };
+}
+
+/**
+ * Makes database `name` on every node with the `citus` extension, and joins the
+ * workers to the coordinator in it (Citus keeps its node list per database).
+ * Returns the coordinator's URL of it.
+ */
+export async function makeDistributedDatabase(coordinatorUrl: string, workerUrls: string[], name: string): Promise<string> {
+  const inDatabase = (url: string) => {
+    const parsed = new URL(url);
+    parsed.pathname = `/${name}`;
+    return parsed.toString();
+  };
+  for (const url of [coordinatorUrl, ...workerUrls]) {
+    const admin = createSql(url, 1);
+    await admin.unsafe(`create database ${name}`).finally(() => admin.end());
+    const database = createSql(inDatabase(url), 1);
+    await database`create extension citus`.finally(() => database.end());
+  }
+  const coordinator = createSql(inDatabase(coordinatorUrl), 1);
+  try {
+    await coordinator`select citus_set_coordinator_host('127.0.0.1', ${Number(new URL(coordinatorUrl).port)})`;
+    for (const url of workerUrls) await coordinator`select citus_add_node('127.0.0.1', ${Number(new URL(url).port)})`;
+  } finally {
+    await coordinator.end();
+  }
+  return inDatabase(coordinatorUrl);
+}

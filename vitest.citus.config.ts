@@ -1,0 +1,23 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The Citus suite (`npm run test:citus`): Dispatch on a private 1 + 2 Citus
+ * cluster (test/citus/global-setup.ts), every file's database distributed
+ * (src/db/citus/layout.ts). Its own tests (test/citus/) and the main suite's
+ * files that carry the guarantees Citus must keep, run unchanged against the
+ * cluster. It needs Citus installed for the machine's Postgres, which no
+ * registry serves (`.ci/run` runs it when it is installed, and says so when not).
+ */
+export default defineConfig({
+  test: {
+    include: ["test/citus/**/*.test.ts", "test/delivery.test.ts"],
+    globalSetup: ["test/citus/global-setup.ts"],
+    setupFiles: ["test/support/no-internal-errors.ts"],
+    pool: "forks",
+    isolate: false,
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    reporters: ["default"],
+  },
+});
