@@ -7,6 +7,7 @@
  */
 import postgres from "postgres";
 import { request } from "undici";
+import { byProject } from "../src/db/citus/by-project";
 import { cancelMessageRows } from "../src/db/queries/cancel-messages";
 import { type Costs, openCostWindow } from "./costs";
 import { cpuSnapshot, type CpuUse, cpuUseSince, watchedPids } from "./cpu";
@@ -384,9 +385,12 @@ async function cancelPendingDeliveries(databaseUrl: string): Promise<number> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     // Cancelled as the service cancels (off the work list, out of a destination's line), not by a write of its own.
-    const pending = await sql<{ id: string }[]>`
-      select id from dispatch.messages where state in ('CREATED', 'RETRY') and next_delivery_at < now() + interval '1 day'`;
-    const cancelled = await cancelMessageRows(sql, pending.map((row) => row.id));
+    const pending = await sql<{ id: string; project: string }[]>`
+      select id, project from dispatch.messages where state in ('CREATED', 'RETRY') and next_delivery_at < now() + interval '1 day'`;
+    const cancelled = [];
+    for (const [project, rows] of byProject(pending, (row) => row.project)) {
+      cancelled.push(...(await cancelMessageRows(sql, project, rows.map((row) => row.id))));
+    }
     await sql`delete from graphile_worker._private_jobs where run_at < now() + interval '1 day'`;
     return cancelled.length;
   } finally {

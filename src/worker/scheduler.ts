@@ -9,7 +9,7 @@
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
 import type { PublishSettings } from "../domain/publish/prepare";
-import { fireDueSchedules, nextDueTick } from "../domain/schedules/fire";
+import { fireDueSchedules, nextDueTick, projectsWithDueTicks } from "../domain/schedules/fire";
 import { SCHEDULES_CHANNEL } from "../domain/schedules/schedules";
 import type { Log } from "../observability/log";
 import type { Metrics } from "../observability/metrics";
@@ -22,6 +22,8 @@ export interface SchedulerDeps {
   listener: Listener;
   availability: DatabaseAvailability;
   settings: PublishSettings;
+  /** Whether the tables are distributed over a Citus cluster: each project's ticks are then fired apart. */
+  distributed: boolean;
   /** The time ticks are judged by (tests move it on instead of waiting minutes). */
   now: () => number;
   metrics: Metrics;
@@ -55,10 +57,13 @@ export class Scheduler {
   /** Fires what is due; returns how long to sleep before the next look. */
   private async fireDue(): Promise<number> {
     const { sql, settings, now } = this.deps;
-    while (!this.loop.stopped) {
-      const fired = await fireDueSchedules(sql, settings, new Date(now()));
-      this.deps.metrics.schedulesFired.inc(fired);
-      if (fired === 0) break;
+    const projects = this.deps.distributed ? await projectsWithDueTicks(sql, new Date(now())) : [null];
+    for (const project of projects) {
+      while (!this.loop.stopped) {
+        const fired = await fireDueSchedules(sql, settings, new Date(now()), project);
+        this.deps.metrics.schedulesFired.inc(fired);
+        if (fired === 0) break;
+      }
     }
     const next = await nextDueTick(sql);
     return next === null ? LOOK_AGAIN_MS : Math.max(0, Math.min(LOOK_AGAIN_MS, next.getTime() - now()));

@@ -161,6 +161,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     listener: deps.listener,
     availability,
     settings: { ...outcomeSettings, llmUrl: llmUrl(config), guard: deps.guard },
+    distributed: deps.distributed,
     now: deps.now ?? Date.now,
     metrics: deps.metrics,
     log: deps.log,

@@ -7,12 +7,25 @@
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
 
-/** Cancels those of `ids` that are pending; returns them with their queues (and the queues' project). */
-export function cancelMessageRows(tx: Tx, ids: string[]): Promise<{ id: string; project: string; queueName: string | null }[]> {
+/**
+ * Cancels those of `ids` (of `project`) that are pending; returns them with their queues. Their
+ * `canceled_seq` positions are taken first, one per id (Citus refuses `nextval()` in an UPDATE of a
+ * distributed table; a position left unused is a gap, as a rolled-back one is).
+ */
+export async function cancelMessageRows(
+  tx: Tx,
+  project: string,
+  ids: string[],
+): Promise<{ id: string; project: string; queueName: string | null }[]> {
+  if (ids.length === 0) return [];
+  const sorted = [...ids].sort();
+  const [row] = await tx<{ positions: number[] }[]>`
+    select array(select nextval('dispatch.messages_seq_seq') from generate_series(1, ${sorted.length}::int)) as positions`;
   return tx<{ id: string; project: string; queueName: string | null }[]>`
-    update dispatch.messages
+    update dispatch.messages m
     set state = 'CANCELED', completed_at = now(), due_at = null, pending_queue = null, flow_parked = false, destination_parked = false,
-      canceled_seq = nextval('dispatch.messages_seq_seq')
-    where id = any(${ids}::text[]) and ${isPending(tx)}
-    returning id, project, queue_name as "queueName"`;
+      canceled_seq = c.position
+    from unnest(${sorted}::text[], ${row!.positions}::bigint[]) as c(id, position)
+    where m.project = ${project} and m.id = c.id and ${isPending(tx, "m.state")}
+    returning m.id, m.project, m.queue_name as "queueName"`;
 }

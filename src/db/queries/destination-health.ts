@@ -101,10 +101,10 @@ export async function recordObservations(tx: Tx, observations: Observation[], ru
   await tx.unsafe(
     `
     insert into dispatch.destinations as d (destination, attempts, failures, failure_kinds, failing_messages, latency_ms_total,
-      last_error, last_status, last_error_at, last_success_at, last_attempt_at, held_until)
+      last_error, last_status, last_error_at, last_success_at, last_attempt_at, held_until, updated_at)
     select o.destination, o.attempts, o.failures, o.kinds, o.failing, o.latency, o.last_error, o.last_status, o.last_error_at,
       o.last_success_at, o.last_attempt_at,
-      case when o.hold_ms > 0 then now() + o.hold_ms * interval '1 millisecond' end
+      case when o.hold_ms > 0 then now() + o.hold_ms * interval '1 millisecond' end, now()
     from jsonb_to_recordset($1::jsonb) as o(destination text, attempts int, failures int, kinds jsonb, failing text[],
       latency bigint, last_error text, last_status int, last_error_at timestamptz, last_success_at timestamptz,
       last_attempt_at timestamptz, hold_ms int)
@@ -121,7 +121,8 @@ export async function recordObservations(tx: Tx, observations: Observation[], ru
       last_success_at = greatest(excluded.last_success_at, d.last_success_at),
       last_attempt_at = greatest(excluded.last_attempt_at, d.last_attempt_at),
       held_until = greatest(excluded.held_until, d.held_until),
-      updated_at = now()`,
+      -- excluded's, not now(): Citus takes only immutable functions in DO UPDATE SET (the same instant here).
+      updated_at = excluded.updated_at`,
     [tx.json(observations.map(observationRow) as never)] as never[],
   );
   return tx.unsafe<CircuitChange[]>(
@@ -139,7 +140,8 @@ export async function recordObservations(tx: Tx, observations: Observation[], ru
       where c.failures >= $2::int and c.failures >= $3::float8 * c.attempts and c.failing >= $4::int)
     update dispatch.destinations t set circuit = 'OPEN', opened_at = now(), cool_down_ms = $5::int,
       probe_at = now() + $5::int * interval '1 millisecond', updated_at = now(),
-      open_reason = format('%s of %s attempts failed in the last minute: %s', o.failures, o.attempts, o.what)
+      -- Immutable operators only (Citus refuses a stable function of columns, such as format(), in an UPDATE).
+      open_reason = o.failures::text || ' of ' || o.attempts::text || ' attempts failed in the last minute: ' || o.what
     from opening o where t.destination = o.destination and t.circuit = 'CLOSED'
     returning t.destination, 'CLOSED' as "from", 'OPEN' as "to", t.open_reason as reason, t.probe_at as "probeAt"`,
     [names, rule.failures, rule.failureRate, rule.failingMessages, rule.coolDownMs] as never[],
@@ -261,8 +263,8 @@ export async function openByHand(tx: Tx, destination: string, reason: string): P
     with before as (select circuit from dispatch.destinations where destination = ${destination} for update)
     insert into dispatch.destinations as d (destination, circuit, opened_by_hand, opened_at, open_reason)
     values (${destination}, 'OPEN', true, now(), ${reason})
-    on conflict (destination) do update set circuit = 'OPEN', opened_by_hand = true, opened_at = coalesce(d.opened_at, now()),
-      open_reason = ${reason}, probe_at = null, probe_message_id = null, probe_deadline = null, updated_at = now()
+    on conflict (destination) do update set circuit = 'OPEN', opened_by_hand = true, opened_at = coalesce(d.opened_at, excluded.opened_at),
+      open_reason = ${reason}, probe_at = null, probe_message_id = null, probe_deadline = null, updated_at = excluded.updated_at
     where not (d.circuit = 'OPEN' and d.opened_by_hand)
     returning d.destination, coalesce((select circuit from before), 'CLOSED') as "from", d.circuit as "to",
       d.open_reason as reason, d.probe_at as "probeAt"`;

@@ -11,6 +11,7 @@ import type { Tx } from "../client";
 import { messageColumnList } from "../message-columns";
 import { isPending, pendingSql } from "../vocabulary";
 import type { ClaimedMessage } from "./claim-messages";
+import type { ClaimedKey } from "./work-list";
 
 /** Claimed messages this worker will not attempt (their destination is held or full) join their destination's line. */
 export async function parkClaimed(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
@@ -26,10 +27,11 @@ export async function parkClaimed(tx: Tx, messages: { id: string; claimId: numbe
  * line without spending a retry (the failure was the destination's); false
  * when a cancel or a sweep got there first.
  */
-export async function returnProbeToLine(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
+export async function returnProbeToLine(tx: Tx, probe: ClaimedKey): Promise<boolean> {
   const changed = await tx`
     update dispatch.messages set claim_id = null, destination_parked = true
-    where id = ${messageId} and claim_id = ${claimId} and due_at is null and not flow_parked and ${isPending(tx)}
+    where project = ${probe.project} and id = ${probe.id} and claim_id = ${probe.claimId} and due_at is null and not flow_parked
+      and ${isPending(tx)}
     returning id`;
   return changed.length > 0;
 }

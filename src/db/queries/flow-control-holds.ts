@@ -9,17 +9,31 @@
  * (or, freed, cancelled) under the claim that made the attempt, released
  * ones held and pending.
  */
+import type postgres from "postgres";
+import { byProject } from "../citus/by-project";
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
 import { DUE_CHANNEL } from "./work-list";
 
+/** A claimed message as these statements name it: its key and the claim its attempt was made under. */
+type Claimed = { id: string; project: string; claimId: number };
+
+/**
+ * Sets `assignments` on those of `messages` still under their claims and matching `guard`, project by project
+ * (db/citus/by-project.ts).
+ */
+async function updateUnderClaims(tx: Tx, messages: Claimed[], assignments: postgres.Fragment, guard: postgres.Fragment) {
+  for (const [project, ofProject] of byProject(messages, (message) => message.project)) {
+    await tx`
+      update dispatch.messages m set ${assignments}
+      from unnest(${ofProject.map((m) => m.id)}::text[], ${ofProject.map((m) => m.claimId)}::bigint[]) as c(id, claim_id)
+      where m.project = ${project} and m.id = c.id and m.claim_id = c.claim_id and ${guard}`;
+  }
+}
+
 /** Counts the admitted `messages` in flight for their keys, while they are pending under their claims. */
-export async function markFlowActive(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
-  if (messages.length === 0) return;
-  await tx`
-    update dispatch.messages m set flow_active = true
-    from unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.claimId)}::bigint[]) as a(id, claim_id)
-    where m.id = a.id and m.claim_id = a.claim_id and ${isPending(tx, "m.state")}`;
+export async function markFlowActive(tx: Tx, messages: Claimed[]): Promise<void> {
+  await updateUnderClaims(tx, messages, tx`flow_active = true`, isPending(tx, "m.state"));
 }
 
 /**
@@ -28,21 +42,13 @@ export async function markFlowActive(tx: Tx, messages: { id: string; claimId: nu
  * by it or cancelled meanwhile). One re-admitted under a newer claim after a
  * sweep keeps the slot its new attempt holds.
  */
-export async function freeFlowSlots(tx: Tx, attempts: { id: string; claimId: number }[]): Promise<void> {
-  if (attempts.length === 0) return;
-  await tx`
-    update dispatch.messages m set flow_active = false
-    from unnest(${attempts.map((m) => m.id)}::text[], ${attempts.map((m) => m.claimId)}::bigint[]) as f(id, claim_id)
-    where m.id = f.id and m.claim_id = f.claim_id and m.flow_active`;
+export async function freeFlowSlots(tx: Tx, attempts: Claimed[]): Promise<void> {
+  await updateUnderClaims(tx, attempts, tx`flow_active = false`, tx`m.flow_active`);
 }
 
 /** Holds the claimed `messages` back: off the claim, parked for a release. */
-export async function holdClaimed(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
-  if (messages.length === 0) return;
-  await tx`
-    update dispatch.messages m set claim_id = null, flow_parked = true
-    from unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.claimId)}::bigint[]) as h(id, claim_id)
-    where m.id = h.id and m.claim_id = h.claim_id and ${isPending(tx, "m.state")}`;
+export async function holdClaimed(tx: Tx, messages: Claimed[]): Promise<void> {
+  await updateUnderClaims(tx, messages, tx`claim_id = null, flow_parked = true`, isPending(tx, "m.state"));
 }
 
 /** A flow-control key: its project and name (domain/flow-control/keyed.ts). */
@@ -51,29 +57,36 @@ interface FlowKey {
   key: string;
 }
 
-/** Puts up to `free[i]` held messages of `keys[i]` back on the work list now, oldest first; returns how many (one NOTIFY when any). */
+/**
+ * Puts up to `free[i]` held messages of `keys[i]` back on the work list now, oldest first, project by project;
+ * returns how many (one NOTIFY per project when any, counted, not returned: see insert-messages.ts).
+ */
 export async function releaseHeldNow(tx: Tx, keys: FlowKey[], free: number[]): Promise<number> {
-  const [row] = await tx<{ count: number }[]>`
-    with k as (
-      select * from unnest(${keys.map((k) => k.project)}::text[], ${keys.map((k) => k.key)}::text[], ${free}::int[]) as k(project, key, free)
-      where free > 0),
-    picked as (
-      select p.id from k cross join lateral (
-        select m.id from dispatch.messages m
-        where m.project = k.project and m.flow_control_key = k.key and m.flow_parked and ${isPending(tx, "m.state")}
-        order by m.seq limit k.free for update skip locked) p),
-    released as (
-      update dispatch.messages m set flow_parked = false, due_at = now()
-      from picked where m.id = picked.id returning m.id)
-    select count(*)::int as count, case when count(*) > 0 then pg_notify(${DUE_CHANNEL}, '') end from released`;
-  return row!.count;
+  let released = 0;
+  const withRoom = keys.map((key, i) => ({ ...key, free: free[i]! })).filter((key) => key.free > 0);
+  for (const [project, ofProject] of byProject(withRoom, (key) => key.project)) {
+    const [row] = await tx<{ count: number }[]>`
+      with picked as (
+        select p.id from unnest(${ofProject.map((k) => k.key)}::text[], ${ofProject.map((k) => k.free)}::int[]) as k(key, free)
+        cross join lateral (
+          select m.id from dispatch.messages m
+          where m.project = ${project} and m.flow_control_key = k.key and m.flow_parked and ${isPending(tx, "m.state")}
+          order by m.seq limit k.free for update skip locked) p),
+      released as (
+        update dispatch.messages m set flow_parked = false, due_at = now()
+        from picked where m.project = ${project} and m.id = picked.id returning m.id)
+      select (select count(*)::int from released) as count,
+        (select count(pg_notify(${DUE_CHANNEL}, '')) from (select 1 from released limit 1) as due) as notified`;
+    released += row!.count;
+  }
+  return released;
 }
 
 /** Puts the oldest held message of `key` back on the work list for `at`, unless one of the key's messages is due by then. */
 export async function releaseHeldAt(tx: Tx, { project, key }: FlowKey, at: Date): Promise<void> {
   await tx`
     update dispatch.messages m set flow_parked = false, due_at = ${at}
-    where m.id = (
+    where m.project = ${project} and m.id = (
       select id from dispatch.messages where project = ${project} and flow_control_key = ${key} and flow_parked and ${isPending(tx)}
       order by seq limit 1 for update skip locked)
     and not exists (

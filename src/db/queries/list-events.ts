@@ -70,8 +70,9 @@ const created: Part = (tx, s) => tx<EventRow[]>`
 
 const attempted: Part = (tx, s) => tx<EventRow[]>`
   select a.id::text as seq, e.n, ${tx.unsafe(COLUMNS.replace("e.message_id", "a.message_id"))}
-  from dispatch.attempts a join dispatch.messages m on m.id = a.message_id
-    cross join lateral dispatch.attempt_events(a) e
+  from dispatch.attempts a join dispatch.messages m on m.project = a.project and m.id = a.message_id
+    cross join lateral dispatch.attempt_events(a.started_at, a.result, a.recorded_at, a.error, a.response_status,
+      a.response_headers, a.response_body, a.next_attempt_at, a.failure, a.note) e
   where ${s.where} and ${after(tx, s, tx`a.id`, tx`e.n`)}
   order by ${order(tx, s, tx`a.id`)}, ${s.latestFirst ? tx`e.n desc` : tx`e.n`} limit ${s.limit}`;
 

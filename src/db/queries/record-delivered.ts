@@ -8,7 +8,7 @@
  */
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
-import { updateClaimed } from "./work-list";
+import { type ClaimedKey, updateClaimed } from "./work-list";
 
 /** A successful attempt of a message under a claim. */
 export interface DeliveredAttempt {
@@ -29,8 +29,8 @@ export interface DeliveredAttempt {
  * function: domain/delivery/outcome.ts); false when a cancel or a sweep got
  * there first.
  */
-export function recordDeliveredMessage(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
-  return updateClaimed(tx, messageId, claimId, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`);
+export async function recordDeliveredMessage(tx: Tx, claimed: ClaimedKey): Promise<boolean> {
+  return (await updateClaimed(tx, claimed, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`)) !== null;
 }
 
 /** Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. */

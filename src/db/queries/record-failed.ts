@@ -5,9 +5,9 @@
  * failure callback are the outcome's (domain/delivery/outcome.ts).
  */
 import type { Tx } from "../client";
-import { updateClaimed } from "./work-list";
+import { type ClaimedKey, updateClaimed } from "./work-list";
 
-/** Marks `messageId` failed; false when a cancel or a sweep got there first. */
-export function recordFailed(tx: Tx, messageId: string, claimId: number): Promise<boolean> {
-  return updateClaimed(tx, messageId, claimId, tx`state = 'FAILED', completed_at = now(), pending_queue = null`);
+/** Marks `claimed` failed; false when a cancel or a sweep got there first. */
+export async function recordFailed(tx: Tx, claimed: ClaimedKey): Promise<boolean> {
+  return (await updateClaimed(tx, claimed, tx`state = 'FAILED', completed_at = now(), pending_queue = null`)) !== null;
 }

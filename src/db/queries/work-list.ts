@@ -48,15 +48,23 @@ import { isPending } from "../vocabulary";
 /** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
 export const DUE_CHANNEL = "dispatch_due";
 
+/** A message as an outcome names it: its key (project and id) and the claim it was attempted under. */
+export interface ClaimedKey {
+  id: string;
+  project: string;
+  claimId: number;
+}
+
 /**
- * Changes the message `messageId` with `assignments`, only while it is
- * pending under the claim `claimId` (the guard every outcome transition takes);
- * false when a cancel, a sweep or another replica got there first.
+ * Changes the message `claimed` with `assignments`, only while it is pending
+ * under its claim (the guard every outcome transition takes); returns its next
+ * delivery time as changed, or null when a cancel, a sweep or another replica
+ * got there first.
  */
-export async function updateClaimed(tx: Tx, messageId: string, claimId: number, assignments: postgres.Fragment): Promise<boolean> {
-  const changed = await tx`
+export async function updateClaimed(tx: Tx, claimed: ClaimedKey, assignments: postgres.Fragment): Promise<Date | null> {
+  const [changed] = await tx<{ nextDeliveryAt: Date }[]>`
     update dispatch.messages set ${assignments}
-    where id = ${messageId} and claim_id = ${claimId} and ${isPending(tx)}
-    returning id`;
-  return changed.length > 0;
+    where project = ${claimed.project} and id = ${claimed.id} and claim_id = ${claimed.claimId} and ${isPending(tx)}
+    returning next_delivery_at as "nextDeliveryAt"`;
+  return changed?.nextDeliveryAt ?? null;
 }

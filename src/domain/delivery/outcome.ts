@@ -3,6 +3,7 @@
  * the dead letter queue, callbacks and failure callbacks — all in one
  * transaction, so a crash leaves either none or all of it.
  */
+import { byProject } from "../../db/citus/by-project";
 import { byteaBatch, byteaSlice } from "../../db/bytea-batch";
 import type { Tx } from "../../db/client";
 import type { ClaimedMessage } from "../../db/queries/claim-messages";
@@ -56,8 +57,8 @@ export interface OutcomeSettings extends MessageSettings {
 
 /** What an attempt's row in the attempt log says beyond the attempt itself. */
 interface AttemptNotes {
-  /** Whether it led to a retry (due at the message's `next_delivery_at`). */
-  retry: boolean;
+  /** When the retry it led to is due (the message's new `next_delivery_at`); null when none. */
+  retryAt: Date | null;
   /** Why it failed the message for good. */
   failure: string | null;
   /** Problems after it (a callback that could not be sent). */
@@ -82,17 +83,21 @@ function changesRun(record: AttemptRecord): boolean {
  * Returns the circuits its probes closed or opened again.
  */
 export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings: OutcomeSettings): Promise<CircuitChange[]> {
-  // The runs this changes first, then the messages in one order, the ids' (as every transaction that locks
+  // The runs this changes first, then the messages in one order, by project and id (as every transaction that locks
   // several messages does): two workers recording overlapping batches, or a run cancelled while its step
   // fails, wait for each other instead of deadlocking.
   await runHooks().lockRuns(tx, records.filter(changesRun).map((record) => record.message));
-  const ids = [...new Set(records.map((record) => record.message.id))].sort();
-  const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
-    select id, state, claim_id as "claimId" from dispatch.messages where id = any(${ids}::text[]) order by id for update`;
-  const current = new Map(rows.map((row) => [row.id, row]));
+  const current = new Map<string, { id: string; state: MessageState; claimId: number | null }>();
+  for (const [project, inProject] of byProject(records, (record) => record.message.project)) {
+    const ids = [...new Set(inProject.map((record) => record.message.id))].sort();
+    const rows = await tx<{ id: string; state: MessageState; claimId: number | null }[]>`
+      select id, state, claim_id as "claimId" from dispatch.messages
+      where project = ${project} and id = any(${ids}::text[]) order by id for update`;
+    for (const row of rows) current.set(row.id, row);
+  }
   // The attempts come first in the log, before the callback messages their outcomes publish.
   const positions = await reserveLogPositions(tx, records.length);
-  const notes = records.map((): AttemptNotes => ({ retry: false, failure: null, notes: [] }));
+  const notes = records.map((): AttemptNotes => ({ retryAt: null, failure: null, notes: [] }));
   // Every attempt is over, recorded or overtaken by a cancel: it frees its flow-control slot, before a
   // transition (a failed probe back into its line) lets go of the claim the slot is freed under.
   await releaseDeliveries(tx, records.map((record) => record.message));
@@ -118,16 +123,16 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
 async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, notes: AttemptNotes): Promise<void> {
   const { message, attempt, outcome } = record;
   if (outcome.kind === "held") {
-    if (await returnProbeToLine(tx, message.id, message.claimId)) notes.notes.push(HELD_NOTE);
+    if (await returnProbeToLine(tx, message)) notes.notes.push(HELD_NOTE);
     return;
   }
   const final = outcome.kind !== "retry";
   const extra = await runHooks().callbackFields(tx, message, final);
   if (outcome.kind === "delivered") {
-    if (!(await recordDeliveredMessage(tx, message.id, message.claimId))) return;
+    if (!(await recordDeliveredMessage(tx, message))) return;
   } else if (outcome.kind === "retry") {
-    notes.retry = await recordRetry(tx, message.id, message.claimId, outcome.delayMs);
-    if (!notes.retry) return;
+    notes.retryAt = await recordRetry(tx, message, outcome.delayMs);
+    if (notes.retryAt === null) return;
   } else if (!(await markFailed(tx, record, outcome.error, settings, extra, notes))) {
     return;
   }
@@ -167,7 +172,7 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
       headers: !delivered && response ? JSON.stringify(response.headers) : null,
       body: !delivered && response ? response.body : null,
       error: delivered ? null : outcome.error,
-      retry: notes[i]!.retry,
+      retryAt: notes[i]!.retryAt?.toISOString() ?? null,
       failure: notes[i]!.failure,
       note: notes[i]!.notes.length === 0 ? null : notes[i]!.notes.join("; "),
     };
@@ -179,15 +184,15 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
       response_headers, response_body, error, next_attempt_at, failure, note)
     select a.id, a.message_id, a.project, a.retried, a.started_at, a.duration_ms, a.result, a.status, a.headers::jsonb,
       ${byteaSlice(tx, bodies, "a.body_offset", "a.body_length")},
-      a.error, case when a.retry then (select m.next_delivery_at from dispatch.messages m where m.id = a.message_id) end,
+      a.error, a.retry_at,
       a.failure, a.note
     from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.messageId)}::text[], ${column((r) => r.project)}::text[],
       ${column((r) => r.retried)}::int[],
       ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[], ${column((r) => r.result)}::text[],
       ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${bodies.offsets}::int[], ${bodies.lengths}::int[],
-      ${column((r) => r.error)}::text[], ${tx.array(column((r) => r.retry), 16)}::bool[], ${column((r) => r.failure)}::text[],
+      ${column((r) => r.error)}::text[], ${column((r) => r.retryAt)}::timestamptz[], ${column((r) => r.failure)}::text[],
       ${column((r) => r.note)}::text[])
-      as a(id, message_id, project, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry,
+      as a(id, message_id, project, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry_at,
         failure, note)`;
 }
 
@@ -206,7 +211,7 @@ async function markFailed(
   notes: AttemptNotes,
 ): Promise<boolean> {
   const response = attempt.kind === "response" ? attempt : null;
-  if (!(await recordFailed(tx, message.id, message.claimId))) return false;
+  if (!(await recordFailed(tx, message))) return false;
   notes.failure = error;
   if (message.workflowCallType === "toCallback") return true;
   const dlqId = newDlqId();

@@ -132,11 +132,19 @@ async function withCounts(tx: Tx, rows: Omit<Destination, "inFlight" | "due" | "
 
 /** Removes the rows of destinations idle for `idleMs`: closed, unheld, nothing in their line. Returns how many. */
 export async function forgetIdleDestinations(tx: Tx, idleMs: number): Promise<number> {
-  const removed = await tx`
-    delete from dispatch.destinations d
-    where d.circuit = 'CLOSED' and d.held_until is null
-      and coalesce(d.last_attempt_at, d.updated_at) < now() - ${idleMs} * interval '1 millisecond'
-      and not exists (select 1 from dispatch.messages m where m.destination = d.destination and m.destination_parked)`;
+  const idle = tx`d.circuit = 'CLOSED' and d.held_until is null
+    and coalesce(d.last_attempt_at, d.updated_at) < now() - ${idleMs} * interval '1 millisecond'`;
+  // Read, then deleted by name: on Citus `destinations` is a reference table, which a statement that also
+  // reads the messages' shards may not change.
+  const candidates = (await tx<{ destination: string }[]>`select d.destination from dispatch.destinations d where ${idle}`).map(
+    (row) => row.destination,
+  );
+  if (candidates.length === 0) return 0;
+  const lined = await tx<{ destination: string }[]>`
+    select distinct m.destination from dispatch.messages m where m.destination_parked and m.destination = any(${candidates}::text[])`;
+  const keep = new Set(lined.map((row) => row.destination));
+  const doomed = candidates.filter((destination) => !keep.has(destination));
+  const removed = await tx`delete from dispatch.destinations d where d.destination = any(${doomed}::text[]) and ${idle}`;
   return removed.count;
 }
 

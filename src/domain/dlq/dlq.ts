@@ -131,9 +131,9 @@ async function selectEntries(tx: Tx, selection: DlqSelection, page: DlqPage, loc
     select d.dlq_id as "dlqId", d.message_id as "messageId", d.error, d.response_status as "responseStatus",
       d.response_headers as "responseHeaders", d.response_body as "responseBody", r.run_id as "workflowRunId",
       (extract(epoch from d.created_at) * 1000000)::bigint::text as position
-    from dispatch.dlq d join dispatch.messages m on m.id = d.message_id
-      left join dispatch.workflow_runs r on r.dlq_id = d.dlq_id
-    where d.project = ${selection.project}
+    from dispatch.dlq d join dispatch.messages m on m.project = d.project and m.id = d.message_id
+      left join dispatch.workflow_runs r on r.project = d.project and r.dlq_id = d.dlq_id
+    where d.project = ${selection.project} and m.project = ${selection.project}
       and ${byIds ? tx`d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, selection, page)}
     order by ${latestFirst ? tx`d.created_at desc, d.dlq_id desc` : tx`d.created_at, d.dlq_id`}
     ${byIds ? tx`` : tx`limit ${page.count + 1}`}

@@ -101,13 +101,13 @@ export async function withdrawAdmission(sql: Sql, message: Keyed<ClaimedMessage>
 export async function releaseDeliveries(tx: Tx, messages: ClaimedMessage[]): Promise<void> {
   const keyed = messages.filter(isKeyed);
   if (keyed.length === 0) return;
-  await freeFlowSlots(tx, keyed.map((message) => ({ id: message.id, claimId: message.claimId })));
+  await freeFlowSlots(tx, keyed.map((message) => ({ id: message.id, project: message.project, claimId: message.claimId })));
   await releaseParked(tx, keyed.map(flowKeyOf));
 }
 
 async function record(tx: Tx, { admitted, held }: Admission): Promise<void> {
-  await markFlowActive(tx, admitted.map((message) => ({ id: message.id, claimId: message.claimId })));
-  await holdClaimed(tx, held.map((message) => ({ id: message.id, claimId: message.claimId })));
+  await markFlowActive(tx, admitted.map((message) => ({ id: message.id, project: message.project, claimId: message.claimId })));
+  await holdClaimed(tx, held.map((message) => ({ id: message.id, project: message.project, claimId: message.claimId })));
 }
 
 /** Sets the key's window to `kept` plus `added` starts stamped now (clock_timestamp()); returns that stamp. */

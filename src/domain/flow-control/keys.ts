@@ -6,6 +6,7 @@
  * across replicas.
  */
 import type postgres from "postgres";
+import { byProject } from "../../db/citus/by-project";
 import type { Tx } from "../../db/client";
 import { afterKey, keyPageOf, type Page, type PageOf } from "../paging";
 import { type FlowKey, sortedFlowKeys } from "./keyed";
@@ -53,7 +54,7 @@ export async function configureKeys(tx: Tx, flows: (FlowKey & { value: string })
       parallelism = case when k.pinned_parallelism then k.parallelism else excluded.parallelism end,
       rate = case when k.pinned_rate then k.rate else excluded.rate end,
       period_ms = case when k.pinned_rate then k.period_ms else excluded.period_ms end,
-      updated_at = now()
+      updated_at = excluded.updated_at
     where (k.parallelism, k.rate, k.period_ms) is distinct from (
       case when k.pinned_parallelism then k.parallelism else excluded.parallelism end,
       case when k.pinned_rate then k.rate else excluded.rate end,
@@ -68,17 +69,23 @@ export interface KeySearch {
 
 /** The states of `keys` (or of the keys `KeySearch` finds), rows locked when `lock`. */
 export async function keyStates(tx: Tx, keys: FlowKey[] | KeySearch, lock: boolean): Promise<KeyState[]> {
-  const which = Array.isArray(keys) ? oneOf(tx, keys) : matching(tx, keys);
-  // Locked first, read after: a statement that waited for a lock still reads what others
-  // committed meanwhile only in the locked rows, not in its subqueries (READ COMMITTED).
-  if (lock) await tx`select key from dispatch.flow_control_keys k where ${which} order by project, key for update`;
-  return selectKeyStates(tx, which, tx``);
+  // Project by project (db/citus/by-project.ts), keys in order within each.
+  const groups = Array.isArray(keys)
+    ? byProject(keys, (key) => key.project).map(([project, ofProject]) => ({ project, which: oneOf(tx, project, ofProject) }))
+    : [{ project: keys.project, which: matching(tx, keys) }];
+  const states: KeyState[] = [];
+  for (const { project, which } of groups) {
+    // Locked first, read after: a statement that waited for a lock still reads what others
+    // committed meanwhile only in the locked rows, not in its subqueries (READ COMMITTED).
+    if (lock) await tx`select key from dispatch.flow_control_keys k where ${which} order by key for update`;
+    states.push(...(await selectKeyStates(tx, project, which, tx``)));
+  }
+  return states;
 }
 
-/** The rows of `keys`. */
-function oneOf(tx: Tx, keys: FlowKey[]): postgres.Fragment {
-  return tx`(k.project, k.key) in (
-    select * from unnest(${keys.map((k) => k.project)}::text[], ${keys.map((k) => k.key)}::text[]))`;
+/** The rows of `keys`, all of `project`. */
+function oneOf(tx: Tx, project: string, keys: FlowKey[]): postgres.Fragment {
+  return tx`k.project = ${project} and k.key = any(${keys.map((k) => k.key)}::text[])`;
 }
 
 /**
@@ -88,7 +95,7 @@ function oneOf(tx: Tx, keys: FlowKey[]): postgres.Fragment {
  */
 export async function keyStatePage(tx: Tx, search: KeySearch, page: Page): Promise<PageOf<KeyState>> {
   const which = tx`${matching(tx, search)} and ${afterKey(tx, page.cursor, tx`k.key`)}`;
-  const states = await selectKeyStates(tx, which, tx`limit ${page.count + 1}`);
+  const states = await selectKeyStates(tx, search.project, which, tx`limit ${page.count + 1}`);
   return keyPageOf(states, page.count, (state) => state.key);
 }
 
@@ -96,18 +103,22 @@ export async function keyStatePage(tx: Tx, search: KeySearch, page: Page): Promi
 const matching = (tx: Tx, { project, search }: KeySearch) =>
   search === "" ? tx`k.project = ${project}` : tx`k.project = ${project} and position(lower(${search}) in lower(k.key)) > 0`;
 
-/** The states of the keys `which` picks, in key order (what counts against them is counted for the rows returned only). */
-async function selectKeyStates(tx: Tx, which: postgres.Fragment, limit: postgres.Fragment): Promise<KeyState[]> {
+/**
+ * The states of the keys `which` picks of `project`'s, in key order (what counts against them is counted for the
+ * rows returned only). The subqueries name the project as a value: on Citus a correlated subquery on the
+ * project column would not be routed to the project's node.
+ */
+async function selectKeyStates(tx: Tx, project: string, which: postgres.Fragment, limit: postgres.Fragment): Promise<KeyState[]> {
   const rows = await tx<(Omit<KeyState, "window"> & { starts: Date[] })[]>`
     select k.project, k.key, k.parallelism, k.rate, k.period_ms as "periodMs", k.paused, k.pinned_parallelism as "pinnedParallelism",
       k.pinned_rate as "pinnedRate", now() as now, k.starts,
       (select count(*)::int from dispatch.messages m
-        where m.project = k.project and m.flow_control_key = k.key and m.flow_active) as active,
+        where m.project = ${project} and m.flow_control_key = k.key and m.flow_active) as active,
       (select count(*)::int from dispatch.messages m
-        where m.project = k.project and m.flow_control_key = k.key and m.state in ('CREATED', 'RETRY') and not m.flow_active
+        where m.project = ${project} and m.flow_control_key = k.key and m.state in ('CREATED', 'RETRY') and not m.flow_active
           and m.next_delivery_at <= now()) as waiting
     from dispatch.flow_control_keys k where ${which}
-    order by k.project, k.key ${limit}`;
+    order by k.key ${limit}`;
   return rows.map(({ starts, ...row }) => {
     const since = row.now.getTime() - row.periodMs - rateMarginMs(row.periodMs);
     const window = starts.map((start) => new Date(start)).filter((start) => start.getTime() > since);

@@ -26,7 +26,7 @@ const CANCEL_BATCH = 500;
  * transaction, oldest first; messages published meanwhile are left alone.
  */
 export async function cancelSelected(sql: Sql, selection: CancelSelection): Promise<number> {
-  if ("messageIds" in selection) return sql.begin(async (tx) => cancelMessages(tx, await ownIds(tx, selection.project, selection.messageIds)));
+  if ("messageIds" in selection) return sql.begin(async (tx) => cancelMessages(tx, selection.project, await ownIds(tx, selection.project, selection.messageIds)));
   const range = { ...selection.range, toDate: Math.min(selection.range.toDate ?? Date.now(), Date.now()) };
   let total = 0;
   for (;;) {
@@ -50,7 +50,7 @@ async function cancelBatch(tx: Tx, project: string, filter: MessageFilter, range
       and ${withinRange(tx, tx`m.created_at`, range)}
     order by m.seq
     limit ${CANCEL_BATCH}`;
-  return cancelMessages(tx, pending.map((row) => row.id));
+  return cancelMessages(tx, project, pending.map((row) => row.id));
 }
 
 /**
@@ -59,8 +59,8 @@ async function cancelBatch(tx: Tx, project: string, filter: MessageFilter, range
  * is sent; an attempt already in
  * flight may still land (docs/hosted-api.md §3.2). Returns how many were cancelled.
  */
-export async function cancelMessages(tx: Tx, ids: string[]): Promise<number> {
-  const cancelled = await cancelMessageRows(tx, ids);
+export async function cancelMessages(tx: Tx, project: string, ids: string[]): Promise<number> {
+  const cancelled = await cancelMessageRows(tx, project, ids);
   if (cancelled.length === 0) return 0;
   // A cancelled message that held a queue slot frees it.
   const queues = sortedQueues(cancelled.flatMap((row) => (row.queueName === null ? [] : [{ project: row.project, name: row.queueName }])));

@@ -6,6 +6,7 @@
  * Publishing, finishing or cancelling a queued message and changing a queue
  * call `startQueuedMessages`.
  */
+import { byProject } from "../../db/citus/by-project";
 import type { Tx } from "../../db/client";
 import { startQueuedMessageRows } from "../../db/queries/start-queued-messages";
 
@@ -27,16 +28,14 @@ export function sortedQueues(keys: QueueKey[]): QueueKey[] {
  */
 export async function lockQueues(tx: Tx, keys: QueueKey[]): Promise<void> {
   if (keys.length === 0) return;
-  const sorted = sortedQueues(keys);
-  const projects = sorted.map((key) => key.project);
-  const names = sorted.map((key) => key.name);
-  await tx`
-    insert into dispatch.queues (project, name) select * from unnest(${projects}::text[], ${names}::text[])
-    on conflict (project, name) do nothing`;
-  await tx`
-    select q.name from dispatch.queues q join unnest(${projects}::text[], ${names}::text[]) as k(project, name)
-      on q.project = k.project and q.name = k.name
-    order by q.project, q.name for update of q`;
+  // Project by project (db/citus/by-project.ts), names in order within each.
+  for (const [project, queues] of byProject(sortedQueues(keys), (key) => key.project)) {
+    const names = queues.map((key) => key.name);
+    await tx`
+      insert into dispatch.queues (project, name) select ${project}, name from unnest(${names}::text[]) as k(name)
+      on conflict (project, name) do nothing`;
+    await tx`select q.name from dispatch.queues q where q.project = ${project} and q.name = any(${names}::text[]) order by q.name for update`;
+  }
 }
 
 /** Starts as many waiting messages of the queue as its free slots allow (none while paused). */

@@ -22,7 +22,7 @@ export async function projectToken(tx: Transaction, box: SecretBox, project: str
   const { token } = await createNamed(tx, project);
   await tx`
     insert into dispatch.settings (key, value) values (${setting}, ${tx.json(box.seal(setting, token) as never)})
-    on conflict (key) do update set value = excluded.value, updated_at = now()`;
+    on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at`;
   return token;
 }
 

@@ -6,6 +6,7 @@
  * message and the others get its id.
  */
 import { createHash } from "node:crypto";
+import { byProject } from "../../db/citus/by-project";
 import type { Tx } from "../../db/client";
 
 /** What identifies a message for content-based deduplication. */
@@ -61,26 +62,27 @@ export async function claimDeduplicationKeys(tx: Tx, claims: DeduplicationClaim[
   // Claiming in (project, key) order keeps two overlapping batches from deadlocking.
   const order = (claim: DeduplicationClaim) => projectKey(claim.project, claim.key);
   const sorted = [...claims].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
-  const projects = sorted.map((claim) => claim.project);
-  const keys = sorted.map((claim) => claim.key);
-  // An expired row is taken over; a live one makes the insert a no-op. A racing
-  // uncommitted insert of the same key blocks here until it commits or aborts.
-  const won = await tx<{ project: string; key: string }[]>`
-    insert into dispatch.deduplication_keys (project, key, message_id, expires_at)
-    select project, key, message_id, now() + ${windowMs} * interval '1 millisecond'
-    from unnest(${projects}::text[], ${keys}::text[], ${sorted.map((claim) => claim.messageId)}::text[]) as c(project, key, message_id)
-    on conflict (project, key) do update set message_id = excluded.message_id, expires_at = excluded.expires_at
-      where dispatch.deduplication_keys.expires_at <= now()
-    returning project, key`;
-  const wonKeys = new Set(won.map((row) => projectKey(row.project, row.key)));
-  const lost = sorted.filter((claim) => !wonKeys.has(order(claim)));
-  if (lost.length === 0) return new Map();
-  const holders = await tx<{ project: string; key: string; messageId: string }[]>`
-    select d.project, d.key, d.message_id as "messageId"
-    from dispatch.deduplication_keys d
-      join unnest(${lost.map((claim) => claim.project)}::text[], ${lost.map((claim) => claim.key)}::text[]) as l(project, key)
-        on d.project = l.project and d.key = l.key`;
-  return new Map(holders.map((row) => [projectKey(row.project, row.key), row.messageId]));
+  const held = new Map<string, string>();
+  for (const [project, ofProject] of byProject(sorted, (claim) => claim.project)) {
+    const keys = ofProject.map((claim) => claim.key);
+    // An expired row is taken over (deleted, then inserted again); a live one makes the insert a no-op. A racing
+    // uncommitted insert of the same key blocks here until it commits or aborts. Two statements, not an upsert
+    // whose condition reads the clock: Citus takes only immutable functions in an ON CONFLICT clause.
+    await tx`delete from dispatch.deduplication_keys where project = ${project} and key = any(${keys}::text[]) and expires_at <= now()`;
+    const inserted = await tx<{ key: string }[]>`
+      insert into dispatch.deduplication_keys (project, key, message_id, expires_at)
+      select ${project}, key, message_id, now() + ${windowMs} * interval '1 millisecond'
+      from unnest(${keys}::text[], ${ofProject.map((claim) => claim.messageId)}::text[]) as c(key, message_id)
+      on conflict (project, key) do nothing
+      returning key`;
+    const won = new Set(inserted.map((row) => row.key));
+    const lost = keys.filter((key) => !won.has(key));
+    if (lost.length === 0) continue;
+    const holders = await tx<{ key: string; messageId: string }[]>`
+      select key, message_id as "messageId" from dispatch.deduplication_keys where project = ${project} and key = any(${lost}::text[])`;
+    for (const row of holders) held.set(projectKey(project, row.key), row.messageId);
+  }
+  return held;
 }
 
 /** Deletes expired windows; run periodically by the maintenance task. */

@@ -48,7 +48,8 @@ export async function upsertQueue(tx: Tx, project: string, name: string, paralle
   await tx`
     insert into dispatch.queues (project, name, parallelism, paused)
     values (${project}, ${checkQueueName(name)}, ${parallelism}, ${paused})
-    on conflict (project, name) do update set parallelism = excluded.parallelism, paused = excluded.paused, updated_at = now()`;
+    on conflict (project, name) do update set parallelism = excluded.parallelism, paused = excluded.paused,
+      updated_at = excluded.updated_at`;
   await startQueuedMessages(tx, { project, name });
 }
 
@@ -78,7 +79,7 @@ export async function deleteQueue(tx: Tx, project: string, name: string): Promis
   if (!row) return;
   const waiting = await lockMessages();
   await tx`update dispatch.queues set paused = true where ${queue}`;
-  await cancelMessages(tx, waiting.map((message) => message.id));
+  await cancelMessages(tx, project, waiting.map((message) => message.id));
   await tx`delete from dispatch.queues where ${queue}`;
 }
 

@@ -25,11 +25,11 @@ const BATCH = 50;
  * request is prepared on its own (a refusal is that schedule's `error`), and
  * the messages of all of them are stored with one `insertMessages`.
  */
-export function fireDueSchedules(sql: Sql, settings: PublishSettings, now: Date): Promise<number> {
+export function fireDueSchedules(sql: Sql, settings: PublishSettings, now: Date, project: string | null = null): Promise<number> {
   return sql.begin(async (tx) => {
     const due = await tx<ScheduleRow[]>`
       select ${scheduleColumns(tx)} from dispatch.schedules
-      where not paused and next_tick_at <= ${now}
+      where not paused and next_tick_at <= ${now} ${inProject(tx, "project", project)}
       order by next_tick_at limit ${BATCH}
       for update skip locked`;
     if (due.length === 0) return 0;
@@ -41,9 +41,25 @@ export function fireDueSchedules(sql: Sql, settings: PublishSettings, now: Date)
       messageIds: results.slice(next, (next += prepared[i]!.messages.length)).map((result) => result.messageId),
       error: prepared[i]!.error,
     }));
-    await moveOn(tx, fired, now);
+    await moveOn(tx, fired, now, project);
     return due.length;
   });
+}
+
+/**
+ * The projects with a tick due at `now`: on Citus, where a project's schedules
+ * are its node's, each is fired apart (`fireDueSchedules` with the project),
+ * since Citus locks rows (SKIP LOCKED) only in a statement routed to one node.
+ */
+export async function projectsWithDueTicks(sql: Sql, now: Date): Promise<string[]> {
+  const rows = await sql<{ project: string }[]>`
+    select distinct project from dispatch.schedules where not paused and next_tick_at <= ${now}`;
+  return rows.map((row) => row.project);
+}
+
+/** `and <column> = project` when a project is given (Citus routes the statement to its node), else nothing. */
+function inProject(tx: Transaction, column: string, project: string | null) {
+  return project === null ? tx`` : tx`and ${tx(column)} = ${project}`;
 }
 
 /** When the next unpaused tick is due, if any schedule waits. */
@@ -64,7 +80,12 @@ async function prepare(tx: Transaction, schedule: ScheduleRow, settings: Publish
 }
 
 /** Records each fired tick and moves its schedule to the next tick after the later of the tick and `now`. */
-async function moveOn(tx: Transaction, fired: { schedule: ScheduleRow; messageIds: string[]; error: string | null }[], now: Date) {
+async function moveOn(
+  tx: Transaction,
+  fired: { schedule: ScheduleRow; messageIds: string[]; error: string | null }[],
+  now: Date,
+  project: string | null,
+) {
   const rows = fired.map(({ schedule, messageIds, error }) => ({
     project: schedule.project,
     id: schedule.id,
@@ -81,5 +102,5 @@ async function moveOn(tx: Transaction, fired: { schedule: ScheduleRow; messageId
     from unnest(${column((r) => r.project)}::text[], ${column((r) => r.id)}::text[], ${column((r) => r.tick)}::timestamptz[],
       ${column((r) => r.next)}::timestamptz[], ${column((r) => r.messageIds)}::text[], ${column((r) => r.error)}::text[])
       as f(project, id, tick, next, message_ids, error)
-    where s.project = f.project and s.id = f.id`;
+    where s.project = f.project and s.id = f.id ${inProject(tx, "s.project", project)}`;
 }

@@ -77,7 +77,7 @@ export async function saveSchedule(tx: Tx, request: ScheduleRequest, settings: P
       ${request.callerIp}, ${nextTick(cron, now)})
     on conflict (project, id) do update set cron = excluded.cron, destination = excluded.destination, dialect = excluded.dialect,
       headers = excluded.headers, body = excluded.body, queue_name = excluded.queue_name, caller_ip = excluded.caller_ip,
-      next_tick_at = excluded.next_tick_at, last_error = null, updated_at = now()`;
+      next_tick_at = excluded.next_tick_at, last_error = null, updated_at = excluded.updated_at`;
   await tx`select pg_notify(${SCHEDULES_CHANNEL}, '')`;
   return id;
 }

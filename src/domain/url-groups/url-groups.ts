@@ -55,7 +55,7 @@ export async function addEndpoints(tx: Tx, project: string, group: string, endpo
   for (const e of endpoints) names.set(e.url, e.name || names.get(e.url) || "");
   await tx`
     insert into dispatch.url_groups (project, name) values (${project}, ${group})
-    on conflict (project, name) do update set updated_at = now()`;
+    on conflict (project, name) do update set updated_at = excluded.updated_at`;
   await tx`
     insert into dispatch.url_group_endpoints (project, group_name, url, name)
     select ${project}, ${group}, url, nullif(name, '')

@@ -138,8 +138,8 @@ function applyRunConfig(message: NewMessage, config: RunConfig): void {
 async function initMessageId(tx: Tx, project: string, runId: string): Promise<string> {
   const [row] = await tx<{ messageId: string }[]>`
     select s.message_id as "messageId" from dispatch.workflow_steps s
-    join dispatch.workflow_runs r on r.pk = s.run_pk
-    where r.project = ${project} and r.run_id = ${runId} and r.state = 'RUN_STARTED' order by s.seq limit 1`;
+    join dispatch.workflow_runs r on r.project = s.project and r.pk = s.run_pk
+    where r.project = ${project} and s.project = ${project} and r.run_id = ${runId} and r.state = 'RUN_STARTED' order by s.seq limit 1`;
   return row?.messageId ?? runId;
 }
 

@@ -58,7 +58,7 @@ export async function failRun(
       failure_callback_message_id = ${failed.failureCallbackId},
       failure_callback_state = ${failed.failureCallbackId === null ? null : "CALLBACK_INPROGRESS"}
     where pk = ${run.pk}`;
-  await cancelPendingSteps(tx, run.pk, message.id);
+  await cancelPendingSteps(tx, run, message.id);
   await reportToInvoker(tx, run, { isFailed: true, isCanceled: false }, settings);
 }
 
@@ -87,19 +87,19 @@ export async function finishRun(
   settings: MessageSettings,
 ): Promise<boolean> {
   if (!(await endRun(tx, run.pk, state, { response }))) return false;
-  if (state === "RUN_CANCELED") await cancelPendingSteps(tx, run.pk, null);
+  if (state === "RUN_CANCELED") await cancelPendingSteps(tx, run, null);
   const report = state === "RUN_SUCCESS" ? { body: response ?? undefined, isFailed: false, isCanceled: false } : { isFailed: false, isCanceled: true };
   await reportToInvoker(tx, run, report, settings);
   return true;
 }
 
-async function cancelPendingSteps(tx: Tx, runPk: number, except: string | null): Promise<void> {
+async function cancelPendingSteps(tx: Tx, run: { pk: number; project: string }, except: string | null): Promise<void> {
   const pending = await tx<{ id: string }[]>`
     select id from dispatch.messages
-    where workflow_run_pk = ${runPk} and ${isPending(tx)} and workflow_call_type <> 'failureCall'
+    where project = ${run.project} and workflow_run_pk = ${run.pk} and ${isPending(tx)} and workflow_call_type <> 'failureCall'
       and id <> ${except ?? ""}`;
-  await cancelMessages(tx, pending.map((row) => row.id));
-  await tx`delete from dispatch.workflow_waiters where run_pk = ${runPk}`;
+  await cancelMessages(tx, run.project, pending.map((row) => row.id));
+  await tx`delete from dispatch.workflow_waiters where project = ${run.project} and run_pk = ${run.pk}`;
 }
 
 /**

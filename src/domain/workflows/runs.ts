@@ -3,6 +3,7 @@
  * A run is its project's: a run id names a run within one project only, so
  * every lookup by run id takes the project.
  */
+import { byProject } from "../../db/citus/by-project";
 import type { Tx } from "../../db/client";
 import type { RunState } from "../../db/vocabulary";
 import type { Dialect } from "../../db/vocabulary";
@@ -84,11 +85,12 @@ export async function findLatestRun(tx: Tx, project: string, runId: string): Pro
   return run ?? null;
 }
 
-/** Locks the runs of `messages` that belong to one, in key order (delivery/run-hooks.ts `lockRuns`). */
-export async function lockRunsOf(tx: Tx, messages: { workflowRunPk: number | null }[]): Promise<void> {
-  const pks = [...new Set(messages.flatMap((message) => (message.workflowRunPk === null ? [] : [message.workflowRunPk])))];
-  if (pks.length === 0) return;
-  await tx`select pk from dispatch.workflow_runs where pk = any(${pks.sort((a, b) => a - b)}::bigint[]) order by pk for update`;
+/** Locks the runs of `messages` that belong to one, in key order (delivery/run-hooks.ts `lockRuns`), project by project. */
+export async function lockRunsOf(tx: Tx, messages: { project: string; workflowRunPk: number | null }[]): Promise<void> {
+  for (const [project, bound] of byProject(messages.filter((message) => message.workflowRunPk !== null), (message) => message.project)) {
+    const pks = [...new Set(bound.map((message) => message.workflowRunPk!))].sort((a, b) => a - b);
+    await tx`select pk from dispatch.workflow_runs where project = ${project} and pk = any(${pks}::bigint[]) order by pk for update`;
+  }
 }
 
 /** The run with primary key `pk`. */

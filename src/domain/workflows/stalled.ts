@@ -21,23 +21,32 @@ export interface StalledRun {
   since: Date;
 }
 
-/** Marks the runs that stalled since the last sweep and returns them. */
+/** Marks the runs that stalled since the last sweep and returns them, project by project (one statement each: on Citus, one node). */
 export async function markStalledRuns(tx: Tx, graceMs = STALL_GRACE_MS): Promise<StalledRun[]> {
+  const stalled: StalledRun[] = [];
+  for (const { name } of await tx<{ name: string }[]>`select name from dispatch.projects order by name`) {
+    stalled.push(...(await markStalledRunsOf(tx, name, graceMs)));
+  }
+  return stalled;
+}
+
+async function markStalledRunsOf(tx: Tx, project: string, graceMs: number): Promise<StalledRun[]> {
   return tx<StalledRun[]>`
     with stalled as (
       select r.pk, greatest(r.created_at, (
-        select max(m.completed_at) from dispatch.messages m where m.workflow_run_pk = r.pk)) as since
+        select max(m.completed_at) from dispatch.messages m where m.project = ${project} and m.workflow_run_pk = r.pk)) as since
       from dispatch.workflow_runs r
-      where r.state = 'RUN_STARTED' and r.stalled_at is null
-        and not exists (select 1 from dispatch.messages m where m.workflow_run_pk = r.pk and ${isPending(tx, "m.state")})
-        and not exists (select 1 from dispatch.workflow_waiters w where w.run_pk = r.pk)
+      where r.project = ${project} and r.state = 'RUN_STARTED' and r.stalled_at is null
+        and not exists (
+          select 1 from dispatch.messages m where m.project = ${project} and m.workflow_run_pk = r.pk and ${isPending(tx, "m.state")})
+        and not exists (select 1 from dispatch.workflow_waiters w where w.project = ${project} and w.run_pk = r.pk)
         and not exists (
           select 1 from dispatch.workflow_runs c
-          where c.project = r.project and c.state = 'RUN_STARTED' and c.invoker->>'workflowRunId' = r.run_id)
+          where c.project = ${project} and c.state = 'RUN_STARTED' and c.invoker->>'workflowRunId' = r.run_id)
       for update of r skip locked)
     update dispatch.workflow_runs r set stalled_at = now()
     from stalled s
-    where r.pk = s.pk and s.since < now() - ${graceMs} * interval '1 millisecond'
+    where r.project = ${project} and r.pk = s.pk and s.since < now() - ${graceMs} * interval '1 millisecond'
     returning r.run_id as "runId", r.workflow_url as "workflowUrl", s.since`;
 }
 

@@ -77,7 +77,7 @@ function removeDlqEntries(sql: Sql, project: string, ms: number): Promise<number
     sql,
     sql`select dlq_id from dispatch.dlq where project = ${project} and created_at < now() - ${ms} * interval '1 millisecond'
       order by created_at limit ${BATCH} for update skip locked`,
-    sql`gone as (delete from dispatch.dlq d using doomed where d.dlq_id = doomed.dlq_id returning 1)`,
+    sql`gone as (delete from dispatch.dlq d using doomed where d.project = ${project} and d.dlq_id = doomed.dlq_id returning 1)`,
   );
 }
 
@@ -88,9 +88,9 @@ function removeMessages(sql: Sql, project: string, ms: number): Promise<number> 
     sql`select m.id from dispatch.messages m
       where m.project = ${project} and ${finishedBefore(sql, "m", ms)}
         and m.workflow_run_pk is null
-        and not exists (select 1 from dispatch.dlq d where d.message_id = m.id)
+        and not exists (select 1 from dispatch.dlq d where d.project = ${project} and d.message_id = m.id)
       order by m.created_at limit ${BATCH} for update skip locked`,
-    deleteMessages(sql, "doomed", "gone"),
+    deleteMessages(sql, project, "doomed", "gone"),
   );
 }
 
@@ -102,12 +102,12 @@ function removeWorkflowRuns(sql: Sql, project: string, ms: number): Promise<numb
       where r.project = ${project} and ${finishedBefore(sql, "r", ms)}
         and not exists (
           select 1 from dispatch.messages m
-          where m.workflow_run_pk = r.pk
-            and (m.completed_at is null or exists (select 1 from dispatch.dlq d where d.message_id = m.id)))
+          where m.project = ${project} and m.workflow_run_pk = r.pk
+            and (m.completed_at is null or exists (select 1 from dispatch.dlq d where d.project = ${project} and d.message_id = m.id)))
       order by r.created_at limit ${BATCH} for update skip locked`,
-    sql`messages as (select m.id from dispatch.messages m join doomed on m.workflow_run_pk = doomed.pk),
-    ${deleteMessages(sql, "messages", "removed")},
-    gone as (delete from dispatch.workflow_runs r using doomed where r.pk = doomed.pk returning 1)`,
+    sql`messages as (select m.id from dispatch.messages m join doomed on m.workflow_run_pk = doomed.pk where m.project = ${project}),
+    ${deleteMessages(sql, project, "messages", "removed")},
+    gone as (delete from dispatch.workflow_runs r using doomed where r.project = ${project} and r.pk = doomed.pk returning 1)`,
   );
 }
 
@@ -123,15 +123,15 @@ async function removeBatch(sql: Sql, doomed: postgres.Fragment, deletions: postg
 }
 
 /**
- * The CTEs that delete the messages whose ids the CTE `ids` lists, with their
+ * The CTEs that delete the project's messages whose ids the CTE `ids` lists, with their
  * attempts and their rows of the old event log; `removed` names the last,
  * which returns a row per message.
  */
-function deleteMessages(sql: Sql, ids: string, removed: string) {
+function deleteMessages(sql: Sql, project: string, ids: string, removed: string) {
   return sql`
-    ${sql(`${removed}_attempts`)} as (delete from dispatch.attempts a using ${sql(ids)} i where a.message_id = i.id),
+    ${sql(`${removed}_attempts`)} as (delete from dispatch.attempts a using ${sql(ids)} i where a.project = ${project} and a.message_id = i.id),
     ${sql(`${removed}_legacy`)} as (delete from dispatch.message_events_legacy e using ${sql(ids)} i where e.message_id = i.id),
-    ${sql(removed)} as (delete from dispatch.messages m using ${sql(ids)} i where m.id = i.id returning 1)`;
+    ${sql(removed)} as (delete from dispatch.messages m using ${sql(ids)} i where m.project = ${project} and m.id = i.id returning 1)`;
 }
 
 /**

@@ -57,7 +57,7 @@ export async function cancelFailureFunction(tx: Tx, project: string, dlqId: stri
     throw badRequest(`workflow run ${run.runId} has no failure callback in progress (state: ${state ?? "none"})`);
   }
   // An attempt finishing meanwhile holds the message row: the cancel waits for it, then finds the message finished.
-  if ((await cancelMessages(tx, [run.failureCallbackMessageId])) === 0) {
+  if ((await cancelMessages(tx, run.project, [run.failureCallbackMessageId])) === 0) {
     throw badRequest(`the failure callback of workflow run ${run.runId} has just finished`);
   }
 }

@@ -50,7 +50,7 @@ export function messageRoutes(deps: AppDeps) {
       const id = c.req.param("id");
       const cancelled = await deps.sql.begin(async (tx) => {
         if (!(await findOwnMessage(tx, c.get("project"), id))) throw new AppError(404, `message ${id} not found`);
-        return cancelMessages(tx, [id]);
+        return cancelMessages(tx, c.get("project"), [id]);
       });
       return doneRedirect(c, messagePath(id), cancelled > 0 ? "cancelled" : "not-cancelled", id);
     });
