@@ -35,17 +35,19 @@ async function publish(url: string, headers: Record<string, string> = {}): Promi
 const stateOf = async (id: string) =>
   (await sql()<{ state: string }[]>`select state from dispatch.messages where id = ${id}`)[0]?.state ?? "removed";
 const finished = (id: string) => poll(async () => ["DELIVERED", "FAILED", "CANCELED"].includes(await stateOf(id)), `${id} to finish`);
-/** Makes every message, attempt, DLQ entry and run look `days` older. */
+/**
+ * Makes every message, attempt, DLQ entry and run look `days` older: each row's times read, moved back and
+ * written by key (on Citus an update may not compute a time from a column: `timestamptz - interval` is stable).
+ */
 async function age(days: number, table: "messages" | "dlq" | "workflow_runs") {
-  const interval = `${days} days`;
-  if (table === "messages") {
-    await sql()`update dispatch.messages set created_at = created_at - ${interval}::interval,
-      completed_at = completed_at - ${interval}::interval`;
-  } else if (table === "dlq") {
-    await sql()`update dispatch.dlq set created_at = created_at - ${interval}::interval`;
-  } else {
-    await sql()`update dispatch.workflow_runs set created_at = created_at - ${interval}::interval,
-      completed_at = completed_at - ${interval}::interval`;
+  const back = (at: Date | null) => (at === null ? null : new Date(at.getTime() - days * 86_400_000));
+  const key = { messages: "id", dlq: "dlq_id", workflow_runs: "pk" }[table];
+  const completed = table === "dlq" ? sql()`null::timestamptz` : sql()`completed_at`;
+  const rows = await sql()<{ project: string; key: string; createdAt: Date; completedAt: Date | null }[]>`
+    select project, ${sql()(key)}::text as key, created_at as "createdAt", ${completed} as "completedAt" from ${sql()(`dispatch.${table}`)}`;
+  for (const row of rows) {
+    const times = table === "dlq" ? { created_at: back(row.createdAt) } : { created_at: back(row.createdAt), completed_at: back(row.completedAt) };
+    await sql()`update ${sql()(`dispatch.${table}`)} set ${sql()(times)} where project = ${row.project} and ${sql()(key)}::text = ${row.key}`;
   }
 }
 
@@ -63,9 +65,9 @@ describe("retention", () => {
       (await sql()<{ state: string }[]>`select state from dispatch.workflow_runs where run_id = ${runId}`)[0]?.state ?? "removed";
     await poll(async () => (await runState(done)) === "RUN_SUCCESS", "the run to finish");
     // The run can succeed before the delivery that told it so is recorded; retention keeps a run while any message is pending.
-    await poll(async () => (await sql()`select 1 from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+    await poll(async () => (await sql()`select 1 from dispatch.messages m join dispatch.workflow_runs r on r.project = m.project and r.pk = m.workflow_run_pk
       where r.run_id = ${done} and m.completed_at is null`).length === 0, "the run's messages to finish");
-    await poll(async () => (await sql()`select 1 from dispatch.workflow_steps s join dispatch.workflow_runs r on r.pk = s.run_pk
+    await poll(async () => (await sql()`select 1 from dispatch.workflow_steps s join dispatch.workflow_runs r on r.project = s.project and r.pk = s.run_pk
       where r.run_id = ${sleeping} and s.call_type = 'step'`).length > 0 || undefined, "the sleeping run to sleep");
 
     // Nothing is old enough yet.
@@ -86,7 +88,7 @@ describe("retention", () => {
     expect(await stateOf(pending)).toBe("CREATED");
     expect(await runState(done)).toBe("removed");
     expect(await runState(sleeping)).toBe("RUN_STARTED");
-    expect(await sql()`select 1 from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk
+    expect(await sql()`select 1 from dispatch.messages m join dispatch.workflow_runs r on r.project = m.project and r.pk = m.workflow_run_pk
       where r.run_id = ${sleeping}`).not.toEqual([]);
 
     await age(20, "dlq");

@@ -13,7 +13,7 @@ import type postgres from "postgres";
 import { byProject } from "../citus/by-project";
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
-import { DUE_CHANNEL } from "./work-list";
+import { notifyDue } from "./work-list";
 
 /** A claimed message as these statements name it: its key and the claim its attempt was made under. */
 type Claimed = { id: string; project: string; claimId: number };
@@ -57,10 +57,7 @@ interface FlowKey {
   key: string;
 }
 
-/**
- * Puts up to `free[i]` held messages of `keys[i]` back on the work list now, oldest first, project by project;
- * returns how many (one NOTIFY per project when any, counted, not returned: see insert-messages.ts).
- */
+/** Puts up to `free[i]` held messages of `keys[i]` back on the work list now, oldest first, project by project; returns how many (one NOTIFY when any). */
 export async function releaseHeldNow(tx: Tx, keys: FlowKey[], free: number[]): Promise<number> {
   let released = 0;
   const withRoom = keys.map((key, i) => ({ ...key, free: free[i]! })).filter((key) => key.free > 0);
@@ -75,10 +72,10 @@ export async function releaseHeldNow(tx: Tx, keys: FlowKey[], free: number[]): P
       released as (
         update dispatch.messages m set flow_parked = false, due_at = now()
         from picked where m.project = ${project} and m.id = picked.id returning m.id)
-      select (select count(*)::int from released) as count,
-        (select count(pg_notify(${DUE_CHANNEL}, '')) from (select 1 from released limit 1) as due) as notified`;
+      select count(*)::int as count from released`;
     released += row!.count;
   }
+  if (released > 0) await notifyDue(tx);
   return released;
 }
 

@@ -29,8 +29,8 @@ export interface DeliveredAttempt {
  * function: domain/delivery/outcome.ts); false when a cancel or a sweep got
  * there first.
  */
-export async function recordDeliveredMessage(tx: Tx, claimed: ClaimedKey): Promise<boolean> {
-  return (await updateClaimed(tx, claimed, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`)) !== null;
+export function recordDeliveredMessage(tx: Tx, claimed: ClaimedKey): Promise<boolean> {
+  return updateClaimed(tx, claimed, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`);
 }
 
 /** Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. */

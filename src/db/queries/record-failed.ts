@@ -8,6 +8,6 @@ import type { Tx } from "../client";
 import { type ClaimedKey, updateClaimed } from "./work-list";
 
 /** Marks `claimed` failed; false when a cancel or a sweep got there first. */
-export async function recordFailed(tx: Tx, claimed: ClaimedKey): Promise<boolean> {
-  return (await updateClaimed(tx, claimed, tx`state = 'FAILED', completed_at = now(), pending_queue = null`)) !== null;
+export function recordFailed(tx: Tx, claimed: ClaimedKey): Promise<boolean> {
+  return updateClaimed(tx, claimed, tx`state = 'FAILED', completed_at = now(), pending_queue = null`);
 }

@@ -6,15 +6,14 @@
  * flow control, or already due.
  */
 import type { Tx } from "../client";
-import { DUE_CHANNEL } from "./work-list";
+import { notifyDue } from "./work-list";
 
 /** Makes `messageId` due now if it waits on a retry backoff; its new due time, or null when it did not. */
 export async function makeRetryDueNow(tx: Tx, project: string, messageId: string): Promise<Date | null> {
   const [row] = await tx<{ dueAt: Date }[]>`
-    with due as (
-      update dispatch.messages set due_at = now(), next_delivery_at = now()
-      where id = ${messageId} and project = ${project} and state = 'RETRY' and due_at > now()
-      returning due_at)
-    select due_at as "dueAt", pg_notify(${DUE_CHANNEL}, '') from due`;
+    update dispatch.messages set due_at = now(), next_delivery_at = now()
+    where id = ${messageId} and project = ${project} and state = 'RETRY' and due_at > now()
+    returning due_at as "dueAt"`;
+  if (row) await notifyDue(tx);
   return row?.dueAt ?? null;
 }

@@ -6,11 +6,11 @@
  * transaction (a cancel) are skipped.
  */
 import type { Tx } from "../client";
-import { DUE_CHANNEL } from "./work-list";
+import { notifyDue } from "./work-list";
 
 /** Starts up to `parallelism` minus the started-and-unfinished messages of `project`'s queue `queueName`; returns how many. */
 export async function startQueuedMessageRows(tx: Tx, project: string, queueName: string, parallelism: number): Promise<number> {
-  const [row] = await tx<{ count: number }[]>`
+  const [row] = await tx<{ count: number; dueNow: boolean }[]>`
     with busy as (
       select count(*) as n from dispatch.messages where project = ${project} and pending_queue = ${queueName} and queue_started),
     next as (
@@ -23,9 +23,9 @@ export async function startQueuedMessageRows(tx: Tx, project: string, queueName:
       update dispatch.messages m
       set queue_started = true, next_delivery_at = greatest(m.next_delivery_at, now()),
         due_at = greatest(m.next_delivery_at, now())
-      from next where m.id = next.id
+      from next where m.project = ${project} and m.id = next.id
       returning m.due_at)
-    select count(*)::int as count, case when bool_or(due_at <= now()) then pg_notify(${DUE_CHANNEL}, '') end
-    from started`;
+    select count(*)::int as count, coalesce(bool_or(due_at <= now()), false) as "dueNow" from started`;
+  if (row!.dueNow) await notifyDue(tx);
   return row!.count;
 }

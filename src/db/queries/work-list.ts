@@ -48,6 +48,16 @@ import { isPending } from "../vocabulary";
 /** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
 export const DUE_CHANNEL = "dispatch_due";
 
+/**
+ * Wakes the workers: a NOTIFY on `DUE_CHANNEL`, in a statement of its own. On Citus a NOTIFY inside a
+ * statement routed to a node would be raised on that node (and refused by its two-phase commit), not
+ * on the coordinator the workers LISTEN on; the publish's insert, which passes through the
+ * coordinator, keeps its NOTIFY inline (insert-messages.ts).
+ */
+export async function notifyDue(tx: Tx): Promise<void> {
+  await tx`select pg_notify(${DUE_CHANNEL}, '')`;
+}
+
 /** A message as an outcome names it: its key (project and id) and the claim it was attempted under. */
 export interface ClaimedKey {
   id: string;
@@ -57,14 +67,13 @@ export interface ClaimedKey {
 
 /**
  * Changes the message `claimed` with `assignments`, only while it is pending
- * under its claim (the guard every outcome transition takes); returns its next
- * delivery time as changed, or null when a cancel, a sweep or another replica
- * got there first.
+ * under its claim (the guard every outcome transition takes); false when a
+ * cancel, a sweep or another replica got there first.
  */
-export async function updateClaimed(tx: Tx, claimed: ClaimedKey, assignments: postgres.Fragment): Promise<Date | null> {
-  const [changed] = await tx<{ nextDeliveryAt: Date }[]>`
+export async function updateClaimed(tx: Tx, claimed: ClaimedKey, assignments: postgres.Fragment): Promise<boolean> {
+  const changed = await tx`
     update dispatch.messages set ${assignments}
     where project = ${claimed.project} and id = ${claimed.id} and claim_id = ${claimed.claimId} and ${isPending(tx)}
-    returning next_delivery_at as "nextDeliveryAt"`;
-  return changed?.nextDeliveryAt ?? null;
+    returning id`;
+  return changed.length > 0;
 }

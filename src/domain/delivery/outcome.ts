@@ -9,7 +9,7 @@ import type { Tx } from "../../db/client";
 import type { ClaimedMessage } from "../../db/queries/claim-messages";
 import { recordDeliveredMessage } from "../../db/queries/record-delivered";
 import { recordFailed } from "../../db/queries/record-failed";
-import { recordRetry } from "../../db/queries/record-retry";
+import { recordRetry, retryAt } from "../../db/queries/record-retry";
 import { returnProbeToLine } from "../../db/queries/destination-lines";
 import type { CircuitChange } from "../../db/queries/destination-health";
 import { type CircuitSettings, settleProbe } from "../destinations/circuit";
@@ -57,8 +57,8 @@ export interface OutcomeSettings extends MessageSettings {
 
 /** What an attempt's row in the attempt log says beyond the attempt itself. */
 interface AttemptNotes {
-  /** When the retry it led to is due (the message's new `next_delivery_at`); null when none. */
-  retryAt: Date | null;
+  /** The delay of the retry it led to (due at the message's new `next_delivery_at`); null when none. */
+  retryDelayMs: number | null;
   /** Why it failed the message for good. */
   failure: string | null;
   /** Problems after it (a callback that could not be sent). */
@@ -97,7 +97,7 @@ export async function recordOutcomes(tx: Tx, records: AttemptRecord[], settings:
   }
   // The attempts come first in the log, before the callback messages their outcomes publish.
   const positions = await reserveLogPositions(tx, records.length);
-  const notes = records.map((): AttemptNotes => ({ retryAt: null, failure: null, notes: [] }));
+  const notes = records.map((): AttemptNotes => ({ retryDelayMs: null, failure: null, notes: [] }));
   // Every attempt is over, recorded or overtaken by a cancel: it frees its flow-control slot, before a
   // transition (a failed probe back into its line) lets go of the claim the slot is freed under.
   await releaseDeliveries(tx, records.map((record) => record.message));
@@ -131,8 +131,8 @@ async function finish(tx: Tx, record: AttemptRecord, settings: MessageSettings, 
   if (outcome.kind === "delivered") {
     if (!(await recordDeliveredMessage(tx, message))) return;
   } else if (outcome.kind === "retry") {
-    notes.retryAt = await recordRetry(tx, message, outcome.delayMs);
-    if (notes.retryAt === null) return;
+    if (!(await recordRetry(tx, message, outcome.delayMs))) return;
+    notes.retryDelayMs = outcome.delayMs;
   } else if (!(await markFailed(tx, record, outcome.error, settings, extra, notes))) {
     return;
   }
@@ -172,7 +172,7 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
       headers: !delivered && response ? JSON.stringify(response.headers) : null,
       body: !delivered && response ? response.body : null,
       error: delivered ? null : outcome.error,
-      retryAt: notes[i]!.retryAt?.toISOString() ?? null,
+      retryDelayMs: notes[i]!.retryDelayMs,
       failure: notes[i]!.failure,
       note: notes[i]!.notes.length === 0 ? null : notes[i]!.notes.join("; "),
     };
@@ -184,15 +184,15 @@ async function insertAttempts(tx: Tx, records: AttemptRecord[], positions: numbe
       response_headers, response_body, error, next_attempt_at, failure, note)
     select a.id, a.message_id, a.project, a.retried, a.started_at, a.duration_ms, a.result, a.status, a.headers::jsonb,
       ${byteaSlice(tx, bodies, "a.body_offset", "a.body_length")},
-      a.error, a.retry_at,
+      a.error, ${retryAt(tx, tx`a.retry_delay_ms`)},
       a.failure, a.note
     from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.messageId)}::text[], ${column((r) => r.project)}::text[],
       ${column((r) => r.retried)}::int[],
       ${column((r) => r.startedAt)}::timestamptz[], ${column((r) => r.durationMs)}::int[], ${column((r) => r.result)}::text[],
       ${column((r) => r.status)}::int[], ${column((r) => r.headers)}::text[], ${bodies.offsets}::int[], ${bodies.lengths}::int[],
-      ${column((r) => r.error)}::text[], ${column((r) => r.retryAt)}::timestamptz[], ${column((r) => r.failure)}::text[],
+      ${column((r) => r.error)}::text[], ${column((r) => r.retryDelayMs)}::float8[], ${column((r) => r.failure)}::text[],
       ${column((r) => r.note)}::text[])
-      as a(id, message_id, project, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry_at,
+      as a(id, message_id, project, retried, started_at, duration_ms, result, status, headers, body_offset, body_length, error, retry_delay_ms,
         failure, note)`;
 }
 

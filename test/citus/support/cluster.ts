@@ -28,14 +28,20 @@ export function citusInstalled(): boolean {
   }
 }
 
-/** Starts a coordinator and `workers` workers (not yet joined: `distributedDatabase` joins them per database). */
+/** Starts a coordinator and `workers` workers (not yet joined: `makeDistributedDatabase` joins them per database). */
 export async function startCitusCluster(workers = 2): Promise<CitusCluster> {
   const start = () =>
     startPrivateServer({
       hba: ["host all all 127.0.0.1/32 trust"],
-      // A throwaway cluster, as the main suite's (test/support/global-setup.ts).
+      // A throwaway cluster, as the main suite's (test/support/global-setup.ts). Connections to spare: each
+      // coordinator session may open several to each worker (Citus's adaptive executor), and two files run at once;
+      // background workers for Citus's maintenance daemon of each file's database (distributed deadlock detection,
+      // two-phase commit recovery).
       // Nodes reach each other without TLS (the server, run as `postgres` under root, cannot read root's client files).
-      settings: ["-c", "shared_preload_libraries=citus", "-c", "citus.node_conninfo=sslmode=disable", "-c", "max_connections=300", "-c", "fsync=off", "-c", "full_page_writes=off"],
+      settings: [
+        ...["-c", "shared_preload_libraries=citus", "-c", "citus.node_conninfo=sslmode=disable"],
+        ...["-c", "max_connections=1000", "-c", "max_worker_processes=128", "-c", "fsync=off", "-c", "full_page_writes=off"],
+      ],
     });
   const nodes = await Promise.all(Array.from({ length: workers + 1 }, start));
   return {
@@ -62,12 +68,17 @@ export async function makeDistributedDatabase(coordinatorUrl: string, workerUrls
     const database = createSql(inDatabase(url), 1);
     await database`create extension citus`.finally(() => database.end());
   }
+  // One file at a time: adding a node copies the roles to it, which are the cluster's, not the database's, and
+  // two such copies at once fail ("tuple concurrently updated").
+  const admin = createSql(coordinatorUrl, 1);
   const coordinator = createSql(inDatabase(coordinatorUrl), 1);
   try {
+    await admin`select pg_advisory_lock(hashtext('dispatch test: citus_add_node'))`;
     await coordinator`select citus_set_coordinator_host('127.0.0.1', ${Number(new URL(coordinatorUrl).port)})`;
     for (const url of workerUrls) await coordinator`select citus_add_node('127.0.0.1', ${Number(new URL(url).port)})`;
   } finally {
     await coordinator.end();
+    await admin.end();
   }
   return inDatabase(coordinatorUrl);
 }
