@@ -22,6 +22,17 @@ const GUARANTEES = [
   "test/dlq/retrying.test.ts",
   "test/retention.test.ts",
   "test/logs.test.ts",
+  "test/workflows/fidelity.test.ts",
+  "test/projects/workflows.test.ts",
+  "test/dashboard.test.ts",
+  "test/flow-control/flow-control.test.ts",
+  "test/queues/parallelism.test.ts",
+  "test/bulk-cancel.test.ts",
+  "test/workflows/waiters-notify.test.ts",
+  "test/workflows/dlq-resume.test.ts",
+  "test/destinations/circuit.test.ts",
+  "test/messages.test.ts",
+  "test/projects/isolation.test.ts",
 ];
 
 export default defineConfig({

@@ -150,7 +150,8 @@ describe("a plain DLQ retry of a run's failed step", () => {
       const { messageId } = await response.json();
       // The message the retry answers is the failed step published again, in a new run.
       const [retried] = await dispatch.service.sql<{ runId: string }[]>`
-        select r.run_id as "runId" from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk where m.id = ${messageId}`;
+        select r.run_id as "runId" from dispatch.messages m join dispatch.workflow_runs r on r.pk = m.workflow_run_pk and r.project = m.project
+        where m.id = ${messageId}`;
       expect(retried!.runId).toMatch(/^wfr_/);
       expect(retried!.runId).not.toBe(workflowRunId);
     } else {

@@ -6,12 +6,12 @@
  */
 import type { Tx } from "../client";
 
-/** Records that each `retry` was published by retrying the DLQ entry of `original` (in the original's project). */
-export async function linkRetries(tx: Tx, links: { original: string; retry: string }[]): Promise<void> {
+/** Records that each `retry` was published by retrying the DLQ entry of `original` (both `project`'s). */
+export async function linkRetries(tx: Tx, project: string, links: { original: string; retry: string }[]): Promise<void> {
   if (links.length === 0) return;
   await tx`
     update dispatch.messages o set retried_as = l.retry, retried_at = r.created_at
     from unnest(${links.map((l) => l.original)}::text[], ${links.map((l) => l.retry)}::text[]) as l(original, retry)
-      join dispatch.messages r on r.id = l.retry
-    where o.id = l.original and o.project = r.project`;
+      join dispatch.messages r on r.project = ${project} and r.id = l.retry
+    where o.project = ${project} and o.id = l.original`;
 }

@@ -107,12 +107,17 @@ function columns(tx: Tx, giveUpAfterMs: number) {
 async function withCounts(tx: Tx, rows: Omit<Destination, "inFlight" | "due" | "waiting">[]): Promise<Destination[]> {
   if (rows.length === 0) return [];
   const names = rows.map((row) => row.destination);
+  // The claims first, then their messages: on Citus `claims` stays on the coordinator, which a statement
+  // reading the messages' shards may not join.
+  const claimed = await tx<{ id: number; messageIds: string[] }[]>`select id, message_ids as "messageIds" from dispatch.claims`;
   const counts = await tx<{ destination: string; inFlight: number; due: number; waiting: number }[]>`
     with names as (select unnest(${names}::text[]) as destination),
     in_flight as (
       select m.destination, count(*)::int as n
-      from dispatch.claims c cross join unnest(c.message_ids) as i(id) join dispatch.messages m on m.id = i.id
-      where m.claim_id = c.id and m.due_at is null and not m.flow_parked and m.destination = any(${names}::text[])
+      from unnest(${claimed.flatMap((claim) => claim.messageIds.map(() => claim.id))}::bigint[],
+        ${claimed.flatMap((claim) => claim.messageIds)}::text[]) as c(claim_id, id)
+        join dispatch.messages m on m.id = c.id
+      where m.claim_id = c.claim_id and m.due_at is null and not m.flow_parked and m.destination = any(${names}::text[])
         and ${tx.unsafe(pendingSql("m.state"))}
       group by m.destination),
     due as (

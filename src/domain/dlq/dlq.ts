@@ -88,14 +88,15 @@ export async function retryDlqEntries(
 ): Promise<PageOf<PublishResult>> {
   const { items, cursor } = await selectEntries(tx, selection, page, true);
   // A failed workflow step continues its run (run-entries.ts); any other entry is published again.
-  const ofRuns = await runEntries().ofRuns(tx, items.map((entry) => entry.dlqId));
-  const resumed = ofRuns.size === 0 ? new Map<string, PublishResult>() : await runEntries().resume(tx, [...ofRuns], overrides, settings);
+  const ofRuns = await runEntries().ofRuns(tx, selection.project, items.map((entry) => entry.dlqId));
+  const resumed =
+    ofRuns.size === 0 ? new Map<string, PublishResult>() : await runEntries().resume(tx, selection.project, [...ofRuns], overrides, settings);
   const plain = items.filter((entry) => !ofRuns.has(entry.dlqId));
   const messages = plain.map((entry) => retryMessage(entry.message, overrides, settings.limits));
   const results = await insertMessages(tx, messages, settings);
   const retried = plain.flatMap((entry, index) => (results[index]!.deduplicated ? [] : [{ entry, retry: results[index]!.messageId }]));
   await tx`delete from dispatch.dlq where dlq_id = any(${retried.map(({ entry }) => entry.dlqId)}::text[])`;
-  await linkRetries(tx, retried.map(({ entry, retry }) => ({ original: entry.message.id, retry })));
+  await linkRetries(tx, selection.project, retried.map(({ entry, retry }) => ({ original: entry.message.id, retry })));
   const byEntry = new Map(plain.map((entry, index) => [entry.dlqId, results[index]!]));
   for (const [dlqId, result] of resumed) byEntry.set(dlqId, result);
   return { items: items.flatMap((entry) => byEntry.get(entry.dlqId) ?? []), cursor };

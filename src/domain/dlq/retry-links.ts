@@ -49,7 +49,7 @@ export async function retryLinks(
 function linked(tx: Tx, project: string, which: ReturnType<Tx>) {
   return tx<LinkedMessage[]>`
     select m.id, m.state, d.dlq_id as "dlqId"
-    from dispatch.messages m left join dispatch.dlq d on d.message_id = m.id
+    from dispatch.messages m left join dispatch.dlq d on d.project = m.project and d.message_id = m.id
     where m.project = ${project} and ${which}`;
 }
 
@@ -67,7 +67,7 @@ export async function recentRetries(tx: Tx, project: string, count: number): Pro
     select o.id as original, o.url, o.retried_at as "retriedAt", o.retried_as as "retryId", r.state, d.dlq_id as "dlqId"
     from dispatch.messages o
       left join dispatch.messages r on r.id = o.retried_as and r.project = o.project
-      left join dispatch.dlq d on d.message_id = o.retried_as
+      left join dispatch.dlq d on d.project = o.project and d.message_id = o.retried_as
     where o.project = ${project} and o.retried_as is not null
     order by o.retried_at desc, o.id desc
     limit ${count}`;

@@ -20,10 +20,10 @@ export interface RetryOverrides {
 }
 
 export interface RunEntries {
-  /** Of `dlqIds`, those that are the failed step of a workflow run. */
-  ofRuns(tx: Tx, dlqIds: string[]): Promise<Set<string>>;
+  /** Of `project`'s `dlqIds`, those that are the failed step of a workflow run. */
+  ofRuns(tx: Tx, project: string, dlqIds: string[]): Promise<Set<string>>;
   /** Resumes the runs of those entries and removes them: by DLQ id, the message each run published again. */
-  resume(tx: Tx, dlqIds: string[], overrides: RetryOverrides, settings: MessageSettings): Promise<Map<string, PublishResult>>;
+  resume(tx: Tx, project: string, dlqIds: string[], overrides: RetryOverrides, settings: MessageSettings): Promise<Map<string, PublishResult>>;
 }
 
 /** Until workflows are installed: no entry belongs to a run. */

@@ -37,8 +37,8 @@ export async function lastHour(tx: Tx, project: string): Promise<Activity> {
       count(*) filter (where a.result = 'DELIVERED')::int as delivered,
       count(*) filter (where a.result = 'ERROR')::int as errors,
       count(*) filter (where a.failure is not null)::int as failed
-    from dispatch.attempts a join dispatch.messages m on m.id = a.message_id
-    where ${inLastHour(tx)} and m.project = ${project}
+    from dispatch.attempts a join dispatch.messages m on m.project = a.project and m.id = a.message_id
+    where ${inLastHour(tx, project)} and a.project = ${project} and m.project = ${project}
     group by 1`;
   const [clock] = await tx<{ now: Date }[]>`select now()`;
   return { created: Object.fromEntries(created.map((row) => [row.state, row.n])), minutes: minutesOf(rows, clock!.now.getTime()) };
@@ -46,11 +46,13 @@ export async function lastHour(tx: Tx, project: string): Promise<Activity> {
 
 /**
  * The attempts `a` recorded in the last hour, read through `attempts_pkey`
- * from the `seq` of the newest message created before the hour.
+ * from the `seq` of the project's newest message created before the hour
+ * (attempt ids and message seqs come from one sequence, so an attempt
+ * recorded since has a greater id).
  */
-export function inLastHour(tx: Tx) {
+export function inLastHour(tx: Tx, project: string) {
   return tx`a.id > coalesce((
-        select m.seq from dispatch.messages m where m.created_at < now() - interval '1 hour'
+        select m.seq from dispatch.messages m where m.project = ${project} and m.created_at < now() - interval '1 hour'
         order by m.created_at desc limit 1), 0)
       and a.recorded_at >= now() - interval '1 hour'`;
 }

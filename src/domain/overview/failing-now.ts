@@ -41,9 +41,9 @@ export async function failingNow(tx: Tx, project: string, count: number): Promis
     with errors as (
       select a.id, a.message_id, m.url, m.retried_as from (
           select a.id, a.message_id from dispatch.attempts a
-          where ${inLastHour(tx)} and a.result = 'ERROR'
+          where ${inLastHour(tx, project)} and a.project = ${project} and a.result = 'ERROR'
           order by a.id desc limit ${RECENT_ERRORS}) a
-        join dispatch.messages m on m.id = a.message_id
+        join dispatch.messages m on m.project = ${project} and m.id = a.message_id
       where m.project = ${project}
     ), failing as (
       select url, count(*)::int as failures, count(distinct message_id)::int as messages, max(id) as last_id
@@ -51,14 +51,14 @@ export async function failingNow(tx: Tx, project: string, count: number): Promis
     ), deliveries as (
       select m.url, a.id from (
           select a.id, a.message_id from dispatch.attempts a
-          where ${inLastHour(tx)} and a.result = 'DELIVERED'
+          where ${inLastHour(tx, project)} and a.project = ${project} and a.result = 'DELIVERED'
           order by a.id desc limit ${RECENT_DELIVERIES}) a
-        join dispatch.messages m on m.id = a.message_id
+        join dispatch.messages m on m.project = ${project} and m.id = a.message_id
       where m.project = ${project}
       union all
       select m.url, a.id from (select message_id from errors union select retried_as from errors where retried_as is not null) related
-        join dispatch.messages m on m.id = related.message_id
-        join dispatch.attempts a on a.message_id = m.id and a.result = 'DELIVERED'
+        join dispatch.messages m on m.project = ${project} and m.id = related.message_id
+        join dispatch.attempts a on a.project = ${project} and a.message_id = m.id and a.result = 'DELIVERED'
     ), destinations as (
       select f.* from failing f
       where not exists (select 1 from deliveries d where d.url = f.url and d.id > f.last_id)
@@ -67,7 +67,8 @@ export async function failingNow(tx: Tx, project: string, count: number): Promis
     )
     select d.url, d.failures, d.messages, m.topic_name as "topicName", m.queue_name as "queueName", a.recorded_at as "lastAt",
       a.response_status as status, a.error, substring(a.response_body from 1 for ${ANSWER_BYTES}) as body
-    from destinations d join dispatch.attempts a on a.id = d.last_id join dispatch.messages m on m.id = a.message_id
+    from destinations d join dispatch.attempts a on a.project = ${project} and a.id = d.last_id
+      join dispatch.messages m on m.project = ${project} and m.id = a.message_id
     order by d.failures desc, d.last_id desc`;
   return rows.map(({ status, error, body, ...row }) => ({ ...row, last: { status, error, body } }));
 }

@@ -111,7 +111,7 @@ async function selectUrlGroups(tx: Tx, project: string, which: postgres.Fragment
       left join lateral (
         select json_agg(json_strip_nulls(json_build_object('name', e.name, 'url', e.url)) order by e.created_at, e.url)
           as endpoints
-        from dispatch.url_group_endpoints e where e.project = g.project and e.group_name = g.name) e on true
+        from dispatch.url_group_endpoints e where e.project = ${project} and e.group_name = g.name) e on true
     order by g.name`;
   return rows.map((row) => ({ ...row, createdAt: row.createdAt.getTime(), updatedAt: row.updatedAt.getTime() }));
 }

@@ -25,7 +25,7 @@ export async function cancelRuns(tx: Tx, project: string, selection: RunCancelSe
       : tx`${matchRuns(tx, project, selection.filter)} and ${withinRange(tx, tx`r.created_at`, selection.range)}`;
   // The oldest first, locked in key order, as the delivery side locks runs (delivery/run-hooks.ts `lockRuns`).
   const picked = await tx<{ pk: number }[]>`
-    select pk from dispatch.workflow_runs where pk in (
+    select pk from dispatch.workflow_runs where project = ${project} and pk in (
       select pk from dispatch.workflow_runs r
       where r.project = ${project} and state = 'RUN_STARTED' and ${which}
       order by r.created_at, r.pk

@@ -18,8 +18,8 @@ export function installWorkflowHooks(): void {
   installWorkflowBinder(bindMessagesToRuns);
   installRunEntries({
     ofRuns: runEntryIds,
-    resume: (tx, dlqIds, overrides, settings) =>
-      resumeFromPlainRetry(tx, dlqIds, readRunOverrides(overrides.headers, overrides.dialect, settings.limits), settings),
+    resume: (tx, project, dlqIds, overrides, settings) =>
+      resumeFromPlainRetry(tx, project, dlqIds, readRunOverrides(overrides.headers, overrides.dialect, settings.limits), settings),
   });
   installRunHooks({ lockRuns: lockRunsOf, callbackFields: workflowCallbackFields, recordFailureFunction, failsRun, failRun });
 }

@@ -76,13 +76,13 @@ export function matchRuns(tx: Tx, project: string, filter: RunFilter): postgres.
     v.map((ms) => createdWithin(tx, ms)).reduce((any, one) => tx`${any} or ${one}`, tx`false`),
   );
   if (filter.state !== undefined || filter.stepState !== undefined) {
-    const steps = (filter.stepState ?? []).map((state) => showsStep(tx, state));
+    const steps = (filter.stepState ?? []).map((state) => showsStep(tx, project, state));
     conditions.push(steps.reduce((any, one) => tx`${any} or ${one}`, tx`r.state = any(${filter.state ?? []}::text[])`));
   }
   on(filter.label, (v) => tx`r.labels && ${v}::text[]`);
   on(filter.messageId, (v) => tx`exists (
-    select 1 from dispatch.workflow_steps s where s.run_pk = r.pk and s.message_id = any(${v}::text[]))`);
-  on(filter.failureFunctionState, (v) => tx`${failureFunctionState(tx)} = any(${v}::text[])`);
+    select 1 from dispatch.workflow_steps s where s.project = ${project} and s.run_pk = r.pk and s.message_id = any(${v}::text[]))`);
+  on(filter.failureFunctionState, (v) => tx`${failureFunctionState(tx, project)} = any(${v}::text[])`);
   on(filter.callerIp, (v) => tx`r.caller_ip = any(${v}::text[])`);
   on(filter.flowControlKey, (v) => tx`r.config->'flowControl'->>'key' = any(${v}::text[])`);
   on(filter.host, (v) => tx`lower(substring(r.workflow_url from ${HOST})) = any(${v.map((h) => h.toLowerCase())}::text[])`);
@@ -100,13 +100,13 @@ function createdWithin(tx: Tx, ms: number): postgres.Fragment {
  * Initial step is a result of every run; failure callbacks are not steps,
  * and a failed call does not fail its step (docs/workflow-protocol.md §6.2).
  */
-function showsStep(tx: Tx, state: StepState): postgres.Fragment {
+function showsStep(tx: Tx, project: string, state: StepState): postgres.Fragment {
   const message = (condition: postgres.Fragment) => tx`exists (
     select 1 from dispatch.messages m
-    where m.workflow_run_pk = r.pk and m.workflow_call_type <> 'failureCall' and ${condition})`;
+    where m.project = ${project} and m.workflow_run_pk = r.pk and m.workflow_call_type <> 'failureCall' and ${condition})`;
   switch (state) {
     case "STEP_SUCCESS":
-      return tx`exists (select 1 from dispatch.workflow_steps s where s.run_pk = r.pk)`;
+      return tx`exists (select 1 from dispatch.workflow_steps s where s.project = ${project} and s.run_pk = r.pk)`;
     case "STEP_PROGRESS":
       return tx`(r.state = 'RUN_STARTED' and ${message(tx`${isPending(tx, "m.state")} and m.retried = 0`)})`;
     case "STEP_RETRY":

@@ -161,7 +161,7 @@ async function storeLookback(tx: Tx, project: string, runId: string, eventId: st
   const run = await findActiveRun(tx, project, runId);
   if (!run) throw new AppError(404, `workflow run ${runId} does not exist or has ended: nothing waits for event ${eventId}`);
   // The run row's lock orders concurrent notifications of one run, so the cap holds.
-  await tx`select 1 from dispatch.workflow_runs where pk = ${run.pk} for update`;
+  await tx`select 1 from dispatch.workflow_runs where project = ${project} and pk = ${run.pk} for update`;
   const [pending] = await tx<{ count: number }[]>`
     select count(*)::int as count from dispatch.workflow_notifications where project = ${project} and run_id = ${runId}`;
   if (pending!.count >= MAX_PENDING_NOTIFICATIONS) {

@@ -55,8 +55,9 @@ export type WorkflowDlqSelection = { dlqIds: string[] } | { filter: WorkflowDlqF
  * Of `dlqIds`, those that are entries of the workflow DLQ (the failed step a
  * run's `dlq_id` names). The plain DLQ asks with ids it picked in its project.
  */
-export async function runEntryIds(tx: Tx, dlqIds: string[]): Promise<Set<string>> {
-  const rows = await tx<{ dlqId: string }[]>`select dlq_id as "dlqId" from dispatch.workflow_runs where dlq_id = any(${dlqIds}::text[])`;
+export async function runEntryIds(tx: Tx, project: string, dlqIds: string[]): Promise<Set<string>> {
+  const rows = await tx<{ dlqId: string }[]>`
+    select dlq_id as "dlqId" from dispatch.workflow_runs where project = ${project} and dlq_id = any(${dlqIds}::text[])`;
   return new Set(rows.map((row) => row.dlqId));
 }
 
@@ -105,21 +106,17 @@ export function selectWorkflowDlq(
 ): Promise<PageOf<WorkflowDlqEntry>> {
   const picked =
     "dlqIds" in selection ? tx`r.project = ${project} and d.dlq_id = any(${selection.dlqIds}::text[])` : matchEntries(tx, project, selection);
-  return readEntries(tx, picked, page, lock);
+  return readEntries(tx, project, picked, page, lock);
 }
 
-/**
- * The entries among `dlqIds`, locked, whatever their project: for ids a
- * project's plain DLQ has already picked (`resumeFromPlainRetry`; a DLQ id
- * names one entry of all projects).
- */
-export async function lockEntriesPickedByPlainDlq(tx: Tx, dlqIds: string[]): Promise<WorkflowDlqEntry[]> {
+/** The entries among `dlqIds`, locked: ids `project`'s plain DLQ has already picked (`resumeFromPlainRetry`). */
+export async function lockEntriesPickedByPlainDlq(tx: Tx, project: string, dlqIds: string[]): Promise<WorkflowDlqEntry[]> {
   const picked = tx`d.dlq_id = any(${dlqIds}::text[])`;
-  return (await readEntries(tx, picked, { cursor: null, count: dlqIds.length }, true)).items;
+  return (await readEntries(tx, project, picked, { cursor: null, count: dlqIds.length }, true)).items;
 }
 
-/** The entries the condition `picked` (on `d`, the DLQ row, and `r`, its run) holds for. */
-async function readEntries(tx: Tx, picked: postgres.Fragment, page: Page, lock: boolean): Promise<PageOf<WorkflowDlqEntry>> {
+/** `project`'s entries the condition `picked` (on `d`, the DLQ row, and `r`, its run) holds for. */
+async function readEntries(tx: Tx, project: string, picked: postgres.Fragment, page: Page, lock: boolean): Promise<PageOf<WorkflowDlqEntry>> {
   // Joined through the message (both primary keys): only the entry a run names as its dlq_id counts.
   const rows = await tx<EntryRow[]>`
     select d.dlq_id as "dlqId", d.message_id as "messageId", d.error, d.response_status as "responseStatus",
@@ -129,12 +126,13 @@ async function readEntries(tx: Tx, picked: postgres.Fragment, page: Page, lock: 
         'pk', r.pk, 'runId', r.run_id, 'createdAt', floor(extract(epoch from r.created_at) * 1000),
         'workflowUrl', r.workflow_url,
         'labels', r.labels, 'callerIp', r.caller_ip, 'failureCallback', r.config->>'failureCallback',
-        'flowControlKey', r.config->'flowControl'->>'key', 'failureCallbackState', ${failureFunctionState(tx)},
+        'flowControlKey', r.config->'flowControl'->>'key', 'failureCallbackState', ${failureFunctionState(tx, project)},
         'failureResponse', r.failure_response) as run
     from dispatch.dlq d
-    join dispatch.messages m on m.id = d.message_id
-    join dispatch.workflow_runs r on r.pk = m.workflow_run_pk and r.dlq_id = d.dlq_id
-    where ${picked} and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`)}
+    join dispatch.messages m on m.project = d.project and m.id = d.message_id
+    join dispatch.workflow_runs r on r.project = m.project and r.pk = m.workflow_run_pk and r.dlq_id = d.dlq_id
+    where d.project = ${project} and m.project = ${project} and r.project = ${project} and ${picked}
+      and ${afterPosition(tx, page.cursor, tx`d.created_at`, tx`d.dlq_id`)}
     order by d.created_at, d.dlq_id
     limit ${page.count + 1}
     ${lock ? tx`for update of d` : tx``}`;

@@ -44,7 +44,7 @@ export async function newRunsFromDlq(
   const { items, cursor } = await selectWorkflowDlq(tx, project, selection, page, true);
   const runs: StartedRun[] = [];
   for (const entry of items) runs.push((await startNewRun(tx, entry, mode, overrides, settings)).started);
-  await tx`delete from dispatch.dlq where dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
+  await tx`delete from dispatch.dlq where project = ${project} and dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
   return { items: runs, cursor };
 }
 
@@ -57,16 +57,17 @@ export async function newRunsFromDlq(
  */
 export async function resumeFromPlainRetry(
   tx: Tx,
+  project: string,
   dlqIds: string[],
   overrides: RunOverrides,
   settings: MessageSettings,
 ): Promise<Map<string, PublishResult>> {
-  const items = await lockEntriesPickedByPlainDlq(tx, dlqIds);
+  const items = await lockEntriesPickedByPlainDlq(tx, project, dlqIds);
   const resumed = new Map<string, PublishResult>();
   for (const entry of items) {
     resumed.set(entry.dlqId, (await startNewRun(tx, entry, "resume", overrides, settings)).failedStep);
   }
-  await tx`delete from dispatch.dlq where dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
+  await tx`delete from dispatch.dlq where project = ${project} and dlq_id = any(${items.map((entry) => entry.dlqId)}::text[])`;
   return resumed;
 }
 
@@ -153,7 +154,7 @@ async function planSteps(tx: Tx, runPk: number, failed: StoredMessage, mode: New
   const entries = await tx<{ seq: number; messageId: string; callType: string; body: Buffer; pending: boolean }[]>`
     select s.seq, s.message_id as "messageId", s.call_type as "callType", s.body,
       coalesce(m.state = 'CANCELED' and m.workflow_run_pk = ${runPk}, false) as pending
-    from dispatch.workflow_steps s left join dispatch.messages m on m.id = s.message_id
+    from dispatch.workflow_steps s left join dispatch.messages m on m.project = s.project and m.id = s.message_id
     where s.run_pk = ${runPk} order by s.seq`;
   if (mode === "restart") return { kept: [] as number[], rerun: entries.slice(0, 1) };
   const kept: number[] = [];

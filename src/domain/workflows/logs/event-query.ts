@@ -51,7 +51,7 @@ export interface DeliveryRow extends AttemptFields {
 export function selectEventRuns(tx: Tx, project: string, selection: EventRunSelection, bound: RunBound | null, limit: number): Promise<RunRow[]> {
   const position = bound === null ? tx`true` : bound.inclusive ? tx`r.pk <= ${bound.pk}` : tx`r.pk < ${bound.pk}`;
   return tx<RunRow[]>`
-    select ${runColumns(tx)} from dispatch.workflow_runs r
+    select ${runColumns(tx, project)} from dispatch.workflow_runs r
     where ${matchRuns(tx, project, selection.filter)} and ${position}
       and ${activeWithin(tx, selection.range)} and ${mayHold(tx, selection.states)}
     order by r.pk desc
@@ -69,7 +69,7 @@ export function selectDeliveries(tx: Tx, runPks: number[]): Promise<DeliveryRow[
     select m.workflow_run_pk, a.message_id, case when a.failure is not null then 'STEP_FAILED' else 'STEP_RETRY' end,
       a.id::text, a.recorded_at, coalesce(a.error, a.failure), a.response_status, a.response_headers, a.response_body,
       a.next_attempt_at
-    from dispatch.messages m join dispatch.attempts a on a.message_id = m.id
+    from dispatch.messages m join dispatch.attempts a on a.project = m.project and a.message_id = m.id
     where m.workflow_run_pk = any(${runPks}::bigint[]) and (a.next_attempt_at is not null or a.failure is not null)
     union all
     select m.workflow_run_pk, m.id, 'STEP_CANCELED', m.canceled_seq::text, m.completed_at, null, null, null, null, null
@@ -83,15 +83,15 @@ function activeWithin(tx: Tx, range: TimeRange): postgres.Fragment {
   const from = new Date(range.fromDate);
   return tx`${to} and (r.completed_at is null or r.completed_at >= ${from}
     or exists (select 1 from dispatch.messages m
-               where m.workflow_run_pk = r.pk and (m.completed_at is null or m.completed_at >= ${from}))
-    or exists (select 1 from dispatch.workflow_steps s where s.run_pk = r.pk and s.created_at >= ${from}))`;
+               where m.project = r.project and m.workflow_run_pk = r.pk and (m.completed_at is null or m.completed_at >= ${from}))
+    or exists (select 1 from dispatch.workflow_steps s where s.project = r.project and s.run_pk = r.pk and s.created_at >= ${from}))`;
 }
 
 /** Runs that may hold an event in one of `states`; every run starts, has a result and a message. */
 function mayHold(tx: Tx, states: WorkflowEventState[] | null): postgres.Fragment {
   if (states === null) return tx`true`;
   const message = (condition: postgres.Fragment) =>
-    tx`exists (select 1 from dispatch.messages m where m.workflow_run_pk = r.pk and ${condition})`;
+    tx`exists (select 1 from dispatch.messages m where m.project = r.project and m.workflow_run_pk = r.pk and ${condition})`;
   const conditions = states.map((state): postgres.Fragment => {
     switch (state) {
       case "RUN_SUCCESS":

@@ -95,7 +95,7 @@ export interface InvokedRunRow {
  */
 export async function selectRunPage(tx: Tx, project: string, query: RunLogQuery): Promise<{ runs: RunRow[]; cursor: string | null }> {
   const rows = await tx<RunRow[]>`
-    select ${runColumns(tx)}
+    select ${runColumns(tx, project)}
     from dispatch.workflow_runs r
     where ${matchRuns(tx, project, query.filter)} and ${withinRange(tx, tx`r.created_at`, query.range)}
       and ${beforeCursor(tx, query.cursor)}
@@ -105,12 +105,12 @@ export async function selectRunPage(tx: Tx, project: string, query: RunLogQuery)
   return { runs, cursor };
 }
 
-/** The columns of a `RunRow`, read from the runs row `r`. */
-export function runColumns(tx: Tx): postgres.Fragment {
+/** The columns of a `RunRow`, read from the runs row `r` of `project`. */
+export function runColumns(tx: Tx, project: string): postgres.Fragment {
   return tx`r.pk, r.run_id as "runId", r.project, r.workflow_url as "workflowUrl", r.state, r.created_at as "createdAt",
     r.completed_at as "completedAt", r.config, r.labels, r.caller_ip as "callerIp", r.invoker, r.response,
     r.dlq_id as "dlqId", r.failure_callback_message_id as "failureCallbackMessageId",
-    ${failureFunctionState(tx)} as "failureCallbackState", r.failure, r.failure_response as "failureResponse"`;
+    ${failureFunctionState(tx, project)} as "failureCallbackState", r.failure, r.failure_response as "failureResponse"`;
 }
 
 /** The step list entries of the runs `runPks`, in list order, with their messages. */
@@ -128,7 +128,7 @@ export function selectEntries(tx: Tx, runPks: number[]): Promise<EntryRow[]> {
         ) order by e.id), '[]')
         from dispatch.message_events e where e.message_id = m.id and e.state = 'ERROR'
       ) end as errors
-    from dispatch.workflow_steps s left join dispatch.messages m on m.id = s.message_id
+    from dispatch.workflow_steps s left join dispatch.messages m on m.project = s.project and m.id = s.message_id
     where s.run_pk = any(${runPks}::bigint[])
     order by s.run_pk, s.seq`;
 }
@@ -140,7 +140,7 @@ export function selectInvokedRuns(tx: Tx, parents: RunRow[]): Promise<InvokedRun
   return tx<InvokedRunRow[]>`
     select c.run_id as "runId", c.workflow_url as "workflowUrl", c.created_at as "createdAt",
       c.user_headers as "userHeaders", c.invoker,
-      (select s.body from dispatch.workflow_steps s where s.run_pk = c.pk order by s.seq limit 1) as payload
+      (select s.body from dispatch.workflow_steps s where s.project = c.project and s.run_pk = c.pk order by s.seq limit 1) as payload
     from dispatch.workflow_runs c
     where c.created_at >= ${oldest} and c.invoker is not null
       and (c.project, c.invoker->>'workflowRunId') in (

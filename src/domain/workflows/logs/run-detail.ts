@@ -25,6 +25,6 @@ export async function readRunDetail(tx: Tx, project: string, runId: string, reda
   if (row === undefined) return null;
   const material = await readRunMaterial(tx, [row]);
   const entries = material.entries.get(row.pk)!;
-  const times = await selectMessageTimes(tx, entries.map((entry) => entry.messageId));
+  const times = await selectMessageTimes(tx, project, entries.map((entry) => entry.messageId));
   return { run: runLogOf(row, material, redactor), timeline: runTimeline(entries, times) };
 }

@@ -44,16 +44,16 @@ export interface RunTimeline {
 }
 
 /** The state and attempt times of the messages `ids` (by `messages_pkey` and `attempts_message_id_idx`). */
-export function selectMessageTimes(tx: Tx, ids: string[]): Promise<MessageTimes[]> {
+export function selectMessageTimes(tx: Tx, project: string, ids: string[]): Promise<MessageTimes[]> {
   return tx<MessageTimes[]>`
     select m.id as "messageId", m.state, m.due_at as "dueAt", m.created_at as "createdAt",
       m.completed_at as "completedAt", a.first as "firstAttemptAt", a.last as "lastAttemptEndedAt"
     from dispatch.messages m
     left join lateral (
       select min(started_at) as first, max(started_at + duration_ms * interval '1 millisecond') as last
-      from dispatch.attempts where message_id = m.id
+      from dispatch.attempts where project = ${project} and message_id = m.id
     ) a on true
-    where m.id = any(${ids}::text[])`;
+    where m.project = ${project} and m.id = any(${ids}::text[])`;
 }
 
 /** The timeline of a run's step list `entries`, from its messages' `times`. */
