@@ -43,6 +43,8 @@ export interface HealthDeps {
   intervalMs: number;
   /** The probe's deadline: the message's timeout (or this default) and a grace. */
   probeTimeouts: { defaultMs: number; graceMs: number };
+  /** Whether the tables are distributed over a Citus cluster: probes are then taken in steps (`claimProbeAcrossProjects`). */
+  distributed: boolean;
   metrics: Metrics;
   log: Log;
 }
@@ -120,7 +122,7 @@ export class DestinationHealth {
 
   /** Takes a due probe for `workerId` (its message, claimed), or null. */
   async takeProbe(workerId: string): Promise<ClaimedMessage | null> {
-    const taken = await takeProbe(this.deps.sql, workerId, this.deps.probeTimeouts, this.deps.settings);
+    const taken = await takeProbe(this.deps.sql, workerId, this.deps.probeTimeouts, this.deps.settings, this.deps.distributed);
     if (taken === null) {
       // Nothing ready (another worker took it, or the line is empty): look again after the next report.
       for (const known of this.circuits.values()) if (known.circuit === "OPEN") known.probeAt = null;

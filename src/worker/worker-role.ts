@@ -86,6 +86,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     settings: circuits,
     intervalMs: config.heartbeatIntervalMs,
     probeTimeouts: { defaultMs: config.defaultTimeoutMs, graceMs: config.workerDeadAfterMs },
+    distributed: deps.distributed,
     metrics: deps.metrics,
     log: deps.log,
   });

@@ -17,6 +17,16 @@ import { DUE_CHANNEL } from "./work-list";
 export const DESTINATION_HELD = `(d.circuit <> 'CLOSED' or d.held_until is not null)
   and (d.circuit in ('OPEN', 'PROBING') or d.held_until > now())`;
 
+/**
+ * `now()` plus `ms` milliseconds, where `ms` is SQL of the row's columns (a whole number of milliseconds:
+ * `maxCoolDownMs`, a cool-down), as an update of a circuit sets it. Through the epoch, not `timestamptz +
+ * interval`: on Citus, where `destinations` is a reference table, an update may call a stable function
+ * only on constants (`extract(epoch from now())` is one, `to_timestamp` is immutable).
+ */
+function msFromNow(tx: Tx, ms: string) {
+  return tx.unsafe(`to_timestamp(extract(epoch from now()) + (${ms}) / 1000.0)`);
+}
+
 /** The breaker's two half-windows are this long each: the rule reads between one and two of them. */
 export const HALF_WINDOW_MS = 30_000;
 /** Distinct failing messages kept per half-window: more than any threshold reads. */
@@ -177,7 +187,7 @@ export async function runCircuitTimers(tx: Tx, giveUpAfterMs: number): Promise<C
   const changes = await tx<CircuitChange[]>`
     with gave_up as (
       update dispatch.destinations d set circuit = 'GAVE_UP', probe_message_id = null, probe_deadline = null,
-        probe_at = now() + coalesce(d.cool_down_ms, 0) * interval '1 millisecond', updated_at = now()
+        probe_at = ${msFromNow(tx, "coalesce(d.cool_down_ms, 0)")}, updated_at = now()
       from (select destination, circuit from dispatch.destinations
             where circuit in ('OPEN', 'PROBING') and not opened_by_hand
               and opened_at <= now() - ${giveUpAfterMs} * interval '1 millisecond'
@@ -225,7 +235,7 @@ export async function reopenAfterProbe(
   const [change] = await tx<CircuitChange[]>`
     update dispatch.destinations set circuit = 'OPEN', probe_message_id = null, probe_deadline = null,
       cool_down_ms = least(${maxCoolDownMs}::int, greatest(cool_down_ms, 1) * 2),
-      probe_at = now() + least(${maxCoolDownMs}::int, greatest(cool_down_ms, 1) * 2) * interval '1 millisecond',
+      probe_at = ${msFromNow(tx, `least(${maxCoolDownMs}, greatest(cool_down_ms, 1) * 2)`)},
       updated_at = now()
     where destination = ${destination} and circuit = 'PROBING' and probe_message_id = ${probeMessageId}
     returning destination, 'PROBING' as "from", circuit as "to", ${reason}::text as reason, probe_at as "probeAt"`;
@@ -240,7 +250,7 @@ export async function reopenAfterProbe(
 export async function takeGaveUpAttempt(tx: Tx, destination: string, maxCoolDownMs: number): Promise<Date | null> {
   const [row] = await tx<{ probeAt: Date }[]>`
     update dispatch.destinations set cool_down_ms = least(${maxCoolDownMs}::int, greatest(cool_down_ms, 1) * 2),
-      probe_at = now() + least(${maxCoolDownMs}::int, greatest(cool_down_ms, 1) * 2) * interval '1 millisecond', updated_at = now()
+      probe_at = ${msFromNow(tx, `least(${maxCoolDownMs}, greatest(cool_down_ms, 1) * 2)`)}, updated_at = now()
     where destination = ${destination} and circuit = 'GAVE_UP' and probe_at <= now()
     returning probe_at as "probeAt"`;
   return row?.probeAt ?? null;

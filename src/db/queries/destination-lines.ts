@@ -7,6 +7,7 @@
  * recorded by one statement share their `next_delivery_at`. Each statement
  * changes only rows still in the state it starts from (work-list.ts).
  */
+import { byProject } from "../citus/by-project";
 import type { Tx } from "../client";
 import { messageColumnList } from "../message-columns";
 import { isPending, pendingSql } from "../vocabulary";
@@ -14,12 +15,14 @@ import type { ClaimedMessage } from "./claim-messages";
 import type { ClaimedKey } from "./work-list";
 
 /** Claimed messages this worker will not attempt (their destination is held or full) join their destination's line. */
-export async function parkClaimed(tx: Tx, messages: { id: string; claimId: number }[]): Promise<void> {
-  if (messages.length === 0) return;
-  await tx`
-    update dispatch.messages m set claim_id = null, destination_parked = true
-    from unnest(${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.claimId)}::bigint[]) as p(id, claim_id)
-    where m.id = p.id and m.claim_id = p.claim_id and m.due_at is null and not m.flow_parked and ${isPending(tx, "m.state")}`;
+export async function parkClaimed(tx: Tx, messages: ClaimedKey[]): Promise<void> {
+  for (const [project, ofProject] of byProject(messages, (message) => message.project)) {
+    await tx`
+      update dispatch.messages m set claim_id = null, destination_parked = true
+      from unnest(${ofProject.map((m) => m.id)}::text[], ${ofProject.map((m) => m.claimId)}::bigint[]) as p(id, claim_id)
+      where m.project = ${project} and m.id = p.id and m.claim_id = p.claim_id and m.due_at is null and not m.flow_parked
+        and ${isPending(tx, "m.state")}`;
+  }
 }
 
 /**
@@ -78,4 +81,48 @@ export async function claimProbe(
     [workerId, defaultTimeoutMs, graceMs] as never[],
   );
   return probe ?? null;
+}
+
+/**
+ * `claimProbe` on Citus, in steps: the circuit's row locked (a reference
+ * table, a copy on each node); its line's oldest message found across the
+ * projects (a read of every node, unlocked); that message claimed by a
+ * statement routed to its project's node, which takes it only while it still
+ * waits in the line (else no probe this round: the next takes the new
+ * oldest); then the circuit set PROBING and the claim registered on the
+ * coordinator. The claim id is taken first: Citus refuses `nextval()` in an
+ * UPDATE of a distributed table.
+ */
+export async function claimProbeAcrossProjects(
+  tx: Tx,
+  workerId: string,
+  defaultTimeoutMs: number,
+  graceMs: number,
+): Promise<ClaimedMessage | null> {
+  const [circuit] = await tx<{ destination: string }[]>`
+    select d.destination from dispatch.destinations d
+    where d.circuit = 'OPEN' and not d.opened_by_hand and d.probe_at <= now()
+    order by d.probe_at limit 1
+    for update skip locked`;
+  if (!circuit) return null;
+  const [oldest] = await tx<{ project: string; id: string }[]>`
+    select m.project, m.id from dispatch.messages m
+    where m.destination = ${circuit.destination} and m.destination_parked and ${isPending(tx, "m.state")}
+    order by m.next_delivery_at, m.seq limit 1`;
+  if (!oldest) return null;
+  const [claim] = await tx<{ id: number }[]>`select nextval('dispatch.claims_id_seq') as id`;
+  const [probe] = await tx.unsafe<ClaimedMessage[]>(
+    `update dispatch.messages m set destination_parked = false, claim_id = $1
+    where m.project = $2 and m.id = $3 and m.destination_parked and ${pendingSql("m.state")}
+    returning ${messageColumnList("m")}`,
+    [claim!.id, oldest.project, oldest.id] as never[],
+  );
+  if (!probe) return null;
+  await tx`
+    update dispatch.destinations set circuit = 'PROBING', probe_message_id = ${probe.id}, updated_at = now(),
+      probe_deadline = now() + ${(probe.timeoutMs ?? defaultTimeoutMs) + graceMs} * interval '1 millisecond'
+    where destination = ${circuit.destination}`;
+  await tx`
+    insert into dispatch.claims (id, worker_id, message_ids) overriding system value values (${claim!.id}, ${workerId}, ${[probe.id]})`;
+  return probe;
 }

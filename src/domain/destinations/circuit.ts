@@ -41,7 +41,7 @@ import {
   reopenAfterProbe,
   runCircuitTimers,
 } from "../../db/queries/destination-health";
-import { claimProbe } from "../../db/queries/destination-lines";
+import { claimProbe, claimProbeAcrossProjects } from "../../db/queries/destination-lines";
 import { DUE_CHANNEL } from "../../db/queries/work-list";
 import { AppError } from "../errors";
 import { circuitEvent, type OperatorEventSettings, publishOperatorEvents } from "../operator-events/operator-events";
@@ -103,9 +103,11 @@ export function takeProbe(
   workerId: string,
   timeouts: { defaultMs: number; graceMs: number },
   settings: CircuitSettings,
+  distributed: boolean,
 ): Promise<{ probe: ClaimedMessage; change: CircuitChange } | null> {
   return sql.begin(async (tx) => {
-    const probe = await claimProbe(tx, workerId, timeouts.defaultMs, timeouts.graceMs);
+    const claim = distributed ? claimProbeAcrossProjects : claimProbe;
+    const probe = await claim(tx, workerId, timeouts.defaultMs, timeouts.graceMs);
     if (probe === null) return null;
     const change: CircuitChange = {
       destination: probe.destination!,
