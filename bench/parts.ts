@@ -7,6 +7,7 @@ import { seedBacklog } from "./backlog";
 import { measureBaselines } from "./baselines";
 import { CONTENTION_DUTY } from "./contention";
 import { cpuSnapshot, cpuUseSince } from "./cpu";
+import { citusSpread } from "./citus";
 import { crashRecovery } from "./crash-recovery";
 import type { DatabaseServer } from "./database";
 import { BOUND_MS, fairness as fairnessRun } from "./fairness";
@@ -177,6 +178,19 @@ const fairness: Part = async (ctx, into) => {
     `${f.waitingAtPublish} of the backlog waiting at their publish, ${f.waitingAtEnd} after`);
 };
 
+/** Scenario 2h: 2b over four projects on one Postgres, then on a Citus 1 + 2 cluster, with the cluster's costs by node. */
+async function citus(ctx: BenchContext, into: Measured): Promise<void> {
+  ctx.log("Scenario 2h (2b over 4 projects: one Postgres, then Citus with a coordinator and 2 workers):");
+  const run = await citusSpread(ctx);
+  if (run === null) return;
+  record(ctx, into, [run.plain, run.citus]);
+  into.citus = { nodes: run.nodes };
+  for (const { node, costs } of run.nodes) {
+    ctx.log(`  ${node}: ${costs.postgresMicros?.toFixed(0) ?? "n/a"} µs Postgres CPU, ${costs.rowsWritten.toFixed(2)} rows, ` +
+      `${costs.walBytes.toFixed(0)} B WAL, ${costs.commits.toFixed(3)} commits per delivered message`);
+  }
+}
+
 /** Every part by name, in a full run's order. */
 export const PARTS: Record<string, Part> = {
   baselines,
@@ -201,4 +215,5 @@ export const PARTS: Record<string, Part> = {
   retention,
   noisy,
   fairness,
+  citus,
 };

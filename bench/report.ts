@@ -16,6 +16,7 @@ import type { CpuUse } from "./cpu";
 import type { CrashRecovery } from "./crash-recovery";
 import type { FlowControlResult } from "./flow-control";
 import type { LargeMessages } from "./large-messages";
+import type { NodeCosts } from "./citus";
 import type { FairnessRun } from "./fairness";
 import { NOISY_ALONE_ID, NOISY_ID, type NoisyNeighbourRun } from "./noisy-neighbour";
 import type { PairedRound } from "./paired";
@@ -58,6 +59,8 @@ export interface BenchRun {
   noisy?: NoisyNeighbourRun;
   /** Scenario 2f: another project's new messages beside one project's backlog. */
   fairness?: FairnessRun;
+  /** Scenario 2h: the Citus cluster's costs by node (its two measurements are among `scenarios`). */
+  citus?: { nodes: NodeCosts[] };
 }
 
 /** The sections of a run that a run of some parts may lack. */
@@ -536,6 +539,32 @@ function noisyTable(run: BenchRun): string | null {
     `Requests it held open when publishing started / when it ended / at most at once / received in all: ${h.atStart} / ${h.atEnd} / ${h.peak} / ${h.received}.`;
 }
 
+/** 2h: what each node of the Citus cluster carried per delivered message, beside the one server of the plain run. */
+function citusTable(run: BenchRun, nodes: NodeCosts[]): string | null {
+  const plain = run.scenarios.find((s) => s.id === "2h-plain");
+  if (!plain) return null;
+  const columns: [string, Costs][] = [["one Postgres (2h-plain)", plain.measurement.costs], ...nodes.map((n): [string, Costs] => [n.node, n.costs])];
+  const row = (figure: string, pick: (c: Costs) => number | null, format: (n: number | null) => string) => [
+    figure,
+    ...columns.map(([, c]) => format(pick(c))),
+  ];
+  const micros = (n: number | null) => (n === null ? "n/a" : `${int(n)} µs`);
+  const rows = [
+    row("Postgres CPU per delivered message", (c) => c.postgresMicros, micros),
+    row("rows written per delivered message", (c) => c.rowsWritten, (n) => num(n, 2)),
+    row("WAL bytes per delivered message", (c) => c.walBytes, (n) => (n === null ? "n/a" : int(n))),
+    row("commits per delivered message", (c) => c.commits, (n) => num(n, 3)),
+    row("statements per delivered message", (c) => c.statements, (n) => num(n, 3)),
+  ];
+  return `### 2h: Citus, by node
+
+` + table(["Figure", ...columns.map(([name]) => name)], rows) +
+    `
+
+Each column counts what that server did for the run's delivered messages (the cluster's columns divide by the same count); ` +
+    `Dispatch's own CPU is in the scenario tables (2h-plain, 2h-citus).`;
+}
+
 function targetTable(checks: TargetCheck[]): string {
   return table(["Target", "Measured", "Status"], checks.map((c) => [c.target, c.measured, c.met ? "MET" : "MISSED"]));
 }
@@ -677,6 +706,7 @@ export function renderReport(run: BenchRun, checks: TargetCheck[], machineText =
     ``,
     ...run.scenarios.flatMap((s) => [scenarioTable(run, s), ""]),
     ...part(run.noisy, () => noisyTable(run)),
+    ...part(run.citus, (c) => citusTable(run, c.nodes)),
     ...part(run.backlog, backlogText),
     ...part(run.crash, crashTable),
     ...part(run.retention, retentionText),

@@ -28,7 +28,7 @@
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
-import { type ClaimedMessage, claimByProject, claimMessages } from "../db/queries/claim-messages";
+import { type ClaimedMessage, ClaimIds, claimByProject, claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/work-list";
 import { parkClaimed } from "../db/queries/destination-lines";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
@@ -104,6 +104,8 @@ export class Claimer implements LocalDelivery {
   private waitingForRoom = new Set<string>();
   /** Citus: which project the next claim starts from (`claimByProject`). */
   private turn = 0;
+  /** Citus: the ids the claims run under (`claimByProject`). */
+  private readonly claimIds = new ClaimIds();
 
   constructor(private readonly deps: ClaimerDeps) {
     this.minClaim = Math.max(1, Math.min(16, Math.floor(deps.concurrency / 16)));
@@ -197,7 +199,7 @@ export class Claimer implements LocalDelivery {
       let waiting: string[];
       const room = this.deps.slots.claimRoom(limit, this.pass);
       ({ messages, parked, waiting, more } = this.deps.distributed
-        ? await claimByProject(this.deps.sql, this.deps.workerId, room, this.turn++)
+        ? await claimByProject(this.deps.sql, this.deps.workerId, room, this.turn++, this.claimIds)
         : await claimMessages(this.deps.sql, this.deps.workerId, room));
       this.waitingForRoom = new Set(waiting);
     } catch (error) {

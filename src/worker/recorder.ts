@@ -64,6 +64,11 @@ export class Recorder {
     private readonly fallbacks: Counter<"batch">,
     /** Hears the circuits that recorded probes closed or opened again. */
     private readonly circuitsChanged: (changes: CircuitChange[]) => void = () => {},
+    /**
+     * Whether the tables are distributed over a Citus cluster: a batch of deliveries then holds one project's,
+     * written by statements routed to its node (else each would run on every shard).
+     */
+    private readonly distributed = false,
   ) {}
 
   /** Counts the attempts a claim holds (call when the claim is taken). */
@@ -136,7 +141,7 @@ export class Recorder {
   private async flushPlain(): Promise<void> {
     if (this.writingPlain || this.plain.length === 0) return;
     this.writingPlain = true;
-    const batch = this.plain.splice(0, PLAIN_BATCH);
+    const batch = this.distributed ? takeProject(this.plain, PLAIN_BATCH) : this.plain.splice(0, PLAIN_BATCH);
     const released = this.takeReleased();
     const attempts = batch.map(({ record: { message, attempt } }) => ({
       messageId: message.id,
@@ -148,7 +153,8 @@ export class Recorder {
       status: attempt.kind === "response" ? attempt.status : 0,
     }));
     try {
-      await this.availability.retrying(() => recordDelivered(this.sql, attempts, released));
+      const project = this.distributed ? attempts[0]!.project : null;
+      await this.availability.retrying(() => recordDelivered(this.sql, attempts, released, project));
       this.committed(batch);
     } catch (error) {
       this.released.push(...released);
@@ -241,4 +247,15 @@ export class Recorder {
     this.released = [];
     return released;
   }
+}
+
+/** Takes from `waiting` up to `limit` of the first one's project, in order; the others keep their places. */
+function takeProject(waiting: Waiting[], limit: number): Waiting[] {
+  const project = waiting[0]!.record.message.project;
+  const taken: Waiting[] = [];
+  for (let i = 0; i < waiting.length && taken.length < limit; ) {
+    if (waiting[i]!.record.message.project === project) taken.push(...waiting.splice(i, 1));
+    else i++;
+  }
+  return taken;
 }

@@ -99,9 +99,17 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     intervalMs: config.heartbeatIntervalMs,
     log: deps.log,
   });
-  const recorder = new Recorder(sql, availability, outcomeSettings, deps.log, deps.metrics.outcomeBatchFallbacks, (changes) => {
-    for (const change of changes) health.changed(change.destination, change.to, change.reason);
-  });
+  const recorder = new Recorder(
+    sql,
+    availability,
+    outcomeSettings,
+    deps.log,
+    deps.metrics.outcomeBatchFallbacks,
+    (changes) => {
+      for (const change of changes) health.changed(change.destination, change.to, change.reason);
+    },
+    deps.distributed,
+  );
   const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
     recorder.flushReleased(),
   );

@@ -33,8 +33,16 @@ export function recordDeliveredMessage(tx: Tx, claimed: ClaimedKey): Promise<boo
   return updateClaimed(tx, claimed, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`);
 }
 
-/** Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. */
-export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], releasedClaims: number[]): Promise<string[]> {
+/**
+ * Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. With `project`
+ * (all the attempts' project), the update names it, so that Citus routes it to the project's node.
+ */
+export async function recordDelivered(
+  sql: Tx,
+  attempts: DeliveredAttempt[],
+  releasedClaims: number[],
+  project: string | null = null,
+): Promise<string[]> {
   const [row] = await sql<{ ids: string[] }[]>`
     with o as (
       select * from unnest(${attempts.map((a) => a.messageId)}::text[], ${attempts.map((a) => a.project)}::text[],
@@ -45,6 +53,7 @@ export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], rel
     delivered as (
       update dispatch.messages m set state = 'DELIVERED', completed_at = now()
       from o where m.id = o.id and m.claim_id = o.claim_id and ${isPending(sql, "m.state")}
+        ${project === null ? sql`` : sql`and m.project = ${project}`}
       returning m.id),
     logged as (
       insert into dispatch.attempts (message_id, project, retried, started_at, duration_ms, result, response_status)

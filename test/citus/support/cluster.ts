@@ -28,20 +28,16 @@ export function citusInstalled(): boolean {
   }
 }
 
-/** Starts a coordinator and `workers` workers (not yet joined: `makeDistributedDatabase` joins them per database). */
-export async function startCitusCluster(workers = 2): Promise<CitusCluster> {
+/**
+ * Starts a coordinator and `workers` workers (not yet joined: `makeDistributedDatabase` joins them per database).
+ * `durable: false` (the suite's) turns off what only a machine crash needs; the benchmark keeps it, and adds
+ * pg_stat_statements, as its own server does (bench/database.ts).
+ */
+export async function startCitusCluster(workers = 2, { durable = false } = {}): Promise<CitusCluster> {
   const start = () =>
     startPrivateServer({
       hba: ["host all all 127.0.0.1/32 trust"],
-      // A throwaway cluster, as the main suite's (test/support/global-setup.ts). Connections to spare: each
-      // coordinator session may open several to each worker (Citus's adaptive executor), and two files run at once;
-      // background workers for Citus's maintenance daemon of each file's database (distributed deadlock detection,
-      // two-phase commit recovery).
-      // Nodes reach each other without TLS (the server, run as `postgres` under root, cannot read root's client files).
-      settings: [
-        ...["-c", "shared_preload_libraries=citus", "-c", "citus.node_conninfo=sslmode=disable"],
-        ...["-c", "max_connections=1000", "-c", "max_worker_processes=128", "-c", "fsync=off", "-c", "full_page_writes=off"],
-      ],
+      settings: citusSettings(durable),
     });
   const nodes = await Promise.all(Array.from({ length: workers + 1 }, start));
   return {
@@ -49,6 +45,22 @@ export async function startCitusCluster(workers = 2): Promise<CitusCluster> {
     workers: nodes.slice(1),
     stop: async () => void (await Promise.all(nodes.map((node) => node.stop()))),
   };
+}
+
+/**
+ * A node's settings. Nodes reach each other without TLS (the server, run as `postgres` under root, cannot read
+ * root's client files). Connections to spare: each coordinator session may open several to each worker (Citus's
+ * adaptive executor), and two test files run at once; background workers for Citus's maintenance daemon of each
+ * database (distributed deadlock detection, two-phase commit recovery).
+ */
+export function citusSettings(durable: boolean): string[] {
+  return [
+    ...["-c", `shared_preload_libraries=${durable ? "citus,pg_stat_statements" : "citus"}`, "-c", "citus.node_conninfo=sslmode=disable"],
+    ...["-c", "max_connections=1000", "-c", "max_worker_processes=128"],
+    // A throwaway cluster, as the main suite's (test/support/global-setup.ts). The benchmark's counts its
+    // workers' rows in pg_stat_user_tables, where Citus shows the shards only to the clients it is told to.
+    ...(durable ? ["-c", "citus.show_shards_for_app_name_prefixes=*"] : ["-c", "fsync=off", "-c", "full_page_writes=off"]),
+  ];
 }
 
 /**
