@@ -69,28 +69,48 @@ export function citusSettings(durable: boolean): string[] {
  * Returns the coordinator's URL of it.
  */
 export async function makeDistributedDatabase(coordinatorUrl: string, workerUrls: string[], name: string): Promise<string> {
-  const inDatabase = (url: string) => {
-    const parsed = new URL(url);
-    parsed.pathname = `/${name}`;
-    return parsed.toString();
-  };
+  const url = await makeDatabaseOnEveryNode(coordinatorUrl, workerUrls, name, true);
+  await joinWorkers(coordinatorUrl, workerUrls, name);
+  return url;
+}
+
+/**
+ * Makes database `name` on every node, with the `citus` extension on the
+ * workers, and on the coordinator too when `citusOnCoordinator` (else the
+ * coordinator's is a plain database until `joinWorkers`). Returns the
+ * coordinator's URL of it.
+ */
+export async function makeDatabaseOnEveryNode(coordinatorUrl: string, workerUrls: string[], name: string, citusOnCoordinator: boolean): Promise<string> {
   for (const url of [coordinatorUrl, ...workerUrls]) {
     const admin = createSql(url, 1);
     await admin.unsafe(`create database ${name}`).finally(() => admin.end());
-    const database = createSql(inDatabase(url), 1);
-    await database`create extension citus`.finally(() => database.end());
+    if (url === coordinatorUrl && !citusOnCoordinator) continue;
+    const database = createSql(inDatabase(url, name), 1);
+    await database`create extension if not exists citus`.finally(() => database.end());
   }
+  return inDatabase(coordinatorUrl, name);
+}
+
+/** Creates the `citus` extension in the coordinator's database `name` (if missing) and joins the workers to it. */
+export async function joinWorkers(coordinatorUrl: string, workerUrls: string[], name: string): Promise<void> {
   // One file at a time: adding a node copies the roles to it, which are the cluster's, not the database's, and
   // two such copies at once fail ("tuple concurrently updated").
   const admin = createSql(coordinatorUrl, 1);
-  const coordinator = createSql(inDatabase(coordinatorUrl), 1);
+  const coordinator = createSql(inDatabase(coordinatorUrl, name), 1);
   try {
     await admin`select pg_advisory_lock(hashtext('dispatch test: citus_add_node'))`;
+    await coordinator`create extension if not exists citus`;
     await coordinator`select citus_set_coordinator_host('127.0.0.1', ${Number(new URL(coordinatorUrl).port)})`;
     for (const url of workerUrls) await coordinator`select citus_add_node('127.0.0.1', ${Number(new URL(url).port)})`;
   } finally {
     await coordinator.end();
     await admin.end();
   }
-  return inDatabase(coordinatorUrl);
+}
+
+/** `url` naming database `name`. */
+function inDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
 }
