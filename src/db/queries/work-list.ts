@@ -38,7 +38,8 @@
  * | `retried_as`, `retried_at`: the DLQ retry a failed message became | link-retries.ts | the retry exists |
  *
  * Writers that make a message due now send one NOTIFY on `DUE_CHANNEL` per
- * statement; delayed ones are found by the workers' poll.
+ * write (the publish's insert inline, the others by `notifyDue`); delayed ones
+ * are found by the workers' poll.
  */
 
 import type postgres from "postgres";
