@@ -3,9 +3,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The browser tests, the managed-Postgres suite and the monitoring suite have their own commands
-    // and configurations (vitest.browser.config.ts, vitest.managed.config.ts, vitest.monitoring.config.ts).
-    exclude: ["test/browser/**", "test/managed/**", "test/monitoring/**", "**/node_modules/**"],
+    // The browser tests, the managed-Postgres suite, the monitoring suite and the Citus suite have their own
+    // commands and configurations (vitest.browser.config.ts, vitest.managed.config.ts, vitest.monitoring.config.ts,
+    // vitest.citus.config.ts).
+    exclude: ["test/browser/**", "test/managed/**", "test/monitoring/**", "test/citus/**", "**/node_modules/**"],
     globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/no-internal-errors.ts"],
     pool: "forks",

@@ -28,7 +28,8 @@
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
-import { type ClaimedMessage, ClaimIds, claimByProject, claimMessages } from "../db/queries/claim-messages";
+import { ClaimIds, claimByProject } from "../db/queries/claim-by-project";
+import { type ClaimedMessage, claimMessages } from "../db/queries/claim-messages";
 import { DUE_CHANNEL } from "../db/queries/work-list";
 import { parkClaimed } from "../db/queries/destination-lines";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";

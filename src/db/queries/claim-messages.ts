@@ -26,8 +26,7 @@
  * claim; a claim that stopped a project's read there says so (`more`), and
  * the worker claims again at once while it has room.
  */
-import type { Sql, Tx } from "../client";
-import { destinationOf } from "../destination";
+import type { Tx } from "../client";
 import { type MessageRow, messageColumnList } from "../message-columns";
 import { DESTINATION_HELD } from "./destination-health";
 
@@ -157,7 +156,8 @@ function claimStatement(byProject: boolean): string {
 }
 
 const CLAIM = claimStatement(false);
-const CLAIM_ONE_PROJECT = claimStatement(true);
+/** The claim of one project, on Citus (claim-by-project.ts). */
+export const CLAIM_ONE_PROJECT = claimStatement(true);
 
 /** Claims due messages for `workerId` within `room`. */
 export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): Promise<Claim> {
@@ -169,70 +169,11 @@ export async function claimMessages(tx: Tx, workerId: string, room: ClaimRoom): 
   return claimOf(rows);
 }
 
-/**
- * Claim ids for the claims of one process on Citus, taken from the claims'
- * sequence a block at a time (one statement per block, not per claim). An id
- * is used up only by a claim that took messages, or whose end is unknown
- * (it failed): an empty claim left no row that names it.
- */
-export class ClaimIds {
-  private readonly free: number[] = [];
+/** A row the claim statements answer. */
+export type ClaimRow = ClaimedMessage & { parkedCount: number; waitingDestinations: string[]; more: boolean };
 
-  constructor(private readonly block = 64) {}
-
-  /** The id the next claim runs under. */
-  async next(sql: Sql): Promise<number> {
-    if (this.free.length === 0) {
-      const [row] = await sql<{ ids: number[] }[]>`
-        select array(select nextval('dispatch.claims_id_seq') from generate_series(1, ${this.block}::int)) as ids`;
-      this.free.push(...row!.ids.map(Number).reverse());
-    }
-    return this.free.at(-1)!;
-  }
-
-  /** The id `next` gave is taken. */
-  used(): void {
-    this.free.pop();
-  }
-}
-
-/**
- * Claims due messages of `project` for `workerId` within `room` (Citus: see
- * `claimStatement`), and registers the claim, in one transaction, under an id of `ids`.
- */
-export async function claimProjectMessages(sql: Sql, workerId: string, room: ClaimRoom, project: string, ids: ClaimIds): Promise<Claim> {
-  const id = await ids.next(sql);
-  let claim: Claim;
-  try {
-    claim = await claimUnder(sql, id, workerId, room, project);
-  } catch (error) {
-    ids.used();
-    throw error;
-  }
-  if (claim.messages.length > 0) ids.used();
-  return claim;
-}
-
-function claimUnder(sql: Sql, id: number, workerId: string, room: ClaimRoom, project: string): Promise<Claim> {
-  return sql.begin(async (tx) => {
-    const rows = await tx.unsafe<ClaimRow[]>(
-      CLAIM_ONE_PROJECT,
-      [id, room.limit, room.share, tx.json(room.byDestination), room.pass, project] as never[],
-      { prepare: true },
-    );
-    const claim = claimOf(rows);
-    if (claim.messages.length > 0) {
-      await tx`
-        insert into dispatch.claims (id, worker_id, message_ids) overriding system value
-        values (${id}, ${workerId}, ${claim.messages.map((message) => message.id)})`;
-    }
-    return claim;
-  });
-}
-
-type ClaimRow = ClaimedMessage & { parkedCount: number; waitingDestinations: string[]; more: boolean };
-
-function claimOf(rows: ClaimRow[]): Claim {
+/** What a claim took, from the rows its statement answered. */
+export function claimOf(rows: ClaimRow[]): Claim {
   const parked = rows[0]?.parkedCount ?? 0;
   const waiting = rows[0]?.waitingDestinations ?? [];
   const more = rows[0]?.more ?? false;
@@ -245,33 +186,4 @@ function claimOf(rows: ClaimRow[]): Claim {
     messages.push(row);
   }
   return { messages, parked, waiting, more };
-}
-
-/**
- * Citus: claims project by project, each project's claim a statement routed
- * to its node, starting from the `turn`-th project so that each gets to go
- * first in turn, and each taking at most twice its even share of the claim
- * (as the one-server claim reads each project). A destination's room is one
- * for the whole claim: what a project's claim took of it is not offered to
- * the next.
- */
-export async function claimByProject(sql: Sql, workerId: string, room: ClaimRoom, turn: number, ids: ClaimIds): Promise<Claim> {
-  const names = (await sql<{ name: string }[]>`select name from dispatch.projects order by name`).map((row) => row.name);
-  const each = names.length <= 1 ? room.limit : Math.max(16, Math.ceil((room.limit * 2) / names.length));
-  const byDestination = { ...room.byDestination };
-  const claim: Claim = { messages: [], parked: 0, waiting: [], more: false };
-  for (let i = 0; i < names.length && claim.messages.length < room.limit; i++) {
-    const project = names[(turn + i) % names.length]!;
-    const limit = Math.min(each, room.limit - claim.messages.length);
-    const taken = await claimProjectMessages(sql, workerId, { ...room, limit, byDestination }, project, ids);
-    for (const message of taken.messages) {
-      const destination = message.destination ?? destinationOf(message.url);
-      byDestination[destination] = (byDestination[destination] ?? room.share) - 1;
-    }
-    claim.messages.push(...taken.messages);
-    claim.parked += taken.parked;
-    claim.waiting.push(...taken.waiting);
-    claim.more ||= taken.more || (taken.messages.length === limit && limit < room.limit);
-  }
-  return claim;
 }
