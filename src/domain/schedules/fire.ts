@@ -23,7 +23,8 @@ const BATCH = 50;
 /**
  * Fires the ticks due at `now`; returns how many fired. Each schedule's
  * request is prepared on its own (a refusal is that schedule's `error`), and
- * the messages of all of them are stored with one `insertMessages`.
+ * the messages of all of them are stored with one `insertMessages`. With
+ * `project`, that project's only (on Citus: `projectsWithDueTicks`).
  */
 export function fireDueSchedules(sql: Sql, settings: PublishSettings, now: Date, project: string | null = null): Promise<number> {
   return sql.begin(async (tx) => {
