@@ -17,7 +17,8 @@ export default defineConfig({
     // Four files at once: most of a file's time is spent waiting on its service, receivers and child
     // processes, so four share this project's two-core machines well (vitest's default would run one at
     // a time there). Beside a core spinning at 75 % the suite took 120 s with three and 106-109 s with
-    // four (97 % of both cores busy; five: 107 s). No test measures time, so the load changes no result.
+    // four (97 % of both cores busy; five: 107 s); with the cluster in memory (global-setup.ts), 101-105 s
+    // with four and 95-105 s with five. No test measures time, so the load changes no result.
     maxWorkers: 4,
     // A guard against a hung test, not a measure: CI machines can be several times slower than this
     // one (the slowest test here takes 17 s; a 5 MiB workflow once took 32 s beside two other files).
