@@ -66,7 +66,7 @@ const IN_MEMORY_ROOM = 4 * 2 ** 30;
  * test clusters survive no crash anyway (fsync off). Anyone may enter it
  * (mode 1777, as /tmp), so that Postgres run as `postgres` under root can.
  */
-function inMemoryScratch(): string | null {
+export function inMemoryScratch(): string | null {
   try {
     removeAbandonedScratch();
     const { bavail, bsize } = statfsSync("/dev/shm");
