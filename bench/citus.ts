@@ -9,15 +9,15 @@
  * run (and said so) where Citus is not installed.
  */
 import { readFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { ACCESS_TOKENS_CHANNEL, tokenDigest } from "../src/domain/access-tokens/access-tokens";
 import { migrate } from "../src/db/migrate";
 import { citusInstalled, citusSettings, makeDistributedDatabase, startCitusCluster } from "../test/citus/support/cluster";
 import { startPrivateServer } from "../test/managed/support/server";
+import { withDatabase } from "../test/support/global-setup";
 import { type Costs, openCostWindow } from "./costs";
 import type { DatabaseServer } from "./database";
 import { deliveredRateWindow } from "./delivered-rate";
+import { makeProjects } from "./projects";
 import { type BenchContext, measure, MESSAGES, type ScenarioResult, serviceResult, withDispatch } from "./scenarios";
 
 /** Projects the load is spread over (half of them on each worker). */
@@ -64,7 +64,7 @@ export async function citusSpread(ctx: BenchContext): Promise<CitusRun | null> {
     await migrate(databaseUrl);
     const placed = await projectsTwoPerWorker(databaseUrl);
     const servers = await Promise.all(nodes.map((node) => nodeServer(node.url())));
-    const inDatabase = (url: string) => Object.assign(new URL(url), { pathname: `/${DATABASE}` }).toString();
+    const inDatabase = (url: string) => withDatabase(url, DATABASE);
     const onCoordinator = { ...ctx, server: servers[0]! };
     return await withDispatch(onCoordinator, "s2h_citus", async (dispatch) => {
       const tokens = await makeProjects(databaseUrl, placed);
@@ -101,8 +101,8 @@ async function createDatabase(adminUrl: string, name: string): Promise<string> {
   } finally {
     await sql.end();
   }
-  await migrate(Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString());
-  return Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+  await migrate(withDatabase(adminUrl, name));
+  return withDatabase(adminUrl, name);
 }
 
 /** Waits until the written-row counts of the databases `urls` stop moving (at most 10 s). */
@@ -148,24 +148,6 @@ async function projectsTwoPerWorker(databaseUrl: string): Promise<string[]> {
       chosen.push(name);
     }
     return chosen;
-  } finally {
-    await sql.end();
-  }
-}
-
-/** Makes the projects `names`, a full token each (as `dispatch project create` does); returns the tokens. */
-async function makeProjects(databaseUrl: string, projectNames: string[]): Promise<string[]> {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-  try {
-    const tokens: string[] = [];
-    for (const name of projectNames) {
-      const token = `bench_${randomBytes(16).toString("hex")}`;
-      await sql`insert into dispatch.projects (name) values (${name})`;
-      await sql`insert into dispatch.access_tokens (name, project, digest, read_only) values (${name}, ${name}, ${tokenDigest(token)}, false)`;
-      tokens.push(token);
-    }
-    await sql`select pg_notify(${ACCESS_TOKENS_CHANNEL}, '')`;
-    return tokens;
   } finally {
     await sql.end();
   }

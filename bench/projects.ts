@@ -29,21 +29,22 @@ function spread(ctx: BenchContext, projects: number, round: number): Promise<Sce
   const run = `s2e_${projects}_${round}`;
   const id = `2e-${projects}-projects-${round + 1}`;
   return withDispatch(ctx, run, async (dispatch, databaseUrl) => {
-    const tokens = [dispatch.token, ...(await makeProjects(databaseUrl, projects - 1))];
+    const names = Array.from({ length: projects - 1 }, (_, i) => `bench-${i + 1}`);
+    const tokens = [dispatch.token, ...(await makeProjects(databaseUrl, names))];
     const measured = await measure(ctx, dispatch, { ...deliveredRateWindow(ctx, run), databaseUrl, messageTable: MESSAGES, tokens });
     return serviceResult("dispatch", false, id, `2b over ${projects} project${projects === 1 ? "" : "s"}`, dispatch, measured);
   });
 }
 
-/** Makes `count` projects with a full token each (as `dispatch project create` does) and returns the tokens. */
-async function makeProjects(databaseUrl: string, count: number): Promise<string[]> {
+/** Makes the projects `names`, a full token each (as `dispatch project create` does), and returns the tokens. */
+export async function makeProjects(databaseUrl: string, names: string[]): Promise<string[]> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const tokens: string[] = [];
-    for (let i = 1; i <= count; i++) {
+    for (const name of names) {
       const token = `bench_${randomBytes(16).toString("hex")}`;
-      await sql`insert into dispatch.projects (name) values (${`bench-${i}`})`;
-      await sql`insert into dispatch.access_tokens (name, project, digest, read_only) values (${`bench-${i}`}, ${`bench-${i}`}, ${tokenDigest(token)}, false)`;
+      await sql`insert into dispatch.projects (name) values (${name})`;
+      await sql`insert into dispatch.access_tokens (name, project, digest, read_only) values (${name}, ${name}, ${tokenDigest(token)}, false)`;
       tokens.push(token);
     }
     // The API process takes new tokens up on this NOTIFY (domain/access-tokens).

@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createSql } from "../../../src/db/client";
+import { withDatabase } from "../../support/global-setup";
 import { postgresInstallation } from "../../managed/support/machine";
 import { type PrivateServer, startPrivateServer } from "../../managed/support/server";
 
@@ -85,10 +86,10 @@ export async function makeDatabaseOnEveryNode(coordinatorUrl: string, workerUrls
     const admin = createSql(url, 1);
     await admin.unsafe(`create database ${name}`).finally(() => admin.end());
     if (url === coordinatorUrl && !citusOnCoordinator) continue;
-    const database = createSql(inDatabase(url, name), 1);
+    const database = createSql(withDatabase(url, name), 1);
     await database`create extension if not exists citus`.finally(() => database.end());
   }
-  return inDatabase(coordinatorUrl, name);
+  return withDatabase(coordinatorUrl, name);
 }
 
 /** Creates the `citus` extension in the coordinator's database `name` (if missing) and joins the workers to it. */
@@ -96,7 +97,7 @@ export async function joinWorkers(coordinatorUrl: string, workerUrls: string[], 
   // One file at a time: adding a node copies the roles to it, which are the cluster's, not the database's, and
   // two such copies at once fail ("tuple concurrently updated").
   const admin = createSql(coordinatorUrl, 1);
-  const coordinator = createSql(inDatabase(coordinatorUrl, name), 1);
+  const coordinator = createSql(withDatabase(coordinatorUrl, name), 1);
   try {
     await admin`select pg_advisory_lock(hashtext('dispatch test: citus_add_node'))`;
     await coordinator`create extension if not exists citus`;
@@ -106,11 +107,4 @@ export async function joinWorkers(coordinatorUrl: string, workerUrls: string[], 
     await coordinator.end();
     await admin.end();
   }
-}
-
-/** `url` naming database `name`. */
-function inDatabase(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
 }
