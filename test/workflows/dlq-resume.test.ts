@@ -32,9 +32,11 @@ const ranOf = (group: string, n: number) => ({
   third: ran.get(`${group}:${n}:third`) ?? 0,
 });
 
-/** Polls `probe` until it returns something other than undefined. */
-/** Polls `probe` until it has a value (test/support/poll.ts), naming `what` when it times out. */
-const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => poll(probe, what, 25_000);
+/**
+ * Polls `probe` until it has a value (test/support/poll.ts), naming `what` when it times out: a guard
+ * against a hang, wide enough for 55 runs on a Citus cluster of a busy 2-core machine (40 s alone there).
+ */
+const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) => poll(probe, what, 50_000);
 
 async function runStates(runIds: string[]): Promise<Map<string, string>> {
   const rows = await storedRuns(dispatch, { runIds });
@@ -217,7 +219,7 @@ describe("workflow DLQ", () => {
     for (let n = 0; n < 55; n++) expect(ranOf("bulk", n)).toEqual({ first: 1, second: 2, third: 1 });
     expect(new Set((await runStates(originals)).values())).toEqual(new Set(["RUN_FAILED"]));
     expect((await app.client.dlq.list({ filter: { workflowUrl: url } })).messages).toEqual([]);
-  });
+  }, 120_000);
 
   it("lists, reads and deletes an entry", async () => {
     const { workflowRunId, entry } = await failedRun("delete");
