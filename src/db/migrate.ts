@@ -12,6 +12,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 // graphile-worker's migrations as it ships them: how many there are is how far its schema must be.
 import { migrations as graphileMigrations } from "graphile-worker/dist/generated/sql.js";
+import { makeDelegatedFunctions } from "./citus/delegated";
 import { distributeTables, hasCitus, isDistributed } from "./citus/layout";
 import { createSql, type Tx } from "./client";
 import { createNodePostgresPool, nodePostgresConfig } from "./connection/drivers";
@@ -50,9 +51,12 @@ export async function migrate(target: Endpoint | string): Promise<boolean> {
         await pool.end();
       }
     }
-    // On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts).
+    // On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts), and
+    // the functions calls delegate to a project's node are made again each time, to match this build
+    // (db/citus/delegated.ts).
     const citus = await hasCitus(client);
     if (citus && !(await isDistributed(client))) await client.begin((tx) => distributeTables(tx));
+    if (citus) await client.begin((tx) => makeDelegatedFunctions(tx));
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
     return citus;
   } finally {

@@ -1,7 +1,7 @@
 /**
  * Records the outcomes of a worker's attempts in batches. Plain deliveries
  * (the common case) take one autocommit statement per batch
- * (`record-delivered.ts`); everything else — retries, failures, callbacks,
+ * (`record-delivered.ts`; on Citus, a batch per project in two); everything else — retries, failures, callbacks,
  * queued messages — one transaction per batch (`recordOutcomes`).
  *
  * A plain delivery waits up to `PLAIN_LINGER_MS` for others to share its
@@ -18,7 +18,7 @@
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
-import { recordDelivered } from "../db/queries/record-delivered";
+import { type DeliveredAttempt, recordDelivered, recordDeliveredOnNode, releaseClaimsTakingAttemptIds } from "../db/queries/record-delivered";
 import { releaseClaimedMessages } from "../db/queries/sweep-claims";
 import { type AttemptRecord, isPlainDelivery, type OutcomeSettings, recordOutcomes } from "../domain/delivery/outcome";
 import type { Counter } from "prom-client";
@@ -66,7 +66,7 @@ export class Recorder {
     private readonly circuitsChanged: (changes: CircuitChange[]) => void = () => {},
     /**
      * Whether the tables are distributed over a Citus cluster: a batch of deliveries then holds one project's,
-     * written by statements routed to its node (else each would run on every shard).
+     * written by a call delegated to its node (`writePlain`).
      */
     private readonly distributed = false,
   ) {}
@@ -153,8 +153,7 @@ export class Recorder {
       status: attempt.kind === "response" ? attempt.status : 0,
     }));
     try {
-      const project = this.distributed ? attempts[0]!.project : null;
-      await this.availability.retrying(() => recordDelivered(this.sql, attempts, released, project));
+      await this.writePlain(attempts, released);
       this.committed(batch);
     } catch (error) {
       this.released.push(...released);
@@ -164,6 +163,17 @@ export class Recorder {
       this.writingPlain = false;
       this.schedulePlain();
     }
+  }
+
+  /**
+   * One statement on one server. On Citus, two: the claims' release with the attempts' ids on the
+   * coordinator, then the batch in a call delegated to its project's node, made again with the same ids
+   * after an outage (so that an answer lost to one logs nothing twice).
+   */
+  private async writePlain(attempts: DeliveredAttempt[], released: number[]): Promise<void> {
+    if (!this.distributed) return void (await this.availability.retrying(() => recordDelivered(this.sql, attempts, released)));
+    const ids = await this.availability.retrying(() => releaseClaimsTakingAttemptIds(this.sql, released, attempts.length));
+    await this.availability.retrying(() => recordDeliveredOnNode(this.sql, attempts, ids));
   }
 
   private async flushOther(): Promise<void> {

@@ -3,9 +3,10 @@
  * (src/db/citus/layout.ts): the tables that grow with traffic distributed on
  * `project` in one co-location group, their shards on both workers; the small
  * shared tables reference tables; the process tables on the coordinator; keys
- * that hold the project; and a second migrate that changes nothing.
+ * that hold the project; a second migrate that changes nothing; and the
+ * record of plain deliveries, a call delegated to the project's node.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
 import { cloneDatabase } from "../support/database";
@@ -88,4 +89,40 @@ it("migrates again without changing anything", async () => {
   const before = await layout();
   expect(await migrate(url)).toBe(true);
   expect(await layout()).toEqual(before);
+});
+
+describe("the record of plain deliveries (src/db/citus/delegated.ts)", () => {
+  const SIGNATURE = "dispatch.record_delivered_on_node(text, text[], bigint[], bigint[], int[], timestamptz[], int[], int[])";
+  const record = (project: string, attemptId: number) =>
+    sql<{ ids: string[] }[]>`
+      select dispatch.record_delivered_on_node(${project}, ${["msg_not_claimed"]}::text[], ${[1]}::bigint[], ${[attemptId]}::bigint[],
+        ${[0]}::int[], ${[new Date().toISOString()]}::timestamptz[], ${[5]}::int[], ${[200]}::int[]) as ids`;
+
+  it("is a call the coordinator delegates to the node of the project its first argument names", async () => {
+    const [fn] = await sql<{ argument: number; group: number }[]>`
+      select distribution_argument_index as argument, colocationid as group from pg_dist_object
+      where classid = 'pg_proc'::regclass and objid = ${SIGNATURE}::regprocedure`;
+    const [messages] = await sql<{ group: number }[]>`
+      select colocationid as group from pg_dist_partition where logicalrelid = 'dispatch.messages'::regclass`;
+    expect(fn).toEqual({ argument: 0, group: messages!.group });
+    await sql`insert into dispatch.projects (name) values ('delegated') on conflict do nothing`;
+    const [shard] = await sql<{ port: number }[]>`
+      select nodeport as port from citus_shards s
+      where s.table_name = 'dispatch.messages'::regclass and s.shardid = get_shard_id_for_distribution_column('dispatch.messages', 'delegated')`;
+    const plan = (await sql.unsafe(`explain (costs off) select dispatch.record_delivered_on_node('delegated', '{}', '{}', '{}', '{}', '{}', '{}', '{}')`))
+      .map((row) => Object.values(row)[0] as string)
+      .join("\n");
+    // One task, on the project's node, which runs the function there: nothing of what it does is planned here.
+    expect(plan).toMatch(/Task Count: 1/);
+    expect(plan).toContain(`port=${shard!.port} `);
+  });
+
+  it("logs a batch's attempts once however often it is called with the same ids (an answer lost to an outage)", async () => {
+    const [taken] = await sql<{ id: string }[]>`select nextval('dispatch.messages_seq_seq') as id`;
+    const id = Number(taken!.id);
+    expect((await record("delegated", id))[0]!.ids).toEqual([]);
+    expect((await record("delegated", id))[0]!.ids).toEqual([]);
+    const logged = await sql<{ id: string }[]>`select id from dispatch.attempts where project = 'delegated' and message_id = 'msg_not_claimed'`;
+    expect(logged.map((row) => Number(row.id))).toEqual([id]);
+  });
 });

@@ -4,7 +4,9 @@
  * changes), each attempt gets its row in the attempt log, and claims whose
  * every attempt is recorded are dropped. A message changes only while it is
  * still pending under the claim that made the attempt (a cancel or a
- * redelivery after a sweep wins); its attempt is logged either way.
+ * redelivery after a sweep wins); its attempt is logged either way. On
+ * Citus the same is done for one project's batch by a call its node runs
+ * (db/citus/delegated.ts), the claims dropped on the coordinator beforehand.
  */
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
@@ -33,16 +35,8 @@ export function recordDeliveredMessage(tx: Tx, claimed: ClaimedKey): Promise<boo
   return updateClaimed(tx, claimed, tx`state = 'DELIVERED', completed_at = now(), pending_queue = null`);
 }
 
-/**
- * Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. With `project`
- * (all the attempts' project), the update names it, so that Citus routes it to the project's node.
- */
-export async function recordDelivered(
-  sql: Tx,
-  attempts: DeliveredAttempt[],
-  releasedClaims: number[],
-  project: string | null = null,
-): Promise<string[]> {
+/** Records `attempts`, drops the claims `releasedClaims`; returns the ids that changed state. */
+export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], releasedClaims: number[]): Promise<string[]> {
   const [row] = await sql<{ ids: string[] }[]>`
     with o as (
       select * from unnest(${attempts.map((a) => a.messageId)}::text[], ${attempts.map((a) => a.project)}::text[],
@@ -53,12 +47,37 @@ export async function recordDelivered(
     delivered as (
       update dispatch.messages m set state = 'DELIVERED', completed_at = now()
       from o where m.id = o.id and m.claim_id = o.claim_id and ${isPending(sql, "m.state")}
-        ${project === null ? sql`` : sql`and m.project = ${project}`}
       returning m.id),
     logged as (
       insert into dispatch.attempts (message_id, project, retried, started_at, duration_ms, result, response_status)
       select o.id, o.project, o.retried, o.started_at, o.duration_ms, 'DELIVERED', o.status from o order by o.n),
     released as (delete from dispatch.claims where id = any(${releasedClaims}::bigint[]))
     select array(select id from delivered) as ids`;
+  return row!.ids;
+}
+
+/**
+ * Citus: drops the claims `releasedClaims` (every attempt under them is recorded) and takes `count` ids for
+ * attempts from the sequence that orders the attempt log, on the coordinator, in one statement.
+ */
+export async function releaseClaimsTakingAttemptIds(sql: Tx, releasedClaims: number[], count: number): Promise<number[]> {
+  const [row] = await sql<{ ids: number[] }[]>`
+    with released as (delete from dispatch.claims where id = any(${releasedClaims}::bigint[]))
+    select array(select nextval('dispatch.messages_seq_seq') from generate_series(1, ${count}::int)) as ids`;
+  return row!.ids.map(Number);
+}
+
+/**
+ * Citus: records `attempts`, all of one project, under the ids `attemptIds`
+ * (`releaseClaimsTakingAttemptIds`), in one call the coordinator delegates to
+ * the project's node (db/citus/delegated.ts); returns the ids that changed
+ * state. Made again with the same ids after a lost answer, it logs nothing twice.
+ */
+export async function recordDeliveredOnNode(sql: Tx, attempts: DeliveredAttempt[], attemptIds: number[]): Promise<string[]> {
+  const [row] = await sql<{ ids: string[] }[]>`
+    select dispatch.record_delivered_on_node(${attempts[0]!.project}, ${attempts.map((a) => a.messageId)}::text[],
+      ${attempts.map((a) => a.claimId)}::bigint[], ${attemptIds}::bigint[], ${attempts.map((a) => a.retried)}::int[],
+      ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[], ${attempts.map((a) => a.durationMs)}::int[],
+      ${attempts.map((a) => a.status)}::int[]) as ids`;
   return row!.ids;
 }
