@@ -52,7 +52,7 @@ export async function migrate(target: Endpoint | string): Promise<boolean> {
       }
     }
     // On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts), and
-    // the functions calls delegate to a project's node are made again each time, to match this build
+    // the functions whose calls Citus delegates to a project's node are made again each time, to match this build
     // (db/citus/delegated.ts).
     const citus = await hasCitus(client);
     if (citus && !(await isDistributed(client))) await client.begin((tx) => distributeTables(tx));

@@ -117,6 +117,14 @@ describe("the record of plain deliveries (src/db/citus/delegated.ts)", () => {
     expect(plan).toContain(`port=${shard!.port} `);
   });
 
+  it("is made once: a second migrate sends no DDL for it to the nodes", async () => {
+    const version = () => sql<{ xmin: string }[]>`select xmin::text from pg_proc where oid = ${SIGNATURE}::regprocedure`;
+    const before = await version();
+    expect(before).toHaveLength(1);
+    expect(await migrate(url)).toBe(true);
+    expect(await version()).toEqual(before);
+  });
+
   it("logs a batch's attempts once however often it is called with the same ids (an answer lost to an outage)", async () => {
     const [taken] = await sql<{ id: string }[]>`select nextval('dispatch.messages_seq_seq') as id`;
     const id = Number(taken!.id);

@@ -1,15 +1,16 @@
 /**
  * Functions Citus runs on the node of the project their first argument names
- * (docs/citus.md, "Delegated calls"). Called alone, outside a transaction
+ * (docs/citus.md, rule 7). Called alone, outside a transaction
  * block, `select f(project, ...)` is forwarded by the coordinator to that node
  * as it is: the coordinator neither plans nor routes what the function does
  * (an empty claim cost a coordinator backend 3.2 ms of CPU routed, 0.5 ms
  * delegated; the record of deliveries: docs/citus.md, "Measured").
  *
- * `makeDelegatedFunctions` makes them again at each `dispatch migrate` of a
- * distributed database, so that they always match the build that calls them;
- * a plain database has none.
+ * `makeDelegatedFunctions` runs at each `dispatch migrate` of a distributed
+ * database and makes again those whose definition is not this build's (each
+ * carries its definition's digest as its comment); a plain database has none.
  */
+import { createHash } from "node:crypto";
 import type { Tx } from "../client";
 import { pendingSql } from "../vocabulary";
 
@@ -47,10 +48,18 @@ const DELEGATED = [
   },
 ];
 
-/** Makes (or makes again) the delegated functions and registers each with Citus for delegation. */
+/**
+ * Makes each delegated function that is missing or not this build's, and registers it with Citus for
+ * delegation; a start or a command on a current database changes nothing (no DDL sent to every node).
+ */
 export async function makeDelegatedFunctions(tx: Tx): Promise<void> {
   for (const { definition, signature } of DELEGATED) {
+    const digest = createHash("sha256").update(definition).digest("hex");
+    const [made] = await tx<{ current: boolean }[]>`
+      select coalesce(obj_description(to_regprocedure(${signature}), 'pg_proc') = ${digest}, false) as current`;
+    if (made!.current) continue;
     await tx.unsafe(definition);
     await tx`select create_distributed_function(${signature}, 'p_project', colocate_with => 'dispatch.messages')`;
+    await tx.unsafe(`comment on function ${signature} is '${digest}'`);
   }
 }

@@ -6,6 +6,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { beginRetryingDeadlocks } from "../../db/deadlocks";
 import { AppError, badRequest } from "../../domain/errors";
 import { messageSettings, parseBoolean } from "../../domain/publish/options";
 import { cancelRuns, type RunCancelSelection } from "../../domain/workflows/cancel";
@@ -87,7 +88,8 @@ export function workflowRunRoutes(deps: AppDeps) {
       const id = c.req.param("id");
       const cancel = singleParam(END.query(c), "cancel") === "true";
       const response = cancel ? null : textOf(c, deps.config.maxMessageBytes);
-      await deps.sql.begin(async (tx) => {
+      // Ending a run that invoked others or was invoked can meet the other run's outcome in a deadlock (seen on Citus).
+      await beginRetryingDeadlocks(deps.sql, async (tx) => {
         const run = await findLatestRun(tx, c.get("project"), id);
         if (!run) throw new AppError(404, `workflow run ${id} not found`);
         // Ending an ended run again is a no-op: the SDK may repeat the call.
