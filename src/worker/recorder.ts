@@ -1,8 +1,9 @@
 /**
  * Records the outcomes of a worker's attempts in batches. Plain deliveries
  * (the common case) take one autocommit statement per batch
- * (`record-delivered.ts`; on Citus, a batch per project in two); everything else — retries, failures, callbacks,
- * queued messages — one transaction per batch (`recordOutcomes`).
+ * (`record-delivered.ts`; on Citus, two per batch of one project);
+ * everything else — retries, failures, callbacks, queued messages — one
+ * transaction per batch (`recordOutcomes`).
  *
  * A plain delivery waits up to `PLAIN_LINGER_MS` for others to share its
  * statement (a group commit, as graphile-worker's `completeJobBatchDelay`):

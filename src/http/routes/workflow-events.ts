@@ -4,6 +4,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { beginRetryingDeadlocks } from "../../db/deadlocks";
 import { AppError } from "../../domain/errors";
 import { canonicalHeaders } from "../../domain/headers/names";
 import { messageSettings } from "../../domain/publish/options";
@@ -101,7 +102,7 @@ const HOOK = operation({
 export function workflowEventRoutes(deps: AppDeps) {
   const settings = messageSettings(deps.config);
   const notifyRoute = async (project: string, eventId: string, runId: string | null, body: Buffer) =>
-    deps.sql.begin((tx) => notify(tx, project, eventId, body, runId, settings));
+    beginRetryingDeadlocks(deps.sql, (tx) => notify(tx, project, eventId, body, runId, settings));
   return new Hono()
     .post("/wait/:eventId", WAIT.describe, async (c) => {
       const request = WAIT.body(c);
@@ -141,7 +142,7 @@ export function workflowHookRoutes(deps: AppDeps) {
       url: `${url.pathname}${url.search}`,
     };
     const data = Buffer.from(JSON.stringify(event));
-    await deps.sql.begin((tx) => notify(tx, project, c.req.param("eventId"), data, c.req.param("runId"), settings));
+    await beginRetryingDeadlocks(deps.sql, (tx) => notify(tx, project, c.req.param("eventId"), data, c.req.param("runId"), settings));
     return c.json({});
   });
 }

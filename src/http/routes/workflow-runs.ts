@@ -82,13 +82,14 @@ export function workflowRunRoutes(deps: AppDeps) {
   return new Hono()
     .delete("/", CANCEL_MANY.describe, async (c) => {
       const selection = cancelSelection(await CANCEL_MANY.bulk(c));
-      return c.json({ cancelled: await deps.sql.begin((tx) => cancelRuns(tx, c.get("project"), selection, settings)) });
+      return c.json({ cancelled: await beginRetryingDeadlocks(deps.sql, (tx) => cancelRuns(tx, c.get("project"), selection, settings)) });
     })
     .delete("/:id", END.describe, async (c) => {
       const id = c.req.param("id");
       const cancel = singleParam(END.query(c), "cancel") === "true";
       const response = cancel ? null : textOf(c, deps.config.maxMessageBytes);
-      // Ending a run that invoked others or was invoked can meet the other run's outcome in a deadlock (seen on Citus).
+      // Ending a run that invoked others or was invoked can meet the other run's outcome in a deadlock (seen on
+      // Citus); so can cancelling runs, above, and notifying them (workflow-events.ts).
       await beginRetryingDeadlocks(deps.sql, async (tx) => {
         const run = await findLatestRun(tx, c.get("project"), id);
         if (!run) throw new AppError(404, `workflow run ${id} not found`);
