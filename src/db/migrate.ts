@@ -19,6 +19,7 @@ import { createNodePostgresPool, nodePostgresConfig } from "./connection/drivers
 import { DatabaseStartError, sqlState } from "./connection/errors";
 import { parseConnectionUrl } from "./connection/settings";
 import { type Endpoint, resolveEndpoint } from "./connection/transport";
+import { RECORD_DELIVERED_ON_NODE } from "./queries/record-delivered";
 
 /** The migrations folder of the package: two levels up from src/db/, one from the compiled dist/. */
 const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
@@ -52,11 +53,11 @@ export async function migrate(target: Endpoint | string): Promise<boolean> {
       }
     }
     // On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts), and
-    // the functions whose calls Citus delegates to a project's node are made again each time, to match this build
-    // (db/citus/delegated.ts).
+    // the functions whose calls Citus delegates to a project's node are made again when they are not this
+    // build's (db/citus/delegated.ts).
     const citus = await hasCitus(client);
     if (citus && !(await isDistributed(client))) await client.begin((tx) => distributeTables(tx));
-    if (citus) await client.begin((tx) => makeDelegatedFunctions(tx));
+    if (citus) await client.begin((tx) => makeDelegatedFunctions(tx, [RECORD_DELIVERED_ON_NODE]));
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
     return citus;
   } finally {

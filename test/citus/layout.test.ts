@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSql, type Sql } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
+import { RECORD_DELIVERED_ON_NODE } from "../../src/db/queries/record-delivered";
 import { cloneDatabase } from "../support/database";
 
 const DISTRIBUTED = [
@@ -91,8 +92,8 @@ it("migrates again without changing anything", async () => {
   expect(await layout()).toEqual(before);
 });
 
-describe("the record of plain deliveries (src/db/citus/delegated.ts)", () => {
-  const SIGNATURE = "dispatch.record_delivered_on_node(text, text[], bigint[], bigint[], int[], timestamptz[], int[], int[])";
+describe("the record of plain deliveries (a function of src/db/queries/record-delivered.ts, src/db/citus/delegated.ts)", () => {
+  const SIGNATURE = RECORD_DELIVERED_ON_NODE.signature;
   const record = (project: string, attemptId: number) =>
     sql<{ ids: string[] }[]>`
       select dispatch.record_delivered_on_node(${project}, ${["msg_not_claimed"]}::text[], ${[1]}::bigint[], ${[attemptId]}::bigint[],

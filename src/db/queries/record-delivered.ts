@@ -8,8 +8,9 @@
  * Citus the same is done for one project's batch by a call its node runs
  * (db/citus/delegated.ts), the claims dropped on the coordinator beforehand.
  */
+import type { DelegatedFunction } from "../citus/delegated";
 import type { Tx } from "../client";
-import { isPending } from "../vocabulary";
+import { isPending, pendingSql } from "../vocabulary";
 import { type ClaimedKey, updateClaimed } from "./work-list";
 
 /** A successful attempt of a message under a claim. */
@@ -55,6 +56,38 @@ export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], rel
     select array(select id from delivered) as ids`;
   return row!.ids;
 }
+
+/**
+ * `recordDeliveredOnNode`'s function, made on Citus by db/citus/delegated.ts: what `recordDelivered` does
+ * on one server, for one project's batch under attempt ids taken on the coordinator.
+ */
+export const RECORD_DELIVERED_ON_NODE: DelegatedFunction = {
+  signature: "dispatch.record_delivered_on_node(text, text[], bigint[], bigint[], int[], timestamptz[], int[], int[])",
+  definition: `
+create or replace function dispatch.record_delivered_on_node(
+  p_project text, p_message_ids text[], p_claim_ids bigint[], p_attempt_ids bigint[],
+  p_retried int[], p_started_at timestamptz[], p_duration_ms int[], p_status int[])
+returns text[] language plpgsql as $function$
+declare changed text[];
+begin
+  with delivered as (
+    update dispatch.messages m set state = 'DELIVERED', completed_at = now()
+    from unnest(p_message_ids, p_claim_ids) as o(id, claim_id)
+    where m.project = p_project and m.id = o.id and m.claim_id = o.claim_id and ${pendingSql("m.state")}
+    returning m.id)
+  select array(select id from delivered) into changed;
+  -- The ids were taken on the coordinator, whose sequence orders the attempt log: a call made again after
+  -- its answer was lost logs nothing twice.
+  insert into dispatch.attempts (id, message_id, project, retried, started_at, duration_ms, result, response_status)
+    select o.id, o.message_id, p_project, o.retried, o.started_at, o.duration_ms, 'DELIVERED', o.status
+    from unnest(p_attempt_ids, p_message_ids, p_retried, p_started_at, p_duration_ms, p_status)
+      as o(id, message_id, retried, started_at, duration_ms, status)
+    order by o.id
+  on conflict do nothing;
+  return changed;
+end
+$function$`,
+};
 
 /**
  * Citus: drops the claims `releasedClaims` (every attempt under them is recorded) and takes `count` ids for
