@@ -14,12 +14,14 @@ export default defineConfig({
     // imported it afresh (345 s of a 588 s run went to imports, 25 s now). Each file still gets its own
     // database and service (useDispatch); module state shared across files is caches keyed by what they hold.
     isolate: false,
-    // Four files at once: most of a file's time is spent waiting on its service, receivers and child
-    // processes, so four share this project's two-core machines well (vitest's default would run one at
+    // Five files at once: most of a file's time is spent waiting on its service, receivers and child
+    // processes, so several share this project's two-core machines well (vitest's default would run one at
     // a time there). Beside a core spinning at 75 % the suite took 120 s with three and 106-109 s with
     // four (97 % of both cores busy; five: 107 s); with the cluster in memory (global-setup.ts), 101-105 s
-    // with four and 95-105 s with five. No test measures time, so the load changes no result.
-    maxWorkers: 4,
+    // with four and 95-105 s with five; on 2026-11-29, one machine, one hour: 103.5 and 106.9 s with four,
+    // 101.0, 101.2 and 101.4 s with five; quiet, 93.5 s and 91.7 s. No test measures time, so the
+    // load changes no result.
+    maxWorkers: 5,
     // A guard against a hung test, not a measure: CI machines can be several times slower than this
     // one (the slowest test here takes 17 s; a 5 MiB workflow once took 32 s beside two other files).
     testTimeout: 60_000,
