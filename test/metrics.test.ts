@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { TestClock } from "./support/clock";
 import { poll } from "./support/poll";
 import { useReceiver } from "./support/receiver";
-import { useDispatch } from "./support/service";
+import { startTestService, useDispatch } from "./support/service";
 import { seriesValue } from "./support/metrics-text";
 
 const METRICS_TOKEN = "metrics-only-token-0123456789";
@@ -60,6 +60,23 @@ describe("metrics", () => {
     expect(seriesValue(text, "dispatch_database_connections", { state: "idle" })).toBeGreaterThanOrEqual(1);
     expect(seriesValue(text, "dispatch_worker_heartbeat_age_seconds")).toBeLessThan(dispatch.config.workerDeadAfterMs / 1000);
     expect(seriesValue(text, "dispatch_process_resident_memory_bytes")).toBeGreaterThan(0);
+  });
+
+  it("carry the process's runtime series once, in every service the process runs", async () => {
+    const second = await startTestService({ metricsToken: METRICS_TOKEN }, { role: "api" });
+    try {
+      const texts = [(await scrape()).text, await (await second.api("/metrics")).text()];
+      for (const text of texts) {
+        for (const name of ["dispatch_process_cpu_user_seconds_total", "dispatch_nodejs_eventloop_lag_p99_seconds"]) {
+          expect(text.split("\n").filter((line) => line.startsWith(`${name} `)), name).toHaveLength(1);
+        }
+        expect(seriesValue(text, "dispatch_nodejs_eventloop_lag_p99_seconds")).toBeGreaterThan(0);
+      }
+      // The second service's own series are its own: it published nothing.
+      expect(seriesValue(texts[1]!, "dispatch_messages_published_total")).toBeUndefined();
+    } finally {
+      await second.stop();
+    }
   });
 
   it("count schedule ticks fired", async () => {

@@ -5,15 +5,17 @@
  * flight, the DLQ, queue lag, workflow runs by state, database connections,
  * this process's worker heartbeat, how overdue due messages and retention
  * are, whether the database answered: database-state.ts). Each service has its own registry, so
- * several in one process (tests) do not collide. What belongs to a project
+ * several in one process (tests) do not collide; the process's own runtime metrics are shared
+ * (runtime-metrics.ts). What belongs to a project
  * (publishes, outcomes, what waits, the DLQ, queue lag) carries a `project`
  * label, its values bounded by project-label.ts.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Sql } from "../db/client";
 import { DEFAULT_PROJECT } from "../db/vocabulary";
 import { type DatabaseState, readDatabaseState, scrapeReads } from "./database-state";
 import { ProjectLabels } from "./project-label";
+import { runtimeMetrics } from "./runtime-metrics";
 
 /** What the gauges read from the database need besides the pool. */
 export interface DatabaseSources {
@@ -26,7 +28,7 @@ export interface DatabaseSources {
 }
 
 export class Metrics {
-  readonly registry = new Registry();
+  private readonly registry = new Registry();
   /** The `project` label's value of a project (project-label.ts). */
   readonly projects = new ProjectLabels();
   /** Messages accepted by publish, enqueue and batch, by project, dialect and destination kind (url, group, api). */
@@ -87,7 +89,6 @@ export class Metrics {
   }
 
   constructor(sql: Sql, sources: DatabaseSources) {
-    collectDefaultMetrics({ register: this.registry, prefix: "dispatch_" });
     // One query per scrape, shared by every gauge below; a failed or late one (the database away) reads as null.
     const readOnce = scrapeReads(() => readDatabaseState(sql, sources.heartbeatId(), sources.retentionMs), sources.readFailed);
     this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not or had no answer within 5 s (the other database gauges are then absent)", [], async (g) =>
@@ -143,6 +144,16 @@ export class Metrics {
     fromDatabase("dispatch_worker_heartbeat_age_seconds", "Seconds since this process's worker last beat its heartbeat", [], (g, s) => {
       if (s.heartbeatAge !== null) g.set(s.heartbeatAge);
     });
+  }
+
+  /** The scrape: this service's series and the process's runtime ones, in Prometheus text format. */
+  async text(): Promise<string> {
+    return Registry.merge([this.registry, runtimeMetrics()]).metrics();
+  }
+
+  /** The scrape's content type. */
+  get contentType(): string {
+    return this.registry.contentType;
   }
 
   private counter(name: string, help: string, labelNames: string[]) {

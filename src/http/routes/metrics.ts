@@ -17,7 +17,7 @@ const METRICS = operation({
 
 export function metricsRoutes(deps: AppDeps) {
   return new Hono().get("/", METRICS.describe, async (c) => {
-    const { registry } = deps.metrics;
-    return c.body(await registry.metrics(), 200, { "Content-Type": registry.contentType });
+    const { metrics } = deps;
+    return c.body(await metrics.text(), 200, { "Content-Type": metrics.contentType });
   });
 }
