@@ -76,6 +76,10 @@ describe("dispatch start", () => {
     for (const pace of ["0", "1.5", "a tenth"]) expect(() => loadConfig({ DISPATCH_RETENTION_PACE: pace })).toThrow(/DISPATCH_RETENTION_PACE must/);
     expect(loadConfig({ DISPATCH_RETENTION_PACE: "0.25" }).retentionPace).toBe(0.25);
     expect(loadConfig({}).retentionPace).toBe(0.1);
+    expect(() => loadConfig({ DISPATCH_IDLE_POLL_INTERVAL: "a while" })).toThrow(/DISPATCH_IDLE_POLL_INTERVAL must be a duration/);
+    expect(loadConfig({}).idlePollIntervalMs).toBe(1000);
+    // Never shorter than the poll it grows from.
+    expect(loadConfig({ DISPATCH_IDLE_POLL_INTERVAL: "1s", DISPATCH_POLL_INTERVAL_MS: "5000" }).idlePollIntervalMs).toBe(5000);
   });
 
   it("uses configured signing keys and tokens on an external database", async () => {

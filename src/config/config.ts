@@ -105,8 +105,16 @@ export interface Config {
   operatorEventsUrl: string | null;
   /** The DLQ size past which an operator event is sent (once, until it is back under). */
   operatorDlqThreshold: number;
-  /** How often an idle worker looks for due jobs (bounds how late a delayed message can fire). */
+  /**
+   * How often a worker with work looks for due messages; the wait after each look that found nothing doubles
+   * from here up to `idlePollIntervalMs` (claimer.ts).
+   */
   pollIntervalMs: number;
+  /**
+   * The longest an idle worker waits between looks for due messages. Due times it knows of wake it sooner:
+   * the next one on the work list, and those writers announce (work-list.ts).
+   */
+  idlePollIntervalMs: number;
   /** How long a worker process may miss heartbeats before its jobs are released. */
   workerDeadAfterMs: number;
   heartbeatIntervalMs: number;
@@ -242,6 +250,7 @@ const EnvSchema = v.object({
   ),
   DISPATCH_OPERATOR_DLQ_THRESHOLD: integer(1000, 1, 1_000_000_000),
   DISPATCH_POLL_INTERVAL_MS: integer(50, 10, 60_000),
+  DISPATCH_IDLE_POLL_INTERVAL: duration("1s"),
   DISPATCH_WORKER_DEAD_AFTER: duration("6s"),
   DISPATCH_HEARTBEAT_INTERVAL: duration("1s"),
   DISPATCH_BASE_URL: optionalText,
@@ -317,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorEventsUrl: e.DISPATCH_OPERATOR_EVENTS_URL,
     operatorDlqThreshold: e.DISPATCH_OPERATOR_DLQ_THRESHOLD,
     pollIntervalMs: e.DISPATCH_POLL_INTERVAL_MS,
+    idlePollIntervalMs: Math.max(e.DISPATCH_IDLE_POLL_INTERVAL, e.DISPATCH_POLL_INTERVAL_MS),
     workerDeadAfterMs: e.DISPATCH_WORKER_DEAD_AFTER,
     heartbeatIntervalMs: e.DISPATCH_HEARTBEAT_INTERVAL,
     baseUrl: e.DISPATCH_BASE_URL,

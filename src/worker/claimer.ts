@@ -6,10 +6,14 @@
  * admits them (domain/flow-control/admission.ts).
  *
  * It claims when it has free capacity and is woken by a NOTIFY on the due
- * channel (publishes, queue starts), by a finished attempt while it was full,
- * by its own retries coming due, and otherwise polls every `pollIntervalMs`
- * (delayed messages and retries made by other processes). When full, it
- * waits for a handful of free slots so that claims stay batches.
+ * channel (publishes, queue starts, sweeps: now, or at the due time it
+ * names), by a finished attempt while it was full, by its own retries coming
+ * due, and otherwise polls: every `pollIntervalMs` while claims find work,
+ * the wait doubling after each that finds none up to `idlePollIntervalMs`,
+ * and never past the work list's next due time (`nextDueInMs`). So an idle
+ * worker costs the database a look a second, not twenty, and a delayed
+ * message is still claimed when it comes due. When full, it waits for a
+ * handful of free slots so that claims stay batches.
  *
  * Its slots are shared among destinations (`destination-slots.ts`): each
  * claim asks for no more of a destination than the worker has room for, and
@@ -30,7 +34,8 @@ import type { DatabaseAvailability } from "../db/availability";
 import type { Listener, Sql } from "../db/client";
 import { ClaimIds, claimByProject } from "../db/queries/claim-by-project";
 import { type ClaimedMessage, claimMessages } from "../db/queries/claim-messages";
-import { DUE_CHANNEL } from "../db/queries/work-list";
+import { nextDueInMs } from "../db/queries/next-due";
+import { DUE_CHANNEL, dueInMs } from "../db/queries/work-list";
 import { parkClaimed } from "../db/queries/destination-lines";
 import { releaseClaimedMessages, releaseUnknownClaims } from "../db/queries/sweep-claims";
 import { destinationOf } from "../db/destination";
@@ -48,6 +53,8 @@ import { WakeableLoop } from "./wakeable-loop";
 
 /** How long keyed messages whose admission failed wait before they are claimed again. */
 const ADMISSION_RETRY_MS = 1000;
+/** A wait at least this long first asks when the next message comes due (`idleWait`). */
+const ASK_BEFORE_WAITING_MS = 1000;
 /** Most due messages one claim reads beyond its limit to park those of blocked destinations. */
 const MAX_PASS = 2048;
 
@@ -79,6 +86,7 @@ export interface ClaimerDeps {
   distributed: boolean;
   concurrency: number;
   pollIntervalMs: number;
+  idlePollIntervalMs: number;
   metrics: Metrics;
   log: Log;
 }
@@ -103,6 +111,8 @@ export class Claimer implements LocalDelivery {
    * for want of room), and those this worker just parked into: a freed slot of one claims again.
    */
   private waitingForRoom = new Set<string>();
+  /** Claims in a row that took nothing: the poll's wait doubles with each (`idleWait`). */
+  private emptyClaims = 0;
   /** Citus: which project the next claim starts from (`claimByProject`). */
   private turn = 0;
   /** Citus: the ids the claims run under (`claimByProject`). */
@@ -115,7 +125,15 @@ export class Claimer implements LocalDelivery {
 
   /** Starts listening and claiming. */
   async start(): Promise<void> {
-    await this.loop.start(() => this.round(), () => (this.drained = false));
+    await this.loop.start(
+      () => this.round(),
+      (payload) => {
+        const inMs = dueInMs(payload);
+        if (inMs > 0) return Date.now() + inMs;
+        this.drained = false;
+        return true;
+      },
+    );
   }
 
   get workerId(): string {
@@ -164,8 +182,8 @@ export class Claimer implements LocalDelivery {
 
   /** Wakes the loop now; `at` wakes it at that time instead (a retry of this process coming due). */
   wake(at?: number): void {
-    if (at !== undefined && at > Date.now()) return void setTimeout(() => this.wake(), at - Date.now()).unref();
-    this.loop.wake();
+    if (at === undefined) this.loop.wake();
+    else this.loop.wakeAt(at);
   }
 
   /**
@@ -176,9 +194,35 @@ export class Claimer implements LocalDelivery {
   private async round(): Promise<number | null> {
     if (this.deps.concurrency - this.inFlight >= 1 && this.deps.health.probeDue()) await this.probe();
     const free = this.deps.concurrency - this.inFlight;
-    if (free < this.minClaim) return this.deps.pollIntervalMs;
+    if (free < this.minClaim) {
+      this.emptyClaims = 0;
+      return this.deps.pollIntervalMs;
+    }
     const { claimed, parked, more } = await this.claim(free);
-    return (claimed === free && claimed > 0) || parked > 0 || (more && claimed > 0) ? null : this.deps.pollIntervalMs;
+    this.emptyClaims = claimed > 0 || parked > 0 ? 0 : this.emptyClaims + 1;
+    const again = (claimed === free && claimed > 0) || parked > 0 || (more && claimed > 0);
+    return again ? null : this.idleWait();
+  }
+
+  /**
+   * The poll's wait after a claim that left nothing due: `pollIntervalMs`
+   * after one that took something, doubling with each empty one in a row up
+   * to `idlePollIntervalMs`. After an empty claim, or before a wait of a
+   * second or more, it asks when the next message comes due, and the loop
+   * wakes then (on a database error, the wait stands): a claim that took
+   * something is soon followed by another while the poll is short.
+   */
+  private async idleWait(): Promise<number> {
+    const { pollIntervalMs, idlePollIntervalMs } = this.deps;
+    const wait = Math.min(idlePollIntervalMs, pollIntervalMs * 2 ** Math.min(Math.max(0, this.emptyClaims - 1), 16));
+    if (this.emptyClaims === 0 && wait < ASK_BEFORE_WAITING_MS) return wait;
+    try {
+      const inMs = await nextDueInMs(this.deps.sql, this.deps.distributed);
+      if (inMs !== null && inMs < wait) this.loop.wakeAt(Date.now() + inMs);
+    } catch (error) {
+      if (!this.deps.availability.failed(error)) this.deps.log(`worker: reading the next due time failed: ${(error as Error).message}`);
+    }
+    return wait;
   }
 
   /**

@@ -141,6 +141,7 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     distributed: deps.distributed,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.pollIntervalMs,
+    idlePollIntervalMs: config.idlePollIntervalMs,
     metrics: deps.metrics,
     log: deps.log,
   });

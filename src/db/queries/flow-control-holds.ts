@@ -13,7 +13,7 @@ import type postgres from "postgres";
 import { byProject } from "../citus/by-project";
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
-import { notifyDue } from "./work-list";
+import { notifyDue, notifyDueAt } from "./work-list";
 
 /** A claimed message as these statements name it: its key and the claim its attempt was made under. */
 type Claimed = { id: string; project: string; claimId: number };
@@ -81,7 +81,7 @@ export async function releaseHeldNow(tx: Tx, keys: FlowKey[], free: number[]): P
 
 /** Puts the oldest held message of `key` back on the work list for `at`, unless one of the key's messages is due by then. */
 export async function releaseHeldAt(tx: Tx, { project, key }: FlowKey, at: Date): Promise<void> {
-  await tx`
+  const released = await tx`
     update dispatch.messages m set flow_parked = false, due_at = ${at}
     where m.project = ${project} and m.id = (
       select id from dispatch.messages where project = ${project} and flow_control_key = ${key} and flow_parked and ${isPending(tx)}
@@ -89,6 +89,7 @@ export async function releaseHeldAt(tx: Tx, { project, key }: FlowKey, at: Date)
     and not exists (
       select 1 from dispatch.messages d
       where d.project = ${project} and d.flow_control_key = ${key} and d.due_at is not null and d.due_at <= ${at})`;
+  if (released.count > 0) await notifyDueAt(tx, at);
 }
 
 /** After a key's limits changed: its message waiting for a rate slot (due later than its next delivery) is due now. */

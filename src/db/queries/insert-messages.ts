@@ -30,7 +30,7 @@ import { destinationOf } from "../destination";
 import type { MessageRow } from "../message-columns";
 import type { ClaimedMessage } from "./claim-messages";
 import { DESTINATION_HELD } from "./destination-health";
-import { DUE_CHANNEL } from "./work-list";
+import { DUE_CHANNEL, dueInPayload } from "./work-list";
 
 
 /** What a new row needs; the rest is defaulted or derived in SQL. */
@@ -165,10 +165,11 @@ const insertTimed = (computed: Record<string, string>, returning: string) => `
     returning ${returning}`;
 
 /**
- * One NOTIFY when any inserted row is due now (on the work list, so claimed rows never are). Counted, not
- * returned: on Citus the outer statement's rows pass through the coordinator, which cannot hold a `void`.
+ * One NOTIFY when any inserted row is on the work list (claimed rows never are), saying when the earliest is
+ * due (work-list.ts). Counted, not returned: on Citus the outer statement's rows pass through the
+ * coordinator, which cannot hold a `void`.
  */
-const NOTIFY = `select count(pg_notify(${CHANNEL}, '')) from (select 1 from inserted where due_at <= now() limit 1) as due`;
+const NOTIFY = `select count(pg_notify(${CHANNEL}, ${dueInPayload("due.at")})) from (select min(due_at) as at from inserted) as due where due.at is not null`;
 
 const INSERT = `${TIMED},
   inserted as (${insertTimed(COMPUTED, "due_at")})

@@ -1,7 +1,7 @@
 /**
  * Queue admission: starts as many waiting messages of a queue as its free
  * slots allow, in publish order, putting them on the work list (and waking
- * the workers when one is due now). The caller holds the queue row's lock,
+ * the workers for the earliest of them). The caller holds the queue row's lock,
  * so every replica agrees on the count; waiting messages locked by another
  * transaction (a cancel) are skipped.
  */
@@ -10,7 +10,7 @@ import { notifyDue } from "./work-list";
 
 /** Starts up to `parallelism` minus the started-and-unfinished messages of `project`'s queue `queueName`; returns how many. */
 export async function startQueuedMessageRows(tx: Tx, project: string, queueName: string, parallelism: number): Promise<number> {
-  const [row] = await tx<{ count: number; dueNow: boolean }[]>`
+  const [row] = await tx<{ count: number; dueInMs: number }[]>`
     with busy as (
       select count(*) as n from dispatch.messages where project = ${project} and pending_queue = ${queueName} and queue_started),
     next as (
@@ -25,7 +25,7 @@ export async function startQueuedMessageRows(tx: Tx, project: string, queueName:
         due_at = greatest(m.next_delivery_at, now())
       from next where m.project = ${project} and m.id = next.id
       returning m.due_at)
-    select count(*)::int as count, coalesce(bool_or(due_at <= now()), false) as "dueNow" from started`;
-  if (row!.dueNow) await notifyDue(tx);
+    select count(*)::int as count, greatest(0, ceil(extract(epoch from min(due_at) - now()) * 1000))::float8 as "dueInMs" from started`;
+  if (row!.count > 0) await notifyDue(tx, row!.dueInMs);
   return row!.count;
 }

@@ -1,11 +1,12 @@
 /**
  * Crash recovery for claims: the claims of workers whose heartbeat stopped
  * for `deadAfterMs` are dropped, and their messages that are still pending
- * and unfinished under that claim become due again at once.
+ * and unfinished under that claim become due again at once (the workers are woken).
  */
 import type postgres from "postgres";
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
+import { notifyDue } from "./work-list";
 
 /** Sweeps dead workers' claims; returns how many messages became due again. */
 export function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
@@ -39,6 +40,7 @@ async function dropClaims(sql: Tx, which: postgres.Fragment): Promise<number> {
       where m.id = o.message_id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}
       returning m.id)
     select count(*)::int as count from requeued`;
+  if (row!.count > 0) await notifyDue(sql);
   return row!.count;
 }
 
@@ -49,8 +51,9 @@ export async function releaseClaimedMessages(
   delayMs = 0,
 ): Promise<void> {
   if (claims.length === 0) return;
-  await sql`
+  const released = await sql`
     update dispatch.messages m set due_at = now() + ${delayMs} * interval '1 millisecond', flow_active = false
     from unnest(${claims.map((c) => c.messageId)}::text[], ${claims.map((c) => c.claimId)}::bigint[]) as o(id, claim_id)
     where m.id = o.id and m.claim_id = o.claim_id and m.due_at is null and ${isPending(sql, "m.state")}`;
+  if (released.count > 0) await notifyDue(sql, delayMs);
 }

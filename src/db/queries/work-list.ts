@@ -37,26 +37,48 @@
  * | `flow_active` cleared: the attempt is over (its key's slot is free) | flow-control-holds.ts (`freeFlowSlots`); sweep-claims.ts with the sweep | under the claim that made the attempt |
  * | `retried_as`, `retried_at`: the DLQ retry a failed message became | link-retries.ts | the retry exists |
  *
- * Writers that make a message due now send one NOTIFY on `DUE_CHANNEL` per
- * write (the publish's insert inline, the others by `notifyDue`); delayed ones
- * are found by the workers' poll.
+ * Writers that make a message due send one NOTIFY on `DUE_CHANNEL` per
+ * write (the publish's insert inline, the others by `notifyDue`), its
+ * payload how many milliseconds from now the earliest of them is due (empty:
+ * now; `dueInMs` reads it): an idle worker sleeps until the next due time it
+ * knows of. Retries are not announced (the process that recorded one wakes
+ * for it itself); what a worker was not told of it finds by its poll.
  */
 
 import type postgres from "postgres";
 import type { Tx } from "../client";
 import { isPending } from "../vocabulary";
 
-/** The engine's wake-up channel: a NOTIFY on it means "something is due now". */
+/** The engine's wake-up channel: a NOTIFY on it means "something is due", now or in as many ms as its payload says. */
 export const DUE_CHANNEL = "dispatch_due";
 
 /**
- * Wakes the workers: a NOTIFY on `DUE_CHANNEL`, in a statement of its own. On Citus a NOTIFY inside a
+ * A NOTIFY's payload for what is due `at` (SQL): empty when due now, else the
+ * milliseconds until then by the database's clock, so that a worker whose
+ * clock differs from the database's still wakes when the row is due.
+ */
+export const dueInPayload = (at: string) =>
+  `case when ${at} <= now() then '' else ceil(extract(epoch from ${at} - now()) * 1000)::bigint::text end`;
+
+/** How many ms from now a NOTIFY on `DUE_CHANNEL` says something is due (0: now; also for a payload it cannot read). */
+export function dueInMs(payload: string): number {
+  const ms = payload === "" ? 0 : Number(payload);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+/**
+ * Wakes the workers for what is due now, or in `inMs`: a NOTIFY on `DUE_CHANNEL`, in a statement of its own. On Citus a NOTIFY inside a
  * statement routed to a node would be raised on that node (and refused by its two-phase commit), not
  * on the coordinator the workers LISTEN on; the publish's insert, which passes through the
  * coordinator, keeps its NOTIFY inline (insert-messages.ts).
  */
-export async function notifyDue(tx: Tx): Promise<void> {
-  await tx`select pg_notify(${DUE_CHANNEL}, '')`;
+export async function notifyDue(tx: Tx, inMs = 0): Promise<void> {
+  await tx`select pg_notify(${DUE_CHANNEL}, ${inMs > 0 ? String(Math.ceil(inMs)) : ""})`;
+}
+
+/** `notifyDue` for what is due `at`, a time by the database's clock. */
+export async function notifyDueAt(tx: Tx, at: Date): Promise<void> {
+  await tx.unsafe(`select pg_notify($1, ${dueInPayload("$2::timestamptz")})`, [DUE_CHANNEL, at] as never[]);
 }
 
 /** A message as an outcome names it: its key (project and id) and the claim it was attempted under. */
