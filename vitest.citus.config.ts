@@ -33,6 +33,8 @@ const GUARANTEES = [
   "test/destinations/circuit.test.ts",
   "test/messages.test.ts",
   "test/projects/isolation.test.ts",
+  "test/metrics.test.ts",
+  "test/metrics-overdue.test.ts",
 ];
 
 export default defineConfig({

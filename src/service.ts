@@ -116,6 +116,7 @@ async function startParts(
   const metrics = new Metrics(sql, {
     heartbeatId: () => worker?.heartbeatId ?? null,
     retentionMs: config.retentionMs,
+    distributed: database.distributed,
     // An outage is logged once, by the availability; anything else (a late or broken read) at each scrape.
     readFailed: (error) => {
       if (!availability.failed(error)) log(`metrics: a scrape could not read the database: ${(error as Error).message}`);

@@ -3,7 +3,8 @@
  * statement: what waits, what is in flight, the DLQ, queue lag, workflow
  * runs, connections, circuits, this worker's heartbeat, and how far behind
  * the engine and retention are. Each part reads through an index leading
- * with the project, or a table that stays small. A scrape waits for it a
+ * with the project, or a table that stays small. On Citus the same figures
+ * are read in statements it can run (distributed-state.ts). A scrape waits for it a
  * few seconds at most (`scrapeReads`).
  */
 import type { Sql } from "../db/client";
@@ -36,7 +37,7 @@ export interface DatabaseState {
  * oldest ones may be kept on purpose (pending, in the DLQ, a run's), and past
  * this many such rows it says 0 rather than scan on.
  */
-const RETENTION_LOOK_AHEAD = 1000;
+export const RETENTION_LOOK_AHEAD = 1000;
 
 /** Reads the state; `retentionMs` is DISPATCH_RETENTION (finished messages). */
 export async function readDatabaseState(sql: Sql, heartbeatId: string | null, retentionMs: number): Promise<DatabaseState> {

@@ -4,7 +4,7 @@
  * from the database when `/metrics` is scraped (what waits, what is in
  * flight, the DLQ, queue lag, workflow runs by state, database connections,
  * this process's worker heartbeat, how overdue due messages and retention
- * are, whether the database answered: database-state.ts). Each service has its own registry, so
+ * are, whether the database answered: database-state.ts, distributed-state.ts on Citus). Each service has its own registry, so
  * several in one process (tests) do not collide; the process's own runtime metrics are shared
  * (runtime-metrics.ts). What belongs to a project
  * (publishes, outcomes, what waits, the DLQ, queue lag) carries a `project`
@@ -14,6 +14,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Sql } from "../db/client";
 import { DEFAULT_PROJECT } from "../db/vocabulary";
 import { type DatabaseState, readDatabaseState, scrapeReads } from "./database-state";
+import { readDistributedState } from "./distributed-state";
 import { ProjectLabels } from "./project-label";
 import { runtimeMetrics } from "./runtime-metrics";
 
@@ -23,6 +24,8 @@ export interface DatabaseSources {
   heartbeatId: () => string | null;
   /** DISPATCH_RETENTION, ms: finished messages older than this are due for removal. */
   retentionMs: number;
+  /** Whether the tables are distributed over a Citus cluster (the reads are then distributed-state.ts's). */
+  distributed: boolean;
   /** Hears why a scrape's read failed or was late (the scrape then answers without the database's figures). */
   readFailed: (error: unknown) => void;
 }
@@ -90,7 +93,8 @@ export class Metrics {
 
   constructor(sql: Sql, sources: DatabaseSources) {
     // One query per scrape, shared by every gauge below; a failed or late one (the database away) reads as null.
-    const readOnce = scrapeReads(() => readDatabaseState(sql, sources.heartbeatId(), sources.retentionMs), sources.readFailed);
+    const read = sources.distributed ? readDistributedState : readDatabaseState;
+    const readOnce = scrapeReads(() => read(sql, sources.heartbeatId(), sources.retentionMs), sources.readFailed);
     this.gauge("dispatch_database_up", "1 when this scrape read the database, 0 when it could not or had no answer within 5 s (the other database gauges are then absent)", [], async (g) =>
       g.set((await readOnce()) === null ? 0 : 1));
     const fromDatabase = (name: string, help: string, labels: string[], set: (g: Gauge, state: DatabaseState) => void) =>
