@@ -6,11 +6,11 @@
  * transaction (a cancel) are skipped.
  */
 import type { Tx } from "../client";
-import { notifyDue } from "./work-list";
+import { notifyDueAt } from "./work-list";
 
 /** Starts up to `parallelism` minus the started-and-unfinished messages of `project`'s queue `queueName`; returns how many. */
 export async function startQueuedMessageRows(tx: Tx, project: string, queueName: string, parallelism: number): Promise<number> {
-  const [row] = await tx<{ count: number; dueInMs: number }[]>`
+  const [row] = await tx<{ count: number; dueAt: Date | null }[]>`
     with busy as (
       select count(*) as n from dispatch.messages where project = ${project} and pending_queue = ${queueName} and queue_started),
     next as (
@@ -25,7 +25,7 @@ export async function startQueuedMessageRows(tx: Tx, project: string, queueName:
         due_at = greatest(m.next_delivery_at, now())
       from next where m.project = ${project} and m.id = next.id
       returning m.due_at)
-    select count(*)::int as count, greatest(0, ceil(extract(epoch from min(due_at) - now()) * 1000))::float8 as "dueInMs" from started`;
-  if (row!.count > 0) await notifyDue(tx, row!.dueInMs);
+    select count(*)::int as count, min(due_at) as "dueAt" from started`;
+  if (row!.count > 0) await notifyDueAt(tx, row!.dueAt!);
   return row!.count;
 }

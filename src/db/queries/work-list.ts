@@ -67,10 +67,10 @@ export function dueInMs(payload: string): number {
 }
 
 /**
- * Wakes the workers for what is due now, or in `inMs`: a NOTIFY on `DUE_CHANNEL`, in a statement of its own. On Citus a NOTIFY inside a
- * statement routed to a node would be raised on that node (and refused by its two-phase commit), not
- * on the coordinator the workers LISTEN on; the publish's insert, which passes through the
- * coordinator, keeps its NOTIFY inline (insert-messages.ts).
+ * Wakes the workers for what is due now, or in `inMs`: a NOTIFY on `DUE_CHANNEL`, in a statement of
+ * its own. On Citus a NOTIFY inside a statement routed to a node would be raised on that node (and
+ * refused by its two-phase commit), not on the coordinator the workers LISTEN on; the publish's
+ * insert, which passes through the coordinator, keeps its NOTIFY inline (insert-messages.ts).
  */
 export async function notifyDue(tx: Tx, inMs = 0): Promise<void> {
   await tx`select pg_notify(${DUE_CHANNEL}, ${inMs > 0 ? String(Math.ceil(inMs)) : ""})`;
