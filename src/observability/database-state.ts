@@ -39,20 +39,29 @@ export interface DatabaseState {
  */
 export const RETENTION_LOOK_AHEAD = 1000;
 
+/** The parts read the same way on one server and on Citus (distributed-state.ts): rows of (project, n) or (state, n). */
+export const WAITING_BY_PROJECT = `select project, count(*)::int as n from dispatch.messages
+  where due_at <= now() or flow_parked or destination_parked group by project`;
+export const DLQ_BY_PROJECT = "select project, count(*)::int as n from dispatch.dlq group by project";
+export const RUNS_BY_STATE = "select state, count(*)::int as n from dispatch.workflow_runs group by state";
+export const CONNECTIONS_BY_STATE = `select coalesce(state, 'unknown') as state, count(*)::int as n from pg_stat_activity
+  where datname = current_database() and application_name = 'dispatch' group by 1`;
+export const CIRCUITS_BY_STATE = `select case when circuit = 'CLOSED' then 'HELD' else circuit end as state, count(*)::int as n
+  from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
+    and (circuit <> 'CLOSED' or held_until > now()) group by 1`;
+
 /** Reads the state; `retentionMs` is DISPATCH_RETENTION (finished messages). */
 export async function readDatabaseState(sql: Sql, heartbeatId: string | null, retentionMs: number): Promise<DatabaseState> {
   const cutoff = sql`now() - ${retentionMs} * interval '1 millisecond'`;
   const [row] = await sql<DatabaseState[]>`
     select
-      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
-        select project, count(*)::int as n from dispatch.messages where due_at <= now() or flow_parked or destination_parked group by project) w) as waiting,
+      (select coalesce(json_agg(w), '[]') from (${sql.unsafe(WAITING_BY_PROJECT)}) w) as waiting,
       (select coalesce(json_agg(json_build_object('project', p.name, 'n', o.seconds)), '[]') from dispatch.projects p,
         lateral (select extract(epoch from now() - m.due_at)::float8 as seconds from dispatch.messages m
           where m.project = p.name and m.due_at is not null and m.due_at <= now() and ${sql.unsafe(NOT_PAUSED)}
           order by m.due_at limit 1) o) as overdue,
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
-      (select coalesce(json_agg(json_build_object('project', project, 'n', n)), '[]') from (
-        select project, count(*)::int as n from dispatch.dlq group by project) d) as dlq,
+      (select coalesce(json_agg(d), '[]') from (${sql.unsafe(DLQ_BY_PROJECT)}) d) as dlq,
       (select coalesce(json_agg(json_build_object('project', p.name, 'n', r.seconds)), '[]') from dispatch.projects p,
         lateral (select extract(epoch from ${cutoff} - greatest(m.created_at, m.completed_at))::float8 as seconds
           from (select * from dispatch.messages where project = p.name and created_at < ${cutoff} order by created_at limit ${RETENTION_LOOK_AHEAD}) m
@@ -62,16 +71,10 @@ export async function readDatabaseState(sql: Sql, heartbeatId: string | null, re
       (select coalesce(json_agg(json_build_object('project', q.project, 'name', q.name, 'lag',
         (select count(*) from dispatch.messages m where m.project = q.project and m.pending_queue = q.name))), '[]')
         from dispatch.queues q) as queues,
-      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
-        from (select state, count(*)::int as n from dispatch.workflow_runs group by state) r) as runs,
-      (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')
-        from (select state, count(*)::int as n from pg_stat_activity
-          where datname = current_database() and application_name = 'dispatch' group by state) a) as connections,
+      (select coalesce(json_agg(r), '[]') from (${sql.unsafe(RUNS_BY_STATE)}) r) as runs,
+      (select coalesce(json_agg(a), '[]') from (${sql.unsafe(CONNECTIONS_BY_STATE)}) a) as connections,
       (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
-      (select coalesce(json_agg(json_build_object('state', state, 'n', n)), '[]')
-        from (select case when circuit = 'CLOSED' then 'HELD' else circuit end as state, count(*)::int as n
-          from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
-            and (circuit <> 'CLOSED' or held_until > now()) group by 1) c) as circuits`;
+      (select coalesce(json_agg(c), '[]') from (${sql.unsafe(CIRCUITS_BY_STATE)}) c) as circuits`;
   return row!;
 }
 

@@ -10,23 +10,27 @@
  */
 import type { Sql } from "../db/client";
 import { NOT_PAUSED } from "../db/queries/claim-messages";
-import { type DatabaseState, type ProjectFigure, RETENTION_LOOK_AHEAD } from "./database-state";
+import {
+  CIRCUITS_BY_STATE,
+  CONNECTIONS_BY_STATE,
+  type DatabaseState,
+  DLQ_BY_PROJECT,
+  type ProjectFigure,
+  RETENTION_LOOK_AHEAD,
+  RUNS_BY_STATE,
+  WAITING_BY_PROJECT,
+} from "./database-state";
 
 /** Reads the state on Citus; `retentionMs` is DISPATCH_RETENTION (finished messages). */
 export async function readDistributedState(sql: Sql, heartbeatId: string | null, retentionMs: number): Promise<DatabaseState> {
   const projects = (await sql<{ name: string }[]>`select name from dispatch.projects order by name`).map((row) => row.name);
   const [waiting, dlq, queues, runs, local, circuits] = await Promise.all([
-    sql<ProjectFigure[]>`
-      select project, count(*)::int as n from dispatch.messages
-      where due_at <= now() or flow_parked or destination_parked group by project`,
-    sql<ProjectFigure[]>`select project, count(*)::int as n from dispatch.dlq group by project`,
+    sql.unsafe<ProjectFigure[]>(WAITING_BY_PROJECT),
+    sql.unsafe<ProjectFigure[]>(DLQ_BY_PROJECT),
     queueLags(sql),
-    sql<{ state: string; n: number }[]>`select state, count(*)::int as n from dispatch.workflow_runs group by state`,
+    sql.unsafe<{ state: string; n: number }[]>(RUNS_BY_STATE),
     coordinatorState(sql, heartbeatId),
-    sql<{ state: string; n: number }[]>`
-      select case when circuit = 'CLOSED' then 'HELD' else circuit end as state, count(*)::int as n
-      from dispatch.destinations where (circuit <> 'CLOSED' or held_until is not null)
-        and (circuit <> 'CLOSED' or held_until > now()) group by 1`,
+    sql.unsafe<{ state: string; n: number }[]>(CIRCUITS_BY_STATE),
   ]);
   const overdue: ProjectFigure[] = [];
   const retentionOverdue: ProjectFigure[] = [];
@@ -60,9 +64,7 @@ async function coordinatorState(sql: Sql, heartbeatId: string | null): Promise<P
     select
       (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
       (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
-      (select coalesce(json_agg(json_build_object('state', coalesce(state, 'unknown'), 'n', n)), '[]')
-        from (select state, count(*)::int as n from pg_stat_activity
-          where datname = current_database() and application_name = 'dispatch' group by state) a) as connections`;
+      (select coalesce(json_agg(a), '[]') from (${sql.unsafe(CONNECTIONS_BY_STATE)}) a) as connections`;
   return row!;
 }
 

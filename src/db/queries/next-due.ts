@@ -7,18 +7,20 @@
  */
 import type { Sql } from "../client";
 
+/** Milliseconds from now until the earliest `due_at` of the rows read. */
+const MS_UNTIL_EARLIEST = "ceil(extract(epoch from min(due_at) - now()) * 1000)::float8 as ms";
+
 /** Milliseconds until the earliest message not yet due is due, or null when none waits. */
 export async function nextDueInMs(sql: Sql, distributed: boolean): Promise<number | null> {
   if (!distributed) return ms(sql`
-    select ceil(extract(epoch from min(x.due_at) - now()) * 1000)::float8 as ms
+    select ${sql.unsafe(MS_UNTIL_EARLIEST)}
     from dispatch.projects p cross join lateral (
       select m.due_at from dispatch.messages m
       where m.project = p.name and m.due_at > now()
       order by m.due_at limit 1) x`);
   const projects = await sql<{ name: string }[]>`select name from dispatch.projects`;
   const each = await Promise.all(projects.map(({ name }) => ms(sql`
-    select ceil(extract(epoch from min(due_at) - now()) * 1000)::float8 as ms
-    from dispatch.messages where project = ${name} and due_at > now()`)));
+    select ${sql.unsafe(MS_UNTIL_EARLIEST)} from dispatch.messages where project = ${name} and due_at > now()`)));
   const known = each.filter((due): due is number => due !== null);
   return known.length === 0 ? null : Math.min(...known);
 }
