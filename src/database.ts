@@ -12,7 +12,7 @@ import { createSql, type Sql } from "./db/client";
 import { type ConnectionBudget, connectionBudget, describeBudget } from "./db/connection/budget";
 import { type DatabaseEndpoints, type DatabaseUrl, resolveEndpoints } from "./db/connection/endpoints";
 import { explainDatabaseError } from "./db/connection/errors";
-import { checkDatabase, type ServerFacts } from "./db/connection/preflight";
+import { CHECK_APPLICATION_NAME, checkDatabase, type ServerFacts } from "./db/connection/preflight";
 import { describeServer, unverifiedServerWarning } from "./db/connection/settings";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded/cluster";
 import { migrate, requireCurrentSchema } from "./db/migrate";
@@ -56,18 +56,20 @@ export async function prepareDatabase(config: Config, log: Log, plan: DatabasePl
       const warning = unverifiedServerWarning(endpoint.settings);
       if (warning !== null) log(warning, { level: plan.noticeLevel === "info" ? "warn" : "debug" });
     }
-    const facts = await checkDatabase(endpoints, budget);
-    const distributed = await explained(endpoints, budget, migrateFirst ? "migrating" : "starting", async () => {
-      if (migrateFirst) return migrate(endpoints.direct);
-      const sql = createSql(endpoints.direct, 1);
-      try {
-        await requireCurrentSchema(sql);
-        return await isDistributed(sql);
-      } finally {
-        await sql.end();
-      }
-    });
-    return { endpoints, facts, databaseUrl: app.url, embedded, distributed };
+    // One session on the direct URL for the checks and then the migrations: a connection costs the server a process.
+    const session = createSql(endpoints.direct, 1, { applicationName: CHECK_APPLICATION_NAME });
+    try {
+      const facts = await checkDatabase(endpoints, budget, session);
+      const distributed = await explained(endpoints, budget, migrateFirst ? "migrating" : "starting", async () => {
+        if (migrateFirst) return migrate(endpoints.direct, session);
+        await requireCurrentSchema(session);
+        return isDistributed(session);
+      });
+      return { endpoints, facts, databaseUrl: app.url, embedded, distributed };
+    } finally {
+      // Not waited on past a second: a check that timed out may still wait on it (in a pooler's queue).
+      await session.end({ timeout: 1 }).catch(() => {});
+    }
   } catch (error) {
     await embedded?.stop();
     throw error;

@@ -3,15 +3,18 @@
  * them (README "Connection budget"): a CONNECTION LIMIT the process would not
  * fit in stops the start with one line saying which pool size would; the size
  * it names works within the limit; a server out of slots is one line too; and
- * sessions the server closes while idle are reopened without a word.
+ * sessions the server closes while idle are reopened without a word. A
+ * start's checks and migrations share one session.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { prepareDatabase } from "../src/database";
 import { createSql } from "../src/db/client";
+import { connectionBudget } from "../src/db/connection/budget";
 import { poll } from "./support/poll";
 import { runDispatch } from "./support/processes";
 import { useReceiver } from "./support/receiver";
 import { asAdmin, createRole, dropMade, migratedDatabase, type TestRole } from "./support/roles";
-import { startTestService } from "./support/service";
+import { startTestService, testConfig } from "./support/service";
 
 let databaseUrl: string;
 let databaseName: string;
@@ -114,6 +117,25 @@ describe("sessions the server closes while idle (idle_session_timeout)", () => {
       expect(lines.filter((line) => /unreachable|reachable again|replaced|stalled|restart/.test(line))).toEqual([]);
     } finally {
       await dispatch.stop();
+    }
+  });
+});
+
+describe("the sessions a start opens before its pools", () => {
+  it("are three: one postgres.js session for the checks and then the migrations, and the two node-postgres ones of the session check", async () => {
+    const { url, name } = await migratedDatabase();
+    const admin = createSql(inject("adminUrl"), 1);
+    // Counted once every session has gone: a backend's counts reach pg_stat_database before it leaves pg_stat_activity.
+    const closed = () => poll(async () => (await admin`select 1 from pg_stat_activity where datname = ${name}`).length === 0, "no session left");
+    const opened = async () => (await admin<{ sessions: number }[]>`select sessions::int from pg_stat_database where datname = ${name}`)[0]!.sessions;
+    try {
+      await closed();
+      const before = await opened();
+      await prepareDatabase(testConfig(url), () => {}, { budget: connectionBudget(2, true), migrateFirst: true, noticeLevel: "debug" });
+      await closed();
+      expect((await opened()) - before).toBe(3);
+    } finally {
+      await admin.end();
     }
   });
 });

@@ -27,13 +27,17 @@ export interface PoolOptions {
   prepare?: boolean;
   /** Close connections idle this long (none by default). */
   idleTimeoutSeconds?: number | null;
+  /** How its sessions name themselves in pg_stat_activity (the URL's application_name, else "dispatch", by default). */
+  applicationName?: string;
 }
 
 /** Opens a pool on `target` (an endpoint, or a URL read as it is); `max` bounds its connections. */
 export function createSql(target: Endpoint | string, max = 10, pool: PoolOptions = {}): Sql {
   const endpoint = typeof target === "string" ? unresolvedEndpoint(parseConnectionUrl(target, "the database URL")) : target;
+  const options = postgresJsOptions(endpoint, { max, prepare: pool.prepare ?? true, idleTimeoutSeconds: pool.idleTimeoutSeconds ?? null });
   return postgres({
-    ...postgresJsOptions(endpoint, { max, prepare: pool.prepare ?? true, idleTimeoutSeconds: pool.idleTimeoutSeconds ?? null }),
+    ...options,
+    ...(pool.applicationName ? { connection: { ...options.connection, application_name: pool.applicationName } } : {}),
     // Reconnect within a second of the database coming back; the driver's default backoff
     // grows to 20 s after a few failed attempts, which would stall a restart's recovery.
     backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),

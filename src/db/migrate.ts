@@ -14,7 +14,7 @@ import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 import { migrations as graphileMigrations } from "graphile-worker/dist/generated/sql.js";
 import { makeDelegatedFunctions } from "./citus/delegated";
 import { distributeTables, hasCitus, isDistributed } from "./citus/layout";
-import { createSql, type Tx } from "./client";
+import { createSql, type Sql, type Tx } from "./client";
 import { createNodePostgresPool, nodePostgresConfig } from "./connection/drivers";
 import { DatabaseStartError, sqlState } from "./connection/errors";
 import { parseConnectionUrl } from "./connection/settings";
@@ -29,11 +29,12 @@ const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
 /**
  * Applies every pending migration on `target` (an endpoint, or a URL); safe to run concurrently from several
  * replicas. Resolves with whether the tables are distributed (a Citus database: db/citus/layout.ts).
+ * `session`, a pool of one connection to `target`, is used (and left open) instead of a connection of its own.
  */
-export async function migrate(target: Endpoint | string): Promise<boolean> {
+export async function migrate(target: Endpoint | string, session?: Sql): Promise<boolean> {
   const direct = typeof target === "string" ? await resolveEndpoint(parseConnectionUrl(target, "the database URL")) : target;
   // One connection, so the session-level advisory lock covers the whole migration.
-  const client = createSql(direct, 1);
+  const client = session ?? createSql(direct, 1);
   try {
     await client`select pg_advisory_lock(hashtext('dispatch.migrate'))`;
     // drizzle's migrator always runs CREATE SCHEMA IF NOT EXISTS, which needs CREATE on the database.
@@ -61,7 +62,8 @@ export async function migrate(target: Endpoint | string): Promise<boolean> {
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
     return citus;
   } finally {
-    await client.end();
+    // A failure above leaves the lock to the session's end: its owner ends it.
+    if (session === undefined) await client.end();
   }
 }
 

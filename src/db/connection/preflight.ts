@@ -6,7 +6,9 @@
  *
  * - The app URL answers through postgres.js within the start-up bound.
  * - The direct URL answers through node-postgres (graphile-worker's driver)
- *   and postgres.js (migrations, LISTEN), and keeps sessions: two connections
+ *   and postgres.js (migrations, LISTEN: on the start-up session the caller
+ *   passes, which then runs the migrations, so a start opens one connection
+ *   fewer), and keeps sessions: two connections
  *   open at once are served by two server processes. A transaction-mode
  *   pooler hands both the same one; behind it LISTEN hears nothing and
  *   graphile-worker's prepared statements vanish, so the start is refused,
@@ -29,14 +31,18 @@ export interface ServerFacts {
   idleSessionTimeoutSeconds: number | null;
 }
 
-/** How start-up checks name themselves in pg_stat_activity (and are left out of the role's count). */
-const CHECK_APPLICATION_NAME = "dispatch start-up check";
+/** How start-up checks (and the start-up session) name themselves in pg_stat_activity (and are left out of the role's count). */
+export const CHECK_APPLICATION_NAME = "dispatch start-up check";
 
-/** Runs the checks; a failure is a DatabaseStartError saying what to change. */
-export async function checkDatabase(endpoints: DatabaseEndpoints, budget: ConnectionBudget): Promise<ServerFacts> {
+/**
+ * Runs the checks; a failure is a DatabaseStartError saying what to change.
+ * `session` is a postgres.js pool of one connection on the direct URL, named
+ * CHECK_APPLICATION_NAME; it stays open for the caller (the migrations).
+ */
+export async function checkDatabase(endpoints: DatabaseEndpoints, budget: ConnectionBudget, session: postgres.Sql): Promise<ServerFacts> {
   const limits = { budget, pooled: endpoints.pooled };
-  const facts = await checkPostgresJs(endpoints.app, !endpoints.pooled, limits);
-  if (endpoints.pooled) await checkPostgresJs(endpoints.direct, true, limits);
+  const facts = endpoints.pooled ? await checkPooledApp(endpoints.app, limits) : await checkSession(session, endpoints.direct, limits);
+  if (endpoints.pooled) await checkSession(session, endpoints.direct, limits);
   await checkDirect(endpoints, limits);
   return facts;
 }
@@ -52,16 +58,22 @@ export function startWaitMs(endpoint: Endpoint): number {
   return Math.max(4, 2 * endpoint.settings.connectTimeoutSeconds) * 1000;
 }
 
-async function checkPostgresJs(endpoint: Endpoint, prepare: boolean, limits: Limits): Promise<ServerFacts> {
-  const options = postgresJsOptions(endpoint, { max: 1, prepare, idleTimeoutSeconds: null });
+/** The app URL through a pooler, on a connection of its own (no statement prepared), closed at once. */
+async function checkPooledApp(endpoint: Endpoint, limits: Limits): Promise<ServerFacts> {
+  const options = postgresJsOptions(endpoint, { max: 1, prepare: false, idleTimeoutSeconds: null });
   const client = postgres({ ...options, onnotice: () => {}, connection: { ...options.connection, application_name: CHECK_APPLICATION_NAME } });
   try {
-    const [row] = await bounded(endpoint, limits, "the app's driver (postgres.js)", async () =>
-      client<{ idle: string | null }[]>`select current_setting('idle_session_timeout', true) as idle`);
-    return { idleSessionTimeoutSeconds: seconds(row?.idle ?? null) };
+    return await checkSession(client, endpoint, limits);
   } finally {
     await client.end({ timeout: 1 }).catch(() => {});
   }
+}
+
+/** One answer through postgres.js on `client` (a connection to `endpoint`), and the server's idle-session timeout. */
+async function checkSession(client: postgres.Sql, endpoint: Endpoint, limits: Limits): Promise<ServerFacts> {
+  const [row] = await bounded(endpoint, limits, "the app's driver (postgres.js)", async () =>
+    client<{ idle: string | null }[]>`select current_setting('idle_session_timeout', true) as idle`);
+  return { idleSessionTimeoutSeconds: seconds(row?.idle ?? null) };
 }
 
 /** Two node-postgres sessions at once, the session test and the role's connection count. */
