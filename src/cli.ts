@@ -1,59 +1,21 @@
 /**
  * `dispatch start [--role api|worker|all]`: starts the service, prints how to
  * use it, and shuts down gracefully on SIGTERM/SIGINT. `dispatch migrate`,
- * `dispatch token [create|list|revoke]` and `dispatch keys [rotate]` are
- * commands.ts. Arguments the CLI does not take exit 2 with the usage.
+ * `dispatch token [create|list|revoke]`, `dispatch keys [rotate]` and the
+ * rest are commands.ts, read from the command line by command-line.ts, which
+ * answers arguments the CLI does not take with exit code 2 and the usage.
  */
-import { parseArgs } from "node:util";
-import type { Command } from "./commands";
-import { ConfigError, loadConfig } from "./config/config";
+import type { CommandResult } from "./commands";
+import { failure, invoke } from "./command-line";
+import { loadConfig } from "./config/config";
 import { isDatabaseUnavailable } from "./db/availability";
-import { DatabaseStartError } from "./db/connection/errors";
-import { DEFAULT_PROJECT } from "./db/vocabulary";
-import { parseQuotaLimit, type Quota } from "./domain/projects/quotas";
-import { EmbeddedDatabaseError } from "./db/embedded/errors";
-import { ListenError } from "./listen-error";
 import { createLog, type Log } from "./observability/log";
-import type { Role, Service } from "./service";
-
-const ROLES: Role[] = ["api", "worker", "all"];
-/** Commands without arguments, as typed after `dispatch`. */
-const PLAIN_COMMANDS = ["migrate", "token", "token list", "keys", "keys rotate", "env"] as const;
-const USAGE = [
-  "usage: dispatch start [--role api|worker|all]   run the service",
-  "       dispatch migrate                         apply the database migrations and exit",
-  "       dispatch token                           print the configured (or generated) access tokens",
-  "       dispatch token create [--name NAME] [--readonly] [--project NAME]",
-  "                                                create an access token (printed this once only)",
-  "       dispatch token list                      list the access tokens accepted, without their secrets",
-  "       dispatch token revoke NAME               revoke a created access token",
-  "       dispatch keys [rotate]                   print (or rotate) the signing keys",
-  "       dispatch env [--project NAME]            print the variables the official SDKs read (QSTASH_URL, ...)",
-  "       dispatch project create NAME             create a project; prints its QSTASH_* variables",
-  "       dispatch project limit NAME [--messages-per-day N] [--publishes-per-second N]",
-  "                                                set a project's quotas (0: none)",
-  "       dispatch project list                    list the projects",
-  "       dispatch project delete NAME [--force]   delete a project and all it owns (--force: even with pending messages)",
-  "       dispatch help                            print this",
-].join("\n");
-
-/** Arguments the CLI does not take: exit 2 with the message and the usage. */
-class UsageError extends Error {}
+import type { Service } from "./service";
 
 async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseCommandLine(argv);
-  // `dispatch help` and `dispatch --help` (or `-h`) ask for the usage: it is an answer, not an error.
-  if (values.help || (positionals.length === 1 && positionals[0] === "help")) return exit(0, USAGE);
-  const command = commandOf(positionals, values);
-  if (command !== null) {
-    const config = loadConfig();
-    // Each path loads only what it runs: a command needs no HTTP server or worker (dist/ splits them apart).
-    const { runCommand } = await import("./commands");
-    const result = await runCommand(command, config, createLog(config.logLevel));
-    return exit(result.code, result.output);
-  }
-  const role = values.role as Role;
-  if (!ROLES.includes(role)) return exit(2, `--role must be one of ${ROLES.join(", ")}\n${USAGE}`);
+  const invocation = await invoke(argv);
+  if ("answer" in invocation) return exit(invocation.answer);
+  const role = invocation.start;
   // Handlers go in before anything starts: a signal during start-up still stops cleanly.
   const config = loadConfig();
   const log = createLog(config.logLevel);
@@ -65,86 +27,6 @@ async function main(argv: string[]): Promise<void> {
   const service = await started;
   const { banner, showsSecrets } = await import("./banner");
   console.log(banner({ ...service, role }, config, showsSecrets(service, process.stdout.isTTY === true)));
-}
-
-/** The positionals and options of `argv`; an unknown option or a missing value is a `UsageError`. */
-function parseCommandLine(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        role: { type: "string", default: "all" },
-        name: { type: "string" },
-        readonly: { type: "boolean" },
-        project: { type: "string" },
-        force: { type: "boolean" },
-        "messages-per-day": { type: "string" },
-        "publishes-per-second": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
-/** The operator command `positionals` name with its options, or null for `start`. */
-function commandOf(
-  positionals: string[],
-  options: { name?: string; readonly?: boolean; project?: string; force?: boolean; "messages-per-day"?: string; "publishes-per-second"?: string },
-): Command | null {
-  const [first, second, ...rest] = positionals;
-  if (first === "token" && second === "create") {
-    if (rest.length > 0) throw new UsageError(`dispatch token create takes options (--name NAME, --readonly, --project NAME), not ${rest.join(" ")}`);
-    return { name: "token create", tokenName: options.name ?? null, readOnly: options.readonly ?? false, project: options.project ?? DEFAULT_PROJECT };
-  }
-  if (options.name !== undefined || options.readonly) throw new UsageError("--name and --readonly go with dispatch token create");
-  if (first === "env" && positionals.length === 1 && options.project !== undefined) return { name: "env --project", project: options.project };
-  if (options.project !== undefined) throw new UsageError("--project goes with dispatch token create and dispatch env");
-  const quota = quotaOf(options);
-  if (first === "project" && second === "limit") {
-    if (rest.length !== 1 || Object.keys(quota).length === 0) {
-      throw new UsageError("dispatch project limit takes one project name and --messages-per-day N and/or --publishes-per-second N");
-    }
-    return { name: "project limit", project: rest[0]!, quota };
-  }
-  if (Object.keys(quota).length > 0) throw new UsageError("--messages-per-day and --publishes-per-second go with dispatch project limit");
-  if (first === "project") return projectCommand(second, rest, options.force ?? false);
-  if (options.force) throw new UsageError("--force goes with dispatch project delete");
-  if (first === "token" && second === "revoke") {
-    if (rest.length !== 1) throw new UsageError("dispatch token revoke takes one token name (dispatch token list shows them)");
-    return { name: "token revoke", tokenName: rest[0]! };
-  }
-  const plain = PLAIN_COMMANDS.find((command) => command === positionals.join(" "));
-  if (plain !== undefined) return { name: plain };
-  if (first === "start" && positionals.length === 1) return null;
-  throw new UsageError(positionals.length === 0 ? "" : `unknown command: dispatch ${positionals.join(" ")}`);
-}
-
-/** The quotas the options set: a whole number each, 0 for none. */
-function quotaOf(options: { "messages-per-day"?: string; "publishes-per-second"?: string }): Partial<Quota> {
-  const quota: Partial<Quota> = {};
-  const limit = (option: string, text: string) => {
-    try {
-      return parseQuotaLimit(text, `--${option}`);
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-  };
-  if (options["messages-per-day"] !== undefined) quota.messagesPerDay = limit("messages-per-day", options["messages-per-day"]);
-  if (options["publishes-per-second"] !== undefined) quota.publishesPerSecond = limit("publishes-per-second", options["publishes-per-second"]);
-  return quota;
-}
-
-/** `dispatch project create NAME`, `list` or `delete NAME`. */
-function projectCommand(action: string | undefined, rest: string[], force: boolean): Command {
-  if (action === "list" && rest.length === 0 && !force) return { name: "project list" };
-  if ((action !== "create" && action !== "delete") || rest.length !== 1) {
-    throw new UsageError(`dispatch project ${action === "create" || action === "delete" ? `${action} takes one project name` : "takes create NAME, list or delete NAME"}`);
-  }
-  if (force && action !== "delete") throw new UsageError("--force goes with dispatch project delete");
-  return action === "create" ? { name: "project create", project: rest[0]! } : { name: "project delete", project: rest[0]!, force };
 }
 
 /** Stops the service once (in-flight deliveries finish or are released), then exits with `code`. */
@@ -194,15 +76,9 @@ function guardAgainstUncaughtErrors(stop: (reason: string, code: number) => void
   process.on("unhandledRejection", (reason) => handle(reason, "unhandledRejection"));
 }
 
-function exit(code: number, message: string): void {
-  (code === 0 ? console.log : console.error)(message);
+function exit({ code, output }: CommandResult): void {
+  (code === 0 ? console.log : console.error)(output);
   process.exit(code);
 }
 
-main(process.argv.slice(2)).catch((error: Error) => {
-  if (error instanceof UsageError) return exit(2, error.message === "" ? USAGE : `${error.message}\n${USAGE}`);
-  // Expected failures (a bad variable, a database that cannot be used) are explained in their message; a defect shows its stack.
-  if (error instanceof DatabaseStartError || error instanceof ListenError) return exit(1, `dispatch: ${error.message}`);
-  const explained = error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
-  exit(1, explained ? error.message : `failed to start: ${error.stack ?? error.message}`);
-});
+main(process.argv.slice(2)).catch((error: Error) => exit(failure(error)));

@@ -30,15 +30,19 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  */
 export type Log = ((message: string, fields?: LogFields) => void) & { hears?: (level: LogLevel) => boolean };
 
-/** JSON lines on stderr at `level` and above; pretty (pino-pretty) when stderr is a terminal. */
-export function createLog(level: LogLevel, pretty = process.stderr.isTTY === true): Log {
+/**
+ * JSON lines on stderr at `level` and above; pretty (pino-pretty) when stderr
+ * is a terminal; JSON lines handed to `to` when given (a command run in a test's process).
+ */
+export function createLog(level: LogLevel, pretty = process.stderr.isTTY === true, to?: { write(line: string): void }): Log {
+  const readable = pretty && to === undefined;
   const logger = pino({
     level,
     base: { service: "dispatch" },
-    ...(pretty
+    ...(readable
       ? { transport: { target: "pino-pretty", options: { destination: 2, translateTime: "SYS:standard" } } }
       : {}),
-  }, pretty ? undefined : destination({ dest: 2, sync: true }));
+  }, readable ? undefined : (to ?? destination({ dest: 2, sync: true })));
   const log: Log = (message, { level: lineLevel = "warn", ...fields } = {}) => logger[lineLevel](fields, message);
   log.hears = (lineLevel) => logger.isLevelEnabled(lineLevel);
   return log;

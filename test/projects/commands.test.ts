@@ -1,19 +1,21 @@
 /**
  * `dispatch project create|list|delete`, `dispatch env --project` and
- * `dispatch token create --project`, run as the real CLI beside a running
- * service: a created project's four `.env` lines work at once with the
- * official client and Receiver, and deleting it ends its token and data.
+ * `dispatch token create --project`, run through the CLI's own reading of
+ * its arguments (in this process; test/commands.test.ts runs the binary)
+ * beside a running service: a created project's four `.env` lines work at
+ * once with the official client and Receiver, and deleting it ends its
+ * token and data.
  */
 import { Client, Receiver } from "@upstash/qstash";
 import { expect, it } from "vitest";
 import { poll } from "../support/poll";
-import { runDispatch } from "../support/processes";
+import { runDispatchHere } from "../support/processes";
 import { useReceiver } from "../support/receiver";
 import { request, useDispatch } from "../support/service";
 
 const dispatch = useDispatch();
 const receiver = useReceiver();
-const cli = (...args: string[]) => runDispatch(args, { DATABASE_URL: dispatch.config.databaseUrl ?? "" });
+const cli = (...args: string[]) => runDispatchHere(args, { DATABASE_URL: dispatch.config.databaseUrl ?? "" });
 
 /** The `NAME=value` lines of a command's output. */
 const envOf = (text: string) => Object.fromEntries(text.split("\n").filter((line) => /^QSTASH_\w+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));

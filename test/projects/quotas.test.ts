@@ -7,7 +7,7 @@
 import { Client } from "@upstash/qstash";
 import { expect, it } from "vitest";
 import { setQuota } from "../../src/domain/projects/quotas";
-import { runDispatch } from "../support/processes";
+import { runDispatchHere } from "../support/processes";
 import { useProject } from "../support/projects";
 import { useReceiver } from "../support/receiver";
 import { useDispatch } from "../support/service";
@@ -65,9 +65,9 @@ it("answers a rate quota's excess with 429 and Burst-RateLimit-* headers", async
 
 it("sets and removes quotas from the command line, and lists them", async () => {
   const env = { DATABASE_URL: dispatch.config.databaseUrl ?? "" };
-  const set = await runDispatch(["project", "limit", "bursty", "--messages-per-day", "100", "--publishes-per-second", "0"], env);
+  const set = await runDispatchHere(["project", "limit", "bursty", "--messages-per-day", "100", "--publishes-per-second", "0"], env);
   expect([set.code, set.stdout.trim()]).toEqual([0, "project bursty: quotas: 100 messages a day"]);
-  expect((await runDispatch(["project", "list"], env)).stdout).toMatch(/^bursty \(.*; quotas: 100 messages a day\)$/m);
-  const bad = await runDispatch(["project", "limit", "bursty", "--messages-per-day", "lots"], env);
+  expect((await runDispatchHere(["project", "list"], env)).stdout).toMatch(/^bursty \(.*; quotas: 100 messages a day\)$/m);
+  const bad = await runDispatchHere(["project", "limit", "bursty", "--messages-per-day", "lots"], env);
   expect(bad.code).toBe(2);
 });

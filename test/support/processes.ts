@@ -2,10 +2,14 @@
  * Dispatch as a real child process: `node bin/dispatch.js start`, for tests
  * that need to kill a process outright (every spawned process is tracked so
  * `killAll()` can clean up even after a failed test), and the operator's
- * commands, run to their end (`runDispatch`).
+ * commands, run to their end (`runDispatch`), or in the test's own process
+ * (`runDispatchHere`: the CLI's reading of its arguments and the command,
+ * without a process start; test/commands.test.ts runs the binary).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { invoke } from "../../src/command-line";
+import { createLog } from "../../src/observability/log";
 import { noteLogLine } from "./no-internal-errors";
 import { TEST_SECRET } from "./service";
 
@@ -115,4 +119,16 @@ export function runDispatch(args: string[], env: Record<string, string>): Promis
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("exit", (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Runs `dispatch <args>` in this process, on the database `env` names (never the embedded one, which would
+ * run in the test's process), with what a process gets otherwise: its answer and exit code, and what it logged.
+ */
+export async function runDispatchHere(args: string[], env: Record<string, string> & { DATABASE_URL: string }): Promise<CommandOutput> {
+  let logged = "";
+  const invocation = await invoke(args, { ...BASE_ENV, ...env }, (level) => createLog(level, false, { write: (line) => void (logged += line) }));
+  if (!("answer" in invocation)) throw new Error(`dispatch ${args.join(" ")} starts the service: use startDispatchProcess`);
+  const { code, output } = invocation.answer;
+  return code === 0 ? { code, stdout: `${output}\n`, stderr: logged } : { code, stdout: "", stderr: `${logged}${output}\n` };
 }
