@@ -130,7 +130,9 @@ describe("the unknown-SDK probe of a REST trigger", () => {
       headers: { "x-test": "qstash-trigger-header-value" },
       retries: 0,
     });
-    const main = await waitForReport<Record<string, any>>(reports, "main", 60_000);
+    // The large object goes through most of these calls, and the SDK decodes each step list in JavaScript (a
+    // second for 5 MiB on a slow machine): a loaded CI machine took 63 s, beyond the default test timeout.
+    const main = await waitForReport<Record<string, any>>(reports, "main", 150_000);
     expect(main).toMatchObject({ runId: workflowRunId, header: "qstash-trigger-header-value" });
     expect(main.events).toEqual([
       { timeout: false, body: { result: WEBHOOK_RESULT } },
@@ -170,7 +172,7 @@ describe("the unknown-SDK probe of a REST trigger", () => {
     const steps = JSON.parse(init!.body.toString("utf8")) as { body: string }[];
     expect(steps).toHaveLength(1);
     expect(JSON.parse(Buffer.from(steps[0]!.body, "base64").toString("utf8"))).toEqual({ webhookUrl: expect.any(String) });
-  });
+  }, 180_000);
 
   it("takes the SDK's re-published init in place of the placeholder until the run has gone on", async () => {
     // Delayed a week (scaled: over an hour), nothing here is delivered while the test looks at the step list.
