@@ -8,11 +8,10 @@
  * - The direct URL answers through node-postgres (graphile-worker's driver)
  *   and postgres.js (migrations, LISTEN: on the start-up session the caller
  *   passes, which then runs the migrations, so a start opens one connection
- *   fewer), and keeps sessions: two connections
- *   open at once are served by two server processes. A transaction-mode
- *   pooler hands both the same one; behind it LISTEN hears nothing and
- *   graphile-worker's prepared statements vanish, so the start is refused,
- *   naming DATABASE_DIRECT_URL.
+ *   fewer), and keeps sessions: two connections open at once are served by
+ *   two server processes. A transaction-mode pooler hands both the same
+ *   one; behind it LISTEN hears nothing and graphile-worker's prepared
+ *   statements vanish, so the start is refused, naming DATABASE_DIRECT_URL.
  * - The role's CONNECTION LIMIT leaves room for what this process holds on
  *   the direct URL (budget.ts), counting what other sessions of the role hold.
  */
