@@ -126,6 +126,7 @@ export function runDispatch(args: string[], env: Record<string, string>): Promis
  * run in the test's process), with what a process gets otherwise: its answer and exit code, and what it logged.
  */
 export async function runDispatchHere(args: string[], env: Record<string, string> & { DATABASE_URL: string }): Promise<CommandOutput> {
+  if (env.DATABASE_URL === "") throw new Error("runDispatchHere needs a DATABASE_URL: the embedded database would run in the test's process");
   let logged = "";
   const invocation = await invoke(args, { ...BASE_ENV, ...env }, (level) => createLog(level, false, { write: (line) => void (logged += line) }));
   if (!("answer" in invocation)) throw new Error(`dispatch ${args.join(" ")} starts the service: use startDispatchProcess`);
