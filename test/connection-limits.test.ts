@@ -101,7 +101,9 @@ describe("sessions the server closes while idle (idle_session_timeout)", () => {
     try {
       const before = receiver.requests.length;
       // The listening sessions (postgres.js's and graphile-worker's) sit idle between notifications.
-      const firstListeners = await sessionsOf(role, true);
+      // Once both are open: right after the start, one may still be on its way (or just closed and reopening).
+      let firstListeners: number[] = [];
+      await poll(async () => (firstListeners = await sessionsOf(role, true)).length >= 2, "both listening sessions to be open");
       // Seven seconds of sparse traffic: every connection sits idle past the timeout again and again.
       for (let index = 0; index < 14; index++) {
         const answer = await dispatch.api(`/v2/publish/${receiver.url}/idle-${index}`, { method: "POST", body: `${index}` });

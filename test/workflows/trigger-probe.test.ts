@@ -71,7 +71,9 @@ async function mainWorkflow(context: WorkflowContext<unknown>) {
   const preV1 = await context.run("call post endpoint", () => triggerOverRest(`${preV1Endpoint.url}/post`, { data: "test-data" }, false));
   const events: unknown[] = [];
   for (let i = 0; i < 2; i++) {
-    const { timeout, request } = await context.waitForWebhook("wait for webhook", webhook, "30s");
+    // A day, not the CI app's 30 s: this Dispatch scales delays by 0.01, and 0.3 s was too short for the
+    // event on a loaded machine (the test expects no timeout, and waits on none).
+    const { timeout, request } = await context.waitForWebhook("wait for webhook", webhook, "1d");
     events.push({ timeout, body: await request?.json() });
   }
   const preV1Run = await context.run("verify complete", () => endedRun(preV1));
