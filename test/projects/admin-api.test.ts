@@ -32,6 +32,8 @@ it("creates a project whose answered variables work with the official client, li
   const bad = await admin("/ops/limit?messagesPerDay=lots", { method: "POST" });
   expect([bad.status, (await bad.json()).error]).toEqual([400, expect.stringContaining("messagesPerDay")]);
 
+  // Deleted once its message was delivered: a project holding a pending one is refused without force.
+  await poll(async () => (await (await admin("")).json()).find((p: { name: string }) => p.name === "ops").pendingMessages === 0, "the message delivered");
   const deleted = await admin("/ops", { method: "DELETE" });
   expect(await deleted.json()).toEqual({ deletedMessages: 1 });
   expect((await admin("/ops/env")).status).toBe(404);
