@@ -8,11 +8,12 @@ import { type Receiver, type Reply, type Responder, sleep } from "../support/rec
 import type { TestService } from "../support/service";
 
 /**
- * A responder that holds each request `holdMs` before answering `reply(n,
- * attempt)` (n = the `n` of the JSON body, attempt = how many requests for that
- * n came before) and records the most requests it ever held at once.
+ * A responder that holds each request `hold` (ms, or until the promise
+ * settles) before answering `reply(n, attempt)` (n = the `n` of the JSON
+ * body, attempt = how many requests for that n came before) and records the
+ * most requests it ever held at once.
  */
-export function tracking(holdMs: number, reply: (n: number, attempt: number) => Reply = () => ({ status: 200 })) {
+export function tracking(hold: number | Promise<void>, reply: (n: number, attempt: number) => Reply = () => ({ status: 200 })) {
   const attempts = new Map<number, number>();
   const state = { inFlight: 0, maxInFlight: 0, order: [] as { n: number; status: number }[] };
   const responder: Responder = async (request) => {
@@ -22,7 +23,8 @@ export function tracking(holdMs: number, reply: (n: number, attempt: number) => 
     const attempt = attempts.get(n) ?? 0;
     attempts.set(n, attempt + 1);
     try {
-      if (holdMs > 0) await sleep(holdMs);
+      if (typeof hold !== "number") await hold;
+      else if (hold > 0) await sleep(hold);
       const answer = reply(n, attempt);
       state.order.push({ n, status: answer.status ?? 200 });
       return answer;

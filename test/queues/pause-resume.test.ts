@@ -44,7 +44,9 @@ describe("pause and resume", () => {
   });
 
   it("while one is in flight: that delivery finishes and counts as delivered, nothing new starts until resume", async () => {
-    const { state, responder } = tracking(1000);
+    // The first delivery is answered once the pause has been (however long the pause request takes).
+    let paused!: () => void;
+    const { state, responder } = tracking(new Promise<void>((resolve) => (paused = resolve)));
     const target = await receiver(responder);
     await upsert("paused-in-flight", 1);
     const ids: string[] = [];
@@ -54,6 +56,7 @@ describe("pause and resume", () => {
     expect(state.inFlight).toBe(1);
     const pause = await post("/v2/queues/paused-in-flight/pause");
     expect(pause.status).toBe(200);
+    paused();
 
     await poll(async () => (await stateOf(ids[0]!)) === "DELIVERED", () => "the in-flight message was not delivered");
     expect(state.order).toEqual([{ n: 0, status: 200 }]);
