@@ -61,17 +61,24 @@ export function useProjectCopy() {
     started.clear();
   });
   afterAll(async () => {
-    await poll(() => serverPid() === null || !isAlive(serverPid()!), "the embedded Postgres stopped");
+    await poll(() => {
+      const pid = serverPid();
+      return pid === null || !isAlive(pid);
+    }, "the embedded Postgres stopped");
     // Under root the data was relocated to /var/lib/dispatch/clusters: remove it with the project.
     const link = join(project, ".dispatch", "pg");
     if (existsSync(link)) rmSync(realpathSync(link), { recursive: true, force: true });
     rmSync(join(project, ".."), { recursive: true, force: true });
   });
 
-  /** The pid of the embedded Postgres its postmaster.pid names, or null. */
+  /** The pid of the embedded Postgres its postmaster.pid names, or null (none, or removed as it is read: a stopping server). */
   function serverPid(): number | null {
-    const file = join(project, ".dispatch", "pg", "postmaster.pid");
-    return existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : null;
+    try {
+      return Number(readFileSync(join(project, ".dispatch", "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
   }
 
   /** Starts a process in the copy, in its own process group, tracked for cleanup; its output is collected. */
