@@ -33,7 +33,8 @@ it("creates a project whose answered variables work with the official client, li
   expect([bad.status, (await bad.json()).error]).toEqual([400, expect.stringContaining("messagesPerDay")]);
 
   // Deleted once its message was delivered: a project holding a pending one is refused without force.
-  await poll(async () => (await (await admin("")).json()).find((p: { name: string }) => p.name === "ops").pendingMessages === 0, "the message delivered");
+  const pending = async () => (await (await admin("")).json()).find((p: { name: string }) => p.name === "ops").pendingMessages;
+  await poll(async () => (await pending()) === 0, "the message delivered");
   const deleted = await admin("/ops", { method: "DELETE" });
   expect(await deleted.json()).toEqual({ deletedMessages: 1 });
   expect((await admin("/ops/env")).status).toBe(404);

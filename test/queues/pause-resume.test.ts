@@ -44,7 +44,7 @@ describe("pause and resume", () => {
   });
 
   it("while one is in flight: that delivery finishes and counts as delivered, nothing new starts until resume", async () => {
-    // The first delivery is answered once the pause has been (however long the pause request takes).
+    // The first delivery is answered once the pause request has returned, however long that takes.
     let paused!: () => void;
     const { state, responder } = tracking(new Promise<void>((resolve) => (paused = resolve)));
     const target = await receiver(responder);
