@@ -41,7 +41,7 @@ export default defineConfig({
   test: {
     include: ["test/citus/**/*.test.ts", ...GUARANTEES],
     globalSetup: ["test/citus/global-setup.ts"],
-    setupFiles: ["test/support/no-internal-errors.ts"],
+    setupFiles: ["test/support/no-internal-errors.ts", "test/citus/support/drop-databases.ts"],
     pool: "forks",
     isolate: false,
     maxWorkers: 2,

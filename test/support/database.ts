@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { createSql, type Sql } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
-import { makeDistributedDatabase } from "../citus/support/cluster";
+import { dropDatabaseOnEveryNode, makeDistributedDatabase } from "../citus/support/cluster";
 import { TEMPLATE, TEST_DATABASE_PREFIX, withDatabase } from "./global-setup";
 
 /** Whether the run's server takes `STRATEGY FILE_COPY` (Postgres 15+), asked once per process. */
@@ -18,6 +18,19 @@ let fileCopy: Promise<boolean> | undefined;
  * after a minute unused.
  */
 let admin: Sql | undefined;
+
+/** The databases this process made on the Citus cluster that are not dropped yet. */
+const madeOnCluster: string[] = [];
+
+/**
+ * Drops the databases this process made on the Citus cluster (the Citus suite's setup file calls it at the
+ * end of each file); the main suite's stay until its cluster stops, as a plain database costs nothing idle.
+ */
+export async function dropClusterDatabases(): Promise<void> {
+  const citusWorkers = inject("citusWorkers");
+  if (citusWorkers === undefined) return;
+  for (const name of madeOnCluster.splice(0)) await dropDatabaseOnEveryNode(inject("adminUrl"), citusWorkers, name);
+}
 
 /**
  * Creates a new database from the template and returns its URL. Postgres 15
@@ -30,6 +43,7 @@ export async function cloneDatabase(): Promise<string> {
   const name = `${TEST_DATABASE_PREFIX}${randomBytes(6).toString("hex")}`;
   const citusWorkers = inject("citusWorkers");
   if (citusWorkers !== undefined) {
+    madeOnCluster.push(name);
     const url = await makeDistributedDatabase(adminUrl, citusWorkers, name);
     await migrate(url);
     return url;

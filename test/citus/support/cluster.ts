@@ -64,7 +64,8 @@ export function citusSettings(durable: boolean): string[] {
     // The suite's databases in 4 shards a table, not Citus's 32: two on each worker still (what the suite checks),
     // and a statement across the shards opens a connection per shard it runs on in parallel, up to 16 a worker.
     // With 32, two files at once kept about a thousand server processes busy on a two-core machine (load 43-82)
-    // and hooks timed out; with 4, at most about 500 (load up to 21) and the run went through in 9.5 minutes.
+    // and hooks timed out; with 4, at most about 500 (load up to 21) and the run went through in 9.5 minutes
+    // (about 140 and 6.7 minutes once each file's databases were dropped at its end: drop-databases.ts).
     // The benchmark keeps the default.
     ...(durable ? [] : ["-c", "citus.shard_count=4"]),
   ];
@@ -96,6 +97,17 @@ export async function makeDatabaseOnEveryNode(coordinatorUrl: string, workerUrls
     await database`create extension if not exists citus`.finally(() => database.end());
   }
   return withDatabase(coordinatorUrl, name);
+}
+
+/**
+ * Drops database `name` from every node, ending the sessions still in it: a distributed database keeps a
+ * maintenance daemon on each node (and the daemon's connections to the workers) until it is dropped.
+ */
+export async function dropDatabaseOnEveryNode(coordinatorUrl: string, workerUrls: string[], name: string): Promise<void> {
+  for (const url of [coordinatorUrl, ...workerUrls]) {
+    const admin = createSql(url, 1);
+    await admin.unsafe(`drop database if exists ${name} with (force)`).finally(() => admin.end());
+  }
 }
 
 /** Creates the `citus` extension in the coordinator's database `name` (if missing) and joins the workers to it. */
