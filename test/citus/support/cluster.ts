@@ -65,8 +65,8 @@ export function citusSettings(durable: boolean): string[] {
     // and a statement across the shards opens a connection per shard it runs on in parallel, up to 16 a worker.
     // With 32, two files at once kept about a thousand server processes busy on a two-core machine (load 43-82)
     // and hooks timed out; with 4, at most about 500 (load up to 21) and the run went through in 9.5 minutes
-    // (about 140 and 6.7 minutes once each file's databases were dropped at its end: drop-databases.ts).
-    // The benchmark keeps the default.
+    // (less again since each file's databases are dropped at its end: drop-databases.ts). The benchmark keeps
+    // the default.
     ...(durable ? [] : ["-c", "citus.shard_count=4"]),
   ];
 }
