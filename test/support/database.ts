@@ -46,10 +46,27 @@ export async function cloneDatabase(): Promise<string> {
     madeOnCluster.push(name);
     const url = await makeDistributedDatabase(adminUrl, citusWorkers, name);
     await migrate(url);
-    return url;
+    return patientUrl(url);
   }
   admin ??= createSql(adminUrl, 1, { idleTimeoutSeconds: 60 });
   fileCopy ??= admin<{ version: number }[]>`select current_setting('server_version_num')::int as version`.then(([server]) => server!.version >= 150000);
   await admin.unsafe(`create database ${name} template ${TEMPLATE}${(await fileCopy) ? " strategy file_copy" : ""}`);
-  return withDatabase(adminUrl, name);
+  return patientUrl(withDatabase(adminUrl, name));
+}
+
+/** The `connect_timeout` of the databases the tests are given, in seconds. */
+const TEST_CONNECT_TIMEOUT_SECONDS = 30;
+
+/**
+ * `url` with a connect timeout of 30 s instead of the default 5. A service answers 503 when a new
+ * connection takes longer than that, as it should when a real server is away; but the run's own server is
+ * never away unless a test stops it (refused at once, whatever the timeout), and on a loaded CI machine a
+ * connection whose handshake waits on a test process's busy event loop (a workflow test parsing megabytes
+ * of steps) once took over 5 s: a 503 that failed a run with retries 0. No test measures this timeout on
+ * these URLs (those that do set their own).
+ */
+function patientUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set("connect_timeout", String(TEST_CONNECT_TIMEOUT_SECONDS));
+  return parsed.toString();
 }
