@@ -70,7 +70,7 @@ async function recordTogether(count: number): Promise<{ ids: string[]; batches: 
   const messages = await claimedMessages(count);
   const { sql, batches } = countingSql();
   const recorder = recorderOn(sql);
-  recorder.claimed(messages[0]!.claimId, messages.length);
+  recorder.claimed(messages);
   await Promise.all(messages.map((message) => recorder.record(delivered(message))));
   return { ids: messages.map((message) => message.id), batches, recorder };
 }
@@ -90,6 +90,23 @@ describe("the recorder", () => {
     const { ids, batches } = await recordTogether(40);
     expect(batches).toEqual([32, 8]);
     expect(await countMessages(dispatch, { ids, states: ["DELIVERED"] })).toBe(40);
+  });
+
+  it("counts each claim's attempts apart when it is handed several claims at once, and drops each once its own are recorded", async () => {
+    // On Citus one claim call per project: a worker's claim hands the recorder several claims together.
+    const [first, second] = [await claimedMessages(2), await claimedMessages(3)];
+    expect(first![0]!.claimId).not.toBe(second![0]!.claimId);
+    const recorder = recorderOn(dispatch.service.sql);
+    recorder.claimed([...first!, ...second!]);
+    const ours = new Set([...first!, ...second!].map((message) => message.id));
+    const mine = async () => (await storedClaims(dispatch)).filter((claim) => claim.messageIds.some((id) => ours.has(id)));
+
+    await Promise.all(first!.map((message) => recorder.record(delivered(message))));
+    await recorder.flushReleased();
+    expect((await mine()).map((claim) => claim.messageIds)).toEqual([second!.map((message) => message.id)]);
+    await Promise.all(second!.map((message) => recorder.record(delivered(message))));
+    await recorder.flushReleased();
+    expect(await mine()).toEqual([]);
   });
 
   it("records a lone delivery", async () => {

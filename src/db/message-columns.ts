@@ -23,3 +23,8 @@ export function messageColumnList(alias: string, except: (keyof MessageRow)[] = 
     .map(([key, column]) => `${alias}.${column.name} as "${key}"`)
     .join(", ");
 }
+
+/** `"key" type, …` for every column of the message table: a column definition list for a function returning its rows. */
+export function messageColumnTypes(): string {
+  return columns.map(([key, column]) => `"${key}" ${column.getSQLType()}`).join(", ");
+}

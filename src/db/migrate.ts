@@ -12,14 +12,16 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as drizzleMigrate } from "drizzle-orm/postgres-js/migrator";
 // graphile-worker's migrations as it ships them: how many there are is how far its schema must be.
 import { migrations as graphileMigrations } from "graphile-worker/dist/generated/sql.js";
-import { makeDelegatedFunctions } from "./citus/delegated";
-import { distributeTables, hasCitus, isDistributed } from "./citus/layout";
+import { dropRetiredFunctions, makeDelegatedFunctions } from "./citus/delegated";
+import { claimsDistributed, distributeClaims, distributeTables, hasCitus, isDistributed } from "./citus/layout";
 import { createSql, type Sql, type Tx } from "./client";
 import { createNodePostgresPool, nodePostgresConfig } from "./connection/drivers";
 import { DatabaseStartError, sqlState } from "./connection/errors";
 import { parseConnectionUrl } from "./connection/settings";
 import { type Endpoint, resolveEndpoint } from "./connection/transport";
-import { RECORD_DELIVERED_ON_NODE } from "./queries/record-delivered";
+import { CLAIM_ON_NODE } from "./queries/claim-by-project";
+import { RECORD_DELIVERED_ON_NODE, RECORD_DELIVERED_ON_NODE_BEFORE } from "./queries/record-delivered";
+import { releaseClaimsWithoutProject } from "./queries/sweep-claims";
 
 /** The migrations folder of the package: two levels up from src/db/, one from the compiled dist/. */
 const MIGRATIONS = ["../../sql/migrations", "../sql/migrations"]
@@ -53,18 +55,34 @@ export async function migrate(target: Endpoint | string, session?: Sql): Promise
         await pool.end();
       }
     }
-    // On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts), and
-    // the functions whose calls Citus delegates to a project's node are made again when they are not this
-    // build's (db/citus/delegated.ts).
     const citus = await hasCitus(client);
-    if (citus && !(await isDistributed(client))) await client.begin((tx) => distributeTables(tx));
-    if (citus) await client.begin((tx) => makeDelegatedFunctions(tx, [RECORD_DELIVERED_ON_NODE]));
+    if (citus) await layOutOnCitus(client);
     await client`select pg_advisory_unlock(hashtext('dispatch.migrate'))`;
     return citus;
   } finally {
     // A failure above leaves the lock to the session's end: its owner ends it.
     if (session === undefined) await client.end();
   }
+}
+
+/**
+ * On Citus, the tables are distributed once, after the migrations that made them (db/citus/layout.ts), the
+ * claims too (in a later migration for a database distributed before they were), and the functions whose
+ * calls Citus delegates to a project's node are made again when they are not this build's
+ * (db/citus/delegated.ts).
+ */
+async function layOutOnCitus(client: Sql): Promise<void> {
+  if (!(await isDistributed(client))) await client.begin((tx) => distributeTables(tx));
+  if (!(await claimsDistributed(client))) {
+    await client.begin(async (tx) => {
+      await releaseClaimsWithoutProject(tx);
+      await distributeClaims(tx);
+    });
+  }
+  await client.begin(async (tx) => {
+    await makeDelegatedFunctions(tx, [RECORD_DELIVERED_ON_NODE, CLAIM_ON_NODE]);
+    await dropRetiredFunctions(tx, [RECORD_DELIVERED_ON_NODE_BEFORE]);
+  });
 }
 
 /** How the database's migrations compare with the ones this build carries. */

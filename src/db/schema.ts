@@ -435,6 +435,12 @@ export const dashboardSessions = dispatch.table(
  */
 export const claims = dispatch.table("claims", {
   id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+  /**
+   * The project of the claim's messages when they are all of one: always on Citus, where claims are
+   * distributed on it beside the messages (docs/citus.md); null for a claim of the one-server statement,
+   * which takes several projects' messages at once.
+   */
+  project: text("project"),
   workerId: text("worker_id").notNull(),
   messageIds: text("message_ids").array().notNull(),
   claimedAt: timestamptz("claimed_at").notNull().default(sql`now()`),

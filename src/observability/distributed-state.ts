@@ -6,7 +6,8 @@
  * (grouped by the distribution column, so each node counts its own), and
  * the per-project figures (how long the oldest due message has waited, how
  * far behind retention is) one statement per project, routed to its node.
- * The coordinator's own tables (claims, workers) are read apart.
+ * The claims in flight (a sum over every node) and what the coordinator
+ * alone holds (heartbeats, connections) are read apart.
  */
 import type { Sql } from "../db/client";
 import { NOT_PAUSED } from "../db/queries/claim-messages";
@@ -58,14 +59,16 @@ async function queueLags(sql: Sql): Promise<DatabaseState["queues"]> {
   return queues.map(({ project, name }) => ({ project, name, lag: lag.get(`${project}\n${name}`) ?? 0 }));
 }
 
-/** What the coordinator's own tables and its server say: claims in flight, this worker's heartbeat, connections. */
+/** The claims in flight (a sum over every node), and what the coordinator's own tables and its server say: this worker's heartbeat, connections. */
 async function coordinatorState(sql: Sql, heartbeatId: string | null): Promise<Pick<DatabaseState, "inFlight" | "heartbeatAge" | "connections">> {
-  const [row] = await sql<Pick<DatabaseState, "inFlight" | "heartbeatAge" | "connections">[]>`
-    select
-      (select coalesce(sum(cardinality(message_ids)), 0)::int from dispatch.claims) as "inFlight",
-      (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
-      (select coalesce(json_agg(a), '[]') from (${sql.unsafe(CONNECTIONS_BY_STATE)}) a) as connections`;
-  return row!;
+  const [[claims], [coordinator]] = await Promise.all([
+    sql<Pick<DatabaseState, "inFlight">[]>`select coalesce(sum(cardinality(message_ids)), 0)::int as "inFlight" from dispatch.claims`,
+    sql<Pick<DatabaseState, "heartbeatAge" | "connections">[]>`
+      select
+        (select extract(epoch from now() - heartbeat_at)::float8 from dispatch.workers where id = ${heartbeatId}) as "heartbeatAge",
+        (select coalesce(json_agg(a), '[]') from (${sql.unsafe(CONNECTIONS_BY_STATE)}) a) as connections`,
+  ]);
+  return { ...claims!, ...coordinator! };
 }
 
 /** Seconds past its removal of `project`'s oldest message retention should have removed, or null. */

@@ -161,7 +161,7 @@ export class Claimer implements LocalDelivery {
     this.localInserts--;
     if (messages.length < reserved) this.freeSlots(reserved - messages.length);
     if (messages.length === 0) return;
-    this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
+    this.deps.recorder.claimed(messages);
     this.deps.metrics.claimedAtPublish.inc(messages.length);
     // Stored while the worker stopped: back to the work list, for whichever process runs on.
     if (this.loop.stopped) return void messages.forEach((message) => this.track(this.handBackFromSlot(message)));
@@ -256,7 +256,7 @@ export class Claimer implements LocalDelivery {
     }
     this.pass = parked > 0 ? Math.min(MAX_PASS, Math.max(limit, parked * 2)) : 0;
     this.drained = messages.length < limit && parked === 0 && !more;
-    if (messages.length > 0) this.deps.recorder.claimed(messages[0]!.claimId, messages.length);
+    this.deps.recorder.claimed(messages);
     // The claim asked for no more than each destination's room, but this process's publishes may have
     // taken some of it meanwhile: a message whose destination is full now joins its line instead.
     const keyed: Keyed<ClaimedMessage>[] = [];
@@ -284,7 +284,7 @@ export class Claimer implements LocalDelivery {
       return;
     }
     if (probe === null) return;
-    this.deps.recorder.claimed(probe.claimId, 1);
+    this.deps.recorder.claimed([probe]);
     this.inFlight++;
     this.track(this.attemptInSlot(probe, undefined, true));
   }

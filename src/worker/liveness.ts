@@ -16,7 +16,10 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Sql } from "../db/client";
-import { sweepDeadClaims } from "../db/queries/sweep-claims";
+import { sweepDeadClaims, sweepDeadClaimsAcrossNodes } from "../db/queries/sweep-claims";
+
+/** On Citus, every how many sweeps one also drops the claims of workers that have no row (`sweepDeadClaimsAcrossNodes`). */
+const EVERY_CLAIM_EVERY = 10;
 
 /** Heartbeat and sweep of one worker process. */
 export class Liveness {
@@ -26,6 +29,8 @@ export class Liveness {
   private ticking: Promise<void> = Promise.resolve();
   /** When the current unbroken run of successful beats started (null after a failed beat). */
   private beatingSince: number | null = null;
+  /** Sweeps made (on Citus, the first and every `EVERY_CLAIM_EVERY`th look at every claim). */
+  private sweeps = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -34,6 +39,8 @@ export class Liveness {
     private readonly onError: (error: unknown) => void,
     /** Runs after each successful beat (the recorder drops finished claims). */
     private readonly onBeat: () => Promise<void> = async () => {},
+    /** Whether the tables are distributed over a Citus cluster: claims are then on the nodes, heartbeats not. */
+    private readonly distributed = false,
   ) {}
 
   /** Records `lockHolderId` (a worker pool or worker id) as belonging to this process. */
@@ -73,9 +80,11 @@ export class Liveness {
     this.beatingSince ??= Date.now();
     await this.onBeat();
     if (Date.now() - this.beatingSince < this.deadAfterMs) return;
-    await sweepDeadClaims(this.sql, this.deadAfterMs);
+    if (!this.distributed) await sweepDeadClaims(this.sql, this.deadAfterMs);
+    else await sweepDeadClaimsAcrossNodes(this.sql, this.deadAfterMs, this.sweeps % EVERY_CLAIM_EVERY === 0);
+    this.sweeps++;
     await sweepDeadWorkers(this.sql, this.deadAfterMs);
-    await forgetDeadWorkers(this.sql, this.deadAfterMs);
+    await (this.distributed ? forgetDeadWorkersAcrossNodes : forgetDeadWorkers)(this.sql, this.deadAfterMs);
   }
 
   /**
@@ -120,6 +129,26 @@ export async function forgetDeadWorkers(sql: Sql, deadAfterMs: number): Promise<
     delete from dispatch.workers w
     where w.heartbeat_at < now() - ${deadAfterMs} * interval '1 millisecond'
       and not exists (select 1 from dispatch.claims c where c.worker_id = w.id)
+      and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.id)`;
+}
+
+/**
+ * `forgetDeadWorkers` on Citus, where the claims are on the nodes: the silent workers read first (the
+ * coordinator's own table), and only when there are some, which of them still hold claims (every node
+ * asked). A claim registered between the two reads by a worker forgotten here is swept by the next look
+ * at every claim (`sweepDeadClaimsAcrossNodes`).
+ */
+export async function forgetDeadWorkersAcrossNodes(sql: Sql, deadAfterMs: number): Promise<void> {
+  const [silent] = await sql<{ ids: string[] }[]>`
+    select coalesce(array_agg(id), '{}') as ids from dispatch.workers
+    where heartbeat_at < now() - ${deadAfterMs} * interval '1 millisecond'`;
+  if (silent!.ids.length === 0) return;
+  const [holding] = await sql<{ ids: string[] }[]>`
+    select coalesce(array_agg(distinct worker_id), '{}') as ids from dispatch.claims where worker_id = any(${silent!.ids}::text[])`;
+  await sql`
+    delete from dispatch.workers w
+    where w.id = any(${silent!.ids}::text[]) and w.id <> all(${holding!.ids}::text[])
+      and w.heartbeat_at < now() - ${deadAfterMs} * interval '1 millisecond'
       and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.id)`;
 }
 

@@ -19,7 +19,15 @@
  */
 import type { DatabaseAvailability } from "../db/availability";
 import type { Sql } from "../db/client";
-import { type DeliveredAttempt, recordDelivered, recordDeliveredOnNode, releaseClaimsTakingAttemptIds } from "../db/queries/record-delivered";
+import type { ClaimedMessage } from "../db/queries/claim-messages";
+import {
+  type DeliveredAttempt,
+  dropFinishedClaims,
+  type FinishedClaim,
+  recordDelivered,
+  recordDeliveredOnNode,
+  takeAttemptIds,
+} from "../db/queries/record-delivered";
 import { releaseClaimedMessages } from "../db/queries/sweep-claims";
 import { type AttemptRecord, isPlainDelivery, type OutcomeSettings, recordOutcomes } from "../domain/delivery/outcome";
 import type { Counter } from "prom-client";
@@ -46,8 +54,9 @@ interface Waiting {
 
 /** Batches outcome writes; at most one batch of each kind is written at a time. */
 export class Recorder {
-  private readonly open = new Map<number, number>();
-  private released: number[] = [];
+  /** The claims taken and not finished: the attempts each holds that are not recorded yet. */
+  private readonly open = new Map<number, { attempts: number; project: string | null }>();
+  private released: FinishedClaim[] = [];
   private plain: Waiting[] = [];
   private other: Waiting[] = [];
   private writingPlain = false;
@@ -72,9 +81,16 @@ export class Recorder {
     private readonly distributed = false,
   ) {}
 
-  /** Counts the attempts a claim holds (call when the claim is taken). */
-  claimed(claimId: number, attempts: number): void {
-    this.open.set(claimId, (this.open.get(claimId) ?? 0) + attempts);
+  /**
+   * Counts each message's attempt against its claim (call when they are claimed). A claim on Citus is of
+   * one project, which its release names; on one server a claim may hold several projects' messages.
+   */
+  claimed(messages: readonly ClaimedMessage[]): void {
+    for (const { claimId, project } of messages) {
+      const claim = this.open.get(claimId);
+      if (claim) claim.attempts++;
+      else this.open.set(claimId, { attempts: 1, project: this.distributed ? project : null });
+    }
   }
 
   /** The claims this worker took and has not finished recording. */
@@ -109,7 +125,7 @@ export class Recorder {
     if (this.released.length === 0 || this.writingPlain) return;
     const claims = this.takeReleased();
     try {
-      await this.sql`delete from dispatch.claims where id = any(${claims}::bigint[])`;
+      await dropFinishedClaims(this.sql, claims, this.distributed);
     } catch (error) {
       this.released.push(...claims);
       throw error;
@@ -143,7 +159,7 @@ export class Recorder {
     if (this.writingPlain || this.plain.length === 0) return;
     this.writingPlain = true;
     const batch = this.distributed ? takeProject(this.plain, PLAIN_BATCH) : this.plain.splice(0, PLAIN_BATCH);
-    const released = this.takeReleased();
+    const released = this.takeReleased(this.distributed ? batch[0]!.record.message.project : null);
     const attempts = batch.map(({ record: { message, attempt } }) => ({
       messageId: message.id,
       project: message.project,
@@ -167,14 +183,15 @@ export class Recorder {
   }
 
   /**
-   * One statement on one server. On Citus, two: the claims' release with the attempts' ids on the
-   * coordinator, then the batch in a call delegated to its project's node, made again with the same ids
-   * after an outage (so that an answer lost to one logs nothing twice).
+   * One statement on one server. On Citus, two: the attempts' ids taken on the coordinator, then the
+   * batch and its project's finished claims in a call delegated to the project's node, made again with the
+   * same ids after an outage (so that an answer lost to one logs nothing twice).
    */
-  private async writePlain(attempts: DeliveredAttempt[], released: number[]): Promise<void> {
-    if (!this.distributed) return void (await this.availability.retrying(() => recordDelivered(this.sql, attempts, released)));
-    const ids = await this.availability.retrying(() => releaseClaimsTakingAttemptIds(this.sql, released, attempts.length));
-    await this.availability.retrying(() => recordDeliveredOnNode(this.sql, attempts, ids));
+  private async writePlain(attempts: DeliveredAttempt[], released: FinishedClaim[]): Promise<void> {
+    const claimIds = released.map((claim) => claim.id);
+    if (!this.distributed) return void (await this.availability.retrying(() => recordDelivered(this.sql, attempts, claimIds)));
+    const ids = await this.availability.retrying(() => takeAttemptIds(this.sql, attempts.length));
+    await this.availability.retrying(() => recordDeliveredOnNode(this.sql, attempts, ids, claimIds));
   }
 
   private async flushOther(): Promise<void> {
@@ -247,16 +264,17 @@ export class Recorder {
   }
 
   private closeAttempt(claimId: number): void {
-    const left = (this.open.get(claimId) ?? 1) - 1;
-    if (left > 0) return void this.open.set(claimId, left);
+    const claim = this.open.get(claimId) ?? { attempts: 1, project: null };
+    if (--claim.attempts > 0) return;
     this.open.delete(claimId);
-    this.released.push(claimId);
+    this.released.push({ id: claimId, project: claim.project });
   }
 
-  private takeReleased(): number[] {
-    const released = this.released;
-    this.released = [];
-    return released;
+  /** Takes the finished claims, or only those of `project` when it is given (the others wait). */
+  private takeReleased(project: string | null = null): FinishedClaim[] {
+    const taken = project === null ? this.released : this.released.filter((claim) => claim.project === project);
+    this.released = project === null ? [] : this.released.filter((claim) => claim.project !== project);
+    return taken;
   }
 }
 

@@ -110,8 +110,13 @@ export async function startWorker(deps: WorkerDeps): Promise<WorkerHandle> {
     },
     deps.distributed,
   );
-  const liveness = new Liveness(sql, config.heartbeatIntervalMs, config.workerDeadAfterMs, onError, () =>
-    recorder.flushReleased(),
+  const liveness = new Liveness(
+    sql,
+    config.heartbeatIntervalMs,
+    config.workerDeadAfterMs,
+    onError,
+    () => recorder.flushReleased(),
+    deps.distributed,
   );
   const keys = new SigningKeyCache(sql, deps.listener, deps.keySource);
   await keys.start();

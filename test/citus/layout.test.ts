@@ -14,6 +14,7 @@ import { cloneDatabase } from "../support/database";
 
 const DISTRIBUTED = [
   "attempts",
+  "claims",
   "deduplication_keys",
   "dlq",
   "flow_control_keys",
@@ -29,7 +30,7 @@ const DISTRIBUTED = [
   "workflow_waiters",
 ];
 const REFERENCE = ["access_tokens", "destinations", "message_events_legacy", "projects", "settings"];
-const ON_THE_COORDINATOR = ["access_token_uses", "claims", "workers"];
+const ON_THE_COORDINATOR = ["access_token_uses", "workers"];
 
 let url: string;
 let sql: Sql;
@@ -97,7 +98,7 @@ describe("the record of plain deliveries (a function of src/db/queries/record-de
   const record = (project: string, attemptId: number) =>
     sql<{ ids: string[] }[]>`
       select dispatch.record_delivered_on_node(${project}, ${["msg_not_claimed"]}::text[], ${[1]}::bigint[], ${[attemptId]}::bigint[],
-        ${[0]}::int[], ${[new Date().toISOString()]}::timestamptz[], ${[5]}::int[], ${[200]}::int[]) as ids`;
+        ${[0]}::int[], ${[new Date().toISOString()]}::timestamptz[], ${[5]}::int[], ${[200]}::int[], ${[]}::bigint[]) as ids`;
 
   it("is a call the coordinator delegates to the node of the project its first argument names", async () => {
     const [fn] = await sql<{ argument: number; group: number }[]>`
@@ -110,7 +111,7 @@ describe("the record of plain deliveries (a function of src/db/queries/record-de
     const [shard] = await sql<{ port: number }[]>`
       select nodeport as port from citus_shards s
       where s.table_name = 'dispatch.messages'::regclass and s.shardid = get_shard_id_for_distribution_column('dispatch.messages', 'delegated')`;
-    const plan = (await sql.unsafe(`explain (costs off) select dispatch.record_delivered_on_node('delegated', '{}', '{}', '{}', '{}', '{}', '{}', '{}')`))
+    const plan = (await sql.unsafe(`explain (costs off) select dispatch.record_delivered_on_node('delegated', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}')`))
       .map((row) => Object.values(row)[0] as string)
       .join("\n");
     // One task, on the project's node, which runs the function there: nothing of what it does is planned here.

@@ -37,3 +37,11 @@ export async function makeDelegatedFunctions(tx: Tx, functions: DelegatedFunctio
     await tx.unsafe(`comment on function ${signature} is '${digest}'`);
   }
 }
+
+/** Drops the functions of `signatures` (of an earlier build, whose calls this one no longer makes) where they exist. */
+export async function dropRetiredFunctions(tx: Tx, signatures: string[]): Promise<void> {
+  for (const signature of signatures) {
+    const [found] = await tx<{ exists: boolean }[]>`select to_regprocedure(${signature}) is not null as exists`;
+    if (found!.exists) await tx.unsafe(`drop function ${signature}`);
+  }
+}

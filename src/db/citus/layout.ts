@@ -4,8 +4,10 @@
  * DLQ entries, deduplication keys, queues, flow-control keys, URL groups, schedules and
  * workflow runs live on one node and every statement about them runs there; the small
  * tables every node reads are reference tables (a copy on each node); the process
- * tables (`workers`, `claims`, `access_token_uses`, `dashboard_sessions`) and
- * graphile-worker's schema stay on the coordinator.
+ * tables (`workers`, `access_token_uses`, `dashboard_sessions`) and graphile-worker's
+ * schema stay on the coordinator. `claims` is distributed beside the messages too, by
+ * `distributeClaims`: each claim is of one project, registered on its node by the
+ * claim's own call (db/queries/claim-by-project.ts).
  *
  * `distributeTables` runs after the migrations when the database has the `citus`
  * extension and `dispatch.messages` is not distributed yet: once, in one transaction
@@ -78,10 +80,30 @@ export async function hasCitus(sql: Tx): Promise<boolean> {
 
 /** Whether the tables are distributed (`distributeTables` ran): false on plain Postgres. */
 export async function isDistributed(sql: Tx): Promise<boolean> {
-  if (!(await hasCitus(sql))) return false;
+  return (await hasCitus(sql)) && (await isDistributedTable(sql, "dispatch.messages"));
+}
+
+/** Whether the claims are distributed (`distributeClaims` ran); call only on a database with Citus. */
+export function claimsDistributed(sql: Tx): Promise<boolean> {
+  return isDistributedTable(sql, "dispatch.claims");
+}
+
+async function isDistributedTable(sql: Tx, table: string): Promise<boolean> {
   const [row] = await sql<{ distributed: boolean }[]>`
-    select exists (select 1 from pg_dist_partition where logicalrelid = 'dispatch.messages'::regclass) as distributed`;
+    select exists (select 1 from pg_dist_partition where logicalrelid = ${table}::regclass) as distributed`;
   return row!.distributed;
+}
+
+/**
+ * Distributes `claims` on `project` beside the messages, after `distributeTables` (in the same
+ * migration, or in a later one for a database distributed before claims were). A claim without a
+ * project (one taken by a build before migration 0033, or by the one-server statement before the
+ * move to Citus) cannot be placed: the caller releases those first (`releaseClaimsWithoutProject`),
+ * as a dead worker's claims are, their unfinished messages due again at once.
+ */
+export async function distributeClaims(tx: Tx): Promise<void> {
+  await tx`alter table dispatch.claims drop constraint claims_pkey, add primary key (project, id)`;
+  await tx`select create_distributed_table('dispatch.claims', 'project', colocate_with => 'dispatch.messages')`;
 }
 
 /**

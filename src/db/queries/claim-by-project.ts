@@ -1,11 +1,16 @@
 /**
- * The claim on Citus (db/citus/layout.ts): project by project, each claim a
- * statement routed to the project's node (`CLAIM_ONE_PROJECT`, see
- * claim-messages.ts) under an id the process took from the claims' sequence
- * beforehand, then registered on the coordinator, in one transaction.
+ * The claim on Citus (db/citus/layout.ts): project by project, each claim one
+ * call the coordinator delegates to the project's node (`CLAIM_ON_NODE`), which
+ * runs the claim's statement there (`CLAIM_ONE_PROJECT`, see claim-messages.ts)
+ * and registers the claim beside the messages (`claims` is distributed on the
+ * project too), in one transaction of that node: the coordinator neither plans
+ * the statement nor takes part in its commit. The claim's id was taken from the
+ * claims' sequence beforehand, a block at a time.
  */
+import type { DelegatedFunction } from "../citus/delegated";
 import type { Sql } from "../client";
 import { destinationOf } from "../destination";
+import { messageColumnTypes } from "../message-columns";
 import { type Claim, CLAIM_ONE_PROJECT, type ClaimRoom, type ClaimRow, claimOf } from "./claim-messages";
 
 /**
@@ -52,21 +57,45 @@ export async function claimProjectMessages(sql: Sql, workerId: string, room: Cla
   return claim;
 }
 
-function claimUnder(sql: Sql, id: number, workerId: string, room: ClaimRoom, project: string): Promise<Claim> {
-  return sql.begin(async (tx) => {
-    const rows = await tx.unsafe<ClaimRow[]>(
-      CLAIM_ONE_PROJECT,
-      [id, room.limit, room.share, tx.json(room.byDestination), room.pass, project] as never[],
-      { prepare: true },
-    );
-    const claim = claimOf(rows);
-    if (claim.messages.length > 0) {
-      await tx`
-        insert into dispatch.claims (id, worker_id, message_ids) overriding system value
-        values (${id}, ${workerId}, ${claim.messages.map((message) => message.id)})`;
-    }
-    return claim;
-  });
+/**
+ * `claimUnder`'s function, made on Citus by db/citus/delegated.ts. Its parameters stand where the claim's
+ * statement has them ($1 to $6), so the statement runs in it as written; the loop's variable has a name
+ * the statement's aliases cannot take for it.
+ */
+export const CLAIM_ON_NODE: DelegatedFunction = {
+  signature: "dispatch.claim_on_node(bigint, int, int, jsonb, int, text, text)",
+  definition: `
+create or replace function dispatch.claim_on_node(
+  p_claim bigint, p_limit int, p_share int, p_room jsonb, p_pass int, p_project text, p_worker text)
+returns setof record language plpgsql as $function$
+declare
+  v_row record;
+  v_ids text[] := '{}';
+begin
+  for v_row in ${CLAIM_ONE_PROJECT} loop
+    if v_row.id is not null then v_ids := v_ids || v_row.id; end if;
+    return next v_row;
+  end loop;
+  if cardinality(v_ids) > 0 then
+    insert into dispatch.claims (id, project, worker_id, message_ids) overriding system value
+    values (p_claim, p_project, p_worker, v_ids);
+  end if;
+end
+$function$`,
+};
+
+/** The call of `CLAIM_ON_NODE`, its rows typed as the claim's statement answers them (`ClaimRow`). */
+export const CLAIM_CALL = `select * from dispatch.claim_on_node($1, $2, $3, $4, $5, $6, $7)
+  as c(${messageColumnTypes()}, "parkedCount" int, more boolean, "waitingDestinations" text[])`;
+
+/** One call, outside any transaction block: Citus delegates only such a call to the project's node. */
+async function claimUnder(sql: Sql, id: number, workerId: string, room: ClaimRoom, project: string): Promise<Claim> {
+  const rows = await sql.unsafe<ClaimRow[]>(
+    CLAIM_CALL,
+    [id, room.limit, room.share, sql.json(room.byDestination), room.pass, project, workerId] as never[],
+    { prepare: true },
+  );
+  return claimOf(rows);
 }
 
 /**

@@ -78,8 +78,9 @@ function notPausedIn(project: string): string {
  * $6, so that Citus routes it to the node holding that project's shards, where SKIP
  * LOCKED works as on one server: every read of a distributed table names the project,
  * the claim's id comes in as $1 (Citus refuses `nextval()` in an UPDATE of a
- * distributed table) and the claim is registered by a statement of its own (`claims`
- * stays on the coordinator, which a statement routed to a node cannot write).
+ * distributed table) and the claim is registered apart, by the function on the
+ * project's node that runs this statement (claim-by-project.ts: Citus plans no
+ * INSERT ... SELECT among the CTEs of a statement it routes).
  *
  * $1 worker (by project: the claim's id), $2 limit, $3 share, $4 room by destination (jsonb), $5 pass.
  */

@@ -89,8 +89,8 @@ export async function claimProbe(
  * projects (a read of every node, unlocked); that message claimed by a
  * statement routed to its project's node, which takes it only while it still
  * waits in the line (else no probe this round: the next takes the new
- * oldest); then the circuit set PROBING and the claim registered on the
- * coordinator. The claim id is taken first: Citus refuses `nextval()` in an
+ * oldest); then the circuit set PROBING and the claim registered beside
+ * the message, on its project's node. The claim id is taken first: Citus refuses `nextval()` in an
  * UPDATE of a distributed table.
  */
 export async function claimProbeAcrossProjects(
@@ -123,6 +123,7 @@ export async function claimProbeAcrossProjects(
       probe_deadline = now() + ${(probe.timeoutMs ?? defaultTimeoutMs) + graceMs} * interval '1 millisecond'
     where destination = ${circuit.destination}`;
   await tx`
-    insert into dispatch.claims (id, worker_id, message_ids) overriding system value values (${claim!.id}, ${workerId}, ${[probe.id]})`;
+    insert into dispatch.claims (id, project, worker_id, message_ids) overriding system value
+    values (${claim!.id}, ${probe.project}, ${workerId}, ${[probe.id]})`;
   return probe;
 }

@@ -185,7 +185,8 @@ const TAKEN = "(claimed and destination not in (select destination from held))";
 
 /**
  * The same insert, the rows marked `claimed` (and `TAKEN`) stored under a new claim of
- * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row).
+ * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row), in their
+ * project (a publish's messages are all of its token's).
  * It answers, for the claimed rows, only the columns the database made
  * (`claimedRow` builds the rest from what the caller holds: measured, parsing
  * whole rows back cost 6 µs of CPU per message); the NOTIFY's aggregate is
@@ -204,8 +205,9 @@ const INSERT_CLAIMED = `${TIMED},
     "id, seq, claim_id, due_at, not_before, next_delivery_at, created_at",
   )}),
   registered as (
-    insert into dispatch.claims (id, worker_id, message_ids) overriding system value
-    select claim.id, ${WORKER}, array(select id from inserted where claim_id is not null) from claim),
+    insert into dispatch.claims (id, project, worker_id, message_ids) overriding system value
+    select claim.id, (select project from timed where ${TAKEN} limit 1), ${WORKER},
+      array(select id from inserted where claim_id is not null) from claim),
   notified as (${NOTIFY})
   select i.id, i.seq, i.claim_id as "claimId", i.not_before as "notBefore", i.next_delivery_at as "nextDeliveryAt",
     i.created_at as "createdAt"

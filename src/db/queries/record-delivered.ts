@@ -5,9 +5,11 @@
  * every attempt is recorded are dropped. A message changes only while it is
  * still pending under the claim that made the attempt (a cancel or a
  * redelivery after a sweep wins); its attempt is logged either way. On
- * Citus the same is done for one project's batch by a call its node runs
- * (db/citus/delegated.ts), the claims dropped on the coordinator beforehand.
+ * Citus the same is done for one project's batch, and its finished claims,
+ * by a call its node runs (db/citus/delegated.ts), under attempt ids taken
+ * on the coordinator beforehand.
  */
+import { byProject } from "../citus/by-project";
 import type { DelegatedFunction } from "../citus/delegated";
 import type { Tx } from "../client";
 import { isPending, pendingSql } from "../vocabulary";
@@ -59,17 +61,19 @@ export async function recordDelivered(sql: Tx, attempts: DeliveredAttempt[], rel
 
 /**
  * `recordDeliveredOnNode`'s function, made on Citus by db/citus/delegated.ts: what `recordDelivered` does
- * on one server, for one project's batch under attempt ids taken on the coordinator.
+ * on one server, for one project's batch under attempt ids taken on the coordinator, and the project's
+ * claims `p_released` dropped.
  */
 export const RECORD_DELIVERED_ON_NODE: DelegatedFunction = {
-  signature: "dispatch.record_delivered_on_node(text, text[], bigint[], bigint[], int[], timestamptz[], int[], int[])",
+  signature: "dispatch.record_delivered_on_node(text, text[], bigint[], bigint[], int[], timestamptz[], int[], int[], bigint[])",
   definition: `
 create or replace function dispatch.record_delivered_on_node(
   p_project text, p_message_ids text[], p_claim_ids bigint[], p_attempt_ids bigint[],
-  p_retried int[], p_started_at timestamptz[], p_duration_ms int[], p_status int[])
+  p_retried int[], p_started_at timestamptz[], p_duration_ms int[], p_status int[], p_released bigint[])
 returns text[] language plpgsql as $function$
 declare changed text[];
 begin
+  delete from dispatch.claims where project = p_project and id = any(p_released);
   with delivered as (
     update dispatch.messages m set state = 'DELIVERED', completed_at = now()
     from unnest(p_message_ids, p_claim_ids) as o(id, claim_id)
@@ -89,28 +93,51 @@ end
 $function$`,
 };
 
-/**
- * Citus: drops the claims `releasedClaims` (every attempt under them is recorded) and takes `count` ids for
- * attempts from the sequence that orders the attempt log, on the coordinator, in one statement.
- */
-export async function releaseClaimsTakingAttemptIds(sql: Tx, releasedClaims: number[], count: number): Promise<number[]> {
+/** The record function's signature before it dropped claims (db/citus/delegated.ts drops it). */
+export const RECORD_DELIVERED_ON_NODE_BEFORE = "dispatch.record_delivered_on_node(text, text[], bigint[], bigint[], int[], timestamptz[], int[], int[])";
+
+/** Citus: takes `count` ids for attempts from the sequence that orders the attempt log, on the coordinator. */
+export async function takeAttemptIds(sql: Tx, count: number): Promise<number[]> {
   const [row] = await sql<{ ids: number[] }[]>`
-    with released as (delete from dispatch.claims where id = any(${releasedClaims}::bigint[]))
     select array(select nextval('dispatch.messages_seq_seq') from generate_series(1, ${count}::int)) as ids`;
   return row!.ids.map(Number);
 }
 
 /**
  * Citus: records `attempts`, all of one project, under the ids `attemptIds`
- * (`releaseClaimsTakingAttemptIds`), in one call the coordinator delegates to
- * the project's node (db/citus/delegated.ts); returns the ids that changed
- * state. Made again with the same ids after a lost answer, it logs nothing twice.
+ * (`takeAttemptIds`), and drops that project's claims `releasedClaims`, in one
+ * call the coordinator delegates to the project's node (db/citus/delegated.ts);
+ * returns the ids that changed state. Made again with the same ids after a lost
+ * answer, it logs nothing twice.
  */
-export async function recordDeliveredOnNode(sql: Tx, attempts: DeliveredAttempt[], attemptIds: number[]): Promise<string[]> {
+export async function recordDeliveredOnNode(
+  sql: Tx,
+  attempts: DeliveredAttempt[],
+  attemptIds: number[],
+  releasedClaims: number[],
+): Promise<string[]> {
   const [row] = await sql<{ ids: string[] }[]>`
     select dispatch.record_delivered_on_node(${attempts[0]!.project}, ${attempts.map((a) => a.messageId)}::text[],
       ${attempts.map((a) => a.claimId)}::bigint[], ${attemptIds}::bigint[], ${attempts.map((a) => a.retried)}::int[],
       ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[], ${attempts.map((a) => a.durationMs)}::int[],
-      ${attempts.map((a) => a.status)}::int[]) as ids`;
+      ${attempts.map((a) => a.status)}::int[], ${releasedClaims}::bigint[]) as ids`;
   return row!.ids;
+}
+
+/** A claim whose every attempt is recorded, with the project its messages are of (null: several, one server). */
+export interface FinishedClaim {
+  id: number;
+  project: string | null;
+}
+
+/**
+ * Drops finished claims: one statement by id on one server; on Citus one per project, each routed to the
+ * project's node (a statement naming no project would open every shard).
+ */
+export async function dropFinishedClaims(sql: Tx, claims: FinishedClaim[], distributed: boolean): Promise<void> {
+  if (!distributed) return void (await sql`delete from dispatch.claims where id = any(${claims.map((c) => c.id)}::bigint[])`);
+  // Every claim on Citus names its project (claim-by-project.ts); a claim without one would only wait for the sweep.
+  for (const [project, ids] of byProject(claims, (c) => c.project ?? "")) {
+    await sql`delete from dispatch.claims where project = ${project} and id = any(${ids.map((c) => c.id)}::bigint[])`;
+  }
 }

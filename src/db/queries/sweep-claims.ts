@@ -20,6 +20,25 @@ export function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
 }
 
 /**
+ * `sweepDeadClaims` on Citus, where claims are on the nodes beside their messages and the heartbeats on the
+ * coordinator, which one statement may not join: the silent workers are read from the coordinator's
+ * `workers` (its own table: no node is asked), and only when there are some are their claims dropped across
+ * the nodes. With `everyClaim`, the claims of workers that have no row at all are dropped too (a row
+ * forgotten while its worker registered a claim, or a restore's): every node is asked, so the caller does
+ * it now and then. Returns how many messages became due again.
+ */
+export async function sweepDeadClaimsAcrossNodes(sql: Tx, deadAfterMs: number, everyClaim: boolean): Promise<number> {
+  const [workers] = await sql<{ silent: string[]; live: string[] }[]>`
+    select coalesce(array_agg(id) filter (where heartbeat_at <= now() - ${deadAfterMs} * interval '1 millisecond'), '{}') as silent,
+      coalesce(array_agg(id) filter (where heartbeat_at > now() - ${deadAfterMs} * interval '1 millisecond'), '{}') as live
+    from dispatch.workers`;
+  const old = sql`c.claimed_at < now() - ${deadAfterMs} * interval '1 millisecond'`;
+  if (everyClaim) return dropClaims(sql, sql`${old} and c.worker_id <> all(${workers!.live}::text[])`);
+  if (workers!.silent.length === 0) return 0;
+  return dropClaims(sql, sql`${old} and c.worker_id = any(${workers!.silent}::text[])`);
+}
+
+/**
  * Drops this worker's claims other than `known` and makes their unfinished
  * messages due again: a claim whose statement committed while its answer was
  * lost (a connection dropped at that moment) is held by a live worker that
@@ -27,6 +46,14 @@ export function sweepDeadClaims(sql: Tx, deadAfterMs: number): Promise<number> {
  */
 export function releaseUnknownClaims(sql: Tx, workerId: string, known: number[]): Promise<number> {
   return dropClaims(sql, sql`c.worker_id = ${workerId} and c.id <> all(${known}::bigint[])`);
+}
+
+/**
+ * Drops the claims that name no project and makes their unfinished messages due again: on Citus, claims
+ * are distributed on their project (db/citus/layout.ts), so those taken before cannot be kept.
+ */
+export function releaseClaimsWithoutProject(sql: Tx): Promise<number> {
+  return dropClaims(sql, sql`c.project is null`);
 }
 
 /** Drops the claims `c` that `which` selects; their messages still pending under them become due now. */

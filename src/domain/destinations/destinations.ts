@@ -107,8 +107,8 @@ function columns(tx: Tx, giveUpAfterMs: number) {
 async function withCounts(tx: Tx, rows: Omit<Destination, "inFlight" | "due" | "waiting">[]): Promise<Destination[]> {
   if (rows.length === 0) return [];
   const names = rows.map((row) => row.destination);
-  // The claims first, then their messages: on Citus `claims` stays on the coordinator, which a statement
-  // reading the messages' shards may not join.
+  // The claims first, then their messages: a one-server claim names no project, and on Citus a statement
+  // joining two distributed tables must join them on it.
   const claimed = await tx<{ id: number; messageIds: string[] }[]>`select id, message_ids as "messageIds" from dispatch.claims`;
   const counts = await tx<{ destination: string; inFlight: number; due: number; waiting: number }[]>`
     with names as (select unnest(${names}::text[]) as destination),
