@@ -13,6 +13,7 @@ const GUARANTEES = [
   "test/delivery.test.ts",
   "test/retries.test.ts",
   "test/deliver-from-publish.test.ts",
+  "test/insert-claimed.test.ts",
   "test/deduplication.test.ts",
   "test/queues/pause-resume.test.ts",
   "test/flow-control/across-workers.test.ts",

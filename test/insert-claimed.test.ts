@@ -12,11 +12,13 @@ import { messageSettings } from "../src/domain/publish/options";
 import { DestinationGuard } from "../src/outbound/destination-guard";
 import { prepareMessages, type PublishRequest } from "../src/domain/publish/prepare";
 import { useReceiver } from "./support/receiver";
+import { useProject } from "./support/projects";
 import { useDispatch } from "./support/service";
 import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 
 const dispatch = useDispatch();
 const receiver = useReceiver();
+const other = useProject(dispatch, "insert-claimed-other");
 
 /** Immediate publishes of every shape the local path takes, each with the options it stores. */
 const shapes: Record<string, Record<string, string>> = {
@@ -64,5 +66,28 @@ describe("a message stored claimed at publish", () => {
     const stored = await sql`select ${messageColumns(sql, "m")} from dispatch.messages m where m.id in ${sql([...ids])}`;
     const storedById = new Map(stored.map((row) => [row.id as string, row]));
     for (const row of claimed) expect(row).toStrictEqual({ ...storedById.get(row.id) });
+  });
+});
+
+describe("publishes of several projects stored claimed in one statement", () => {
+  it("are held by one claim per project, each registered with its project and its own messages", async () => {
+    const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
+    const prepare = async (project: string, n: number) => {
+      const request: PublishRequest = { project, destination: `${receiver.url}/claimed/${n}`, headers: {}, body: Buffer.from("x"), queueName: null, callerIp: null };
+      return (await prepareMessages(dispatch.service.sql, request, settings)).messages;
+    };
+    // Interleaved, as concurrent publishes are coalesced.
+    const messages = [...(await prepare(DEFAULT_PROJECT, 1)), ...(await prepare(other.name, 2)), ...(await prepare(DEFAULT_PROJECT, 3))];
+    const ids = new Set(messages.map((message) => message.id));
+    const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "insert-claimed-projects", ids });
+    expect(claimed).toHaveLength(3);
+
+    const claims = await dispatch.service.sql<{ id: number; project: string; messageIds: string[] }[]>`
+      select id, project, message_ids as "messageIds" from dispatch.claims where worker_id = 'insert-claimed-projects'`;
+    const byProject = (project: string) => claimed.filter((row) => row.project === project);
+    expect(claims.map(({ project, messageIds }) => ({ project, messageIds: [...messageIds].sort() })).sort((a, b) => a.project.localeCompare(b.project))).toEqual(
+      [DEFAULT_PROJECT, other.name].sort().map((project) => ({ project, messageIds: byProject(project).map((row) => row.id).sort() })),
+    );
+    for (const row of claimed) expect(row.claimId).toBe(claims.find((claim) => claim.project === row.project)!.id);
   });
 });
