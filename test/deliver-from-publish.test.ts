@@ -203,7 +203,11 @@ async function storeClaimed(dispatch: TestService, workerId: string, path: strin
   const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
   const request = { destination: `${receiver.url}/${path}`, headers: {}, body: Buffer.from(path), queueName: null, callerIp: null, project: DEFAULT_PROJECT };
   const { messages } = await prepareMessages(dispatch.service.sql, request, settings);
-  const stored = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId, ids: new Set([messages[0]!.id]) });
+  const stored = await insertMessagesClaiming(dispatch.service.sql, messages, settings, {
+    workerId,
+    ids: new Set([messages[0]!.id]),
+    byProject: dispatch.service.localDelivery?.claimsByProject ?? false,
+  });
   expect(stored.claimed).toHaveLength(1);
   return messages[0]!.id;
 }

@@ -5,7 +5,7 @@
  * message: for every shape of immediate publish, the built row equals the row
  * a claim reads from the table.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { messageColumns } from "../src/db/message-columns";
 import { insertMessagesClaiming } from "../src/domain/publish/insert";
 import { messageSettings } from "../src/domain/publish/options";
@@ -19,6 +19,10 @@ import { DEFAULT_PROJECT } from "../src/db/vocabulary";
 const dispatch = useDispatch();
 const receiver = useReceiver();
 const other = useProject(dispatch, "insert-claimed-other");
+/** On Citus a claim is per project: one for all could not be placed. */
+const onCitus = inject("citusWorkers") !== undefined;
+/** One claim for the whole statement (one server), or one per project. */
+const claimModes = onCitus ? [true] : [false, true];
 
 /** Immediate publishes of every shape the local path takes, each with the options it stores. */
 const shapes: Record<string, Record<string, string>> = {
@@ -59,7 +63,7 @@ describe("a message stored claimed at publish", () => {
     const { messages } = await prepareMessages(dispatch.service.sql, request, settings);
     const ids = new Set(messages.map((message) => message.id));
     // A worker id nobody runs: the sweep hands the message back to the service's worker later, which delivers it to the receiver.
-    const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "insert-claimed-test", ids });
+    const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "insert-claimed-test", ids, byProject: onCitus });
     expect(claimed).toHaveLength(messages.length);
 
     const sql = dispatch.service.sql;
@@ -69,8 +73,9 @@ describe("a message stored claimed at publish", () => {
   });
 });
 
-describe("publishes of several projects stored claimed in one statement", () => {
-  it("are held by one claim per project, each registered with its project and its own messages", async () => {
+
+describe.each(claimModes)("publishes of several projects stored claimed in one statement, a claim per project: %s", (byProject) => {
+  it("are held by claims registered with their messages (and their project, when a claim is per project)", async () => {
     const settings = { ...messageSettings(dispatch.config), llmUrl: null, guard: new DestinationGuard(true) };
     const prepare = async (project: string, n: number) => {
       const request: PublishRequest = { project, destination: `${receiver.url}/claimed/${n}`, headers: {}, body: Buffer.from("x"), queueName: null, callerIp: null };
@@ -79,15 +84,17 @@ describe("publishes of several projects stored claimed in one statement", () => 
     // Interleaved, as concurrent publishes are coalesced.
     const messages = [...(await prepare(DEFAULT_PROJECT, 1)), ...(await prepare(other.name, 2)), ...(await prepare(DEFAULT_PROJECT, 3))];
     const ids = new Set(messages.map((message) => message.id));
-    const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "insert-claimed-projects", ids });
+    const workerId = `insert-claimed-projects-${byProject}`;
+    const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId, ids, byProject });
     expect(claimed).toHaveLength(3);
 
-    const claims = await dispatch.service.sql<{ id: number; project: string; messageIds: string[] }[]>`
-      select id, project, message_ids as "messageIds" from dispatch.claims where worker_id = 'insert-claimed-projects'`;
-    const byProject = (project: string) => claimed.filter((row) => row.project === project);
-    expect(claims.map(({ project, messageIds }) => ({ project, messageIds: [...messageIds].sort() })).sort((a, b) => a.project.localeCompare(b.project))).toEqual(
-      [DEFAULT_PROJECT, other.name].sort().map((project) => ({ project, messageIds: byProject(project).map((row) => row.id).sort() })),
+    const claims = await dispatch.service.sql<{ id: number; project: string | null; messageIds: string[] }[]>`
+      select id, project, message_ids as "messageIds" from dispatch.claims where worker_id = ${workerId}`;
+    const holding = (project: string | null) => claimed.filter((row) => project === null || row.project === project).map((row) => row.id).sort();
+    const expected = byProject ? [DEFAULT_PROJECT, other.name].sort() : [null];
+    expect(claims.map(({ project, messageIds }) => ({ project, messageIds: [...messageIds].sort() })).sort((a, b) => String(a.project).localeCompare(String(b.project)))).toEqual(
+      expected.map((project) => ({ project, messageIds: holding(project) })),
     );
-    for (const row of claimed) expect(row.claimId).toBe(claims.find((claim) => claim.project === row.project)!.id);
+    for (const row of claimed) expect(row.claimId).toBe(claims.find((claim) => claim.project === (byProject ? row.project : null))!.id);
   });
 });

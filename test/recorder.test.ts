@@ -32,7 +32,7 @@ async function claimedMessages(count: number): Promise<ClaimedMessage[]> {
     messages.push(...(await prepareMessages(dispatch.service.sql, request, settings)).messages);
   }
   const ids = new Set(messages.map((message) => message.id));
-  const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "recorder-test", ids });
+  const { claimed } = await insertMessagesClaiming(dispatch.service.sql, messages, settings, { workerId: "recorder-test", ids, byProject: false });
   return claimed;
 }
 

@@ -140,6 +140,10 @@ export class Claimer implements LocalDelivery {
     return this.deps.workerId;
   }
 
+  get claimsByProject(): boolean {
+    return this.deps.distributed;
+  }
+
   reserve(count: number): number {
     // While unsure, nothing is lent: the claims this worker does not know of are released once
     // no insert that may register one is under way (see `claim`).

@@ -138,7 +138,7 @@ const COMPUTED: Record<string, string> = {
 };
 
 /** The parameters: the rows, the bodies, the delay scale, the channel; the claiming statement's worker. */
-const [ROWS, BODIES, DELAY_SCALE, CHANNEL, WORKER] = ["$1", "$2", "$3", "$4", "$5"];
+const [ROWS, BODIES, DELAY_SCALE, CHANNEL, WORKER, BY_PROJECT] = ["$1", "$2", "$3", "$4", "$5", "$6"];
 
 const STORED = COLUMNS.filter((column) => !column.input);
 
@@ -184,10 +184,11 @@ const INSERT = `${TIMED},
 const TAKEN = "(claimed and destination not in (select destination from held))";
 
 /**
- * The same insert, the rows marked `claimed` (and `TAKEN`) stored under new claims of
- * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row), one claim
- * per project: concurrent publishes of several projects share the statement, and on
- * Citus a claim lives beside its messages, on their project's node.
+ * The same insert, the rows marked `claimed` (and `TAKEN`) stored under a new claim of
+ * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row); with
+ * `BY_PROJECT` (on Citus, where a claim lives beside its messages, on their project's
+ * node) a claim per project, as concurrent publishes of several projects share the
+ * statement. A claim names its project only then.
  * It answers, for the claimed rows, only the columns the database made
  * (`claimedRow` builds the rest from what the caller holds: measured, parsing
  * whole rows back cost 6 µs of CPU per message); the NOTIFY's aggregate is
@@ -196,12 +197,14 @@ const TAKEN = "(claimed and destination not in (select destination from held))";
 const INSERT_CLAIMED = `${TIMED},
   held as materialized (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
   claims as materialized (
-    select p.project, nextval('dispatch.claims_id_seq') as id from (select distinct project from timed where ${TAKEN}) p),
+    select p.project, nextval('dispatch.claims_id_seq') as id
+    from (select distinct case when ${BY_PROJECT}::boolean then project end as project from timed where ${TAKEN}) p),
   inserted as (${insertTimed(
     {
       ...COMPUTED,
       due_at: `case when ${TAKEN} then null else ${COMPUTED.due_at} end`,
-      claim_id: `case when ${TAKEN} then (select c.id from claims c where c.project = timed.project) end`,
+      claim_id: `case when ${TAKEN} then (select c.id from claims c where c.project is not distinct from
+        (case when ${BY_PROJECT}::boolean then timed.project end)) end`,
     },
     "id, seq, claim_id, due_at, not_before, next_delivery_at, created_at",
   )}),
@@ -306,7 +309,7 @@ function rowParameters(tx: Tx, rows: MessageInsert[], delayScale: number, claime
 /**
  * `insertMessageRows`, storing the rows `claimed` marks already claimed by
  * `workerId` (each must be due now, outside queues and flow control: the
- * caller decides). Returns those rows as a claim returns them, in order,
+ * caller decides), under a claim per project when `claimsByProject`. Returns those rows as a claim returns them, in order,
  * their bodies the ones given.
  */
 export async function insertClaimedMessageRows(
@@ -315,8 +318,9 @@ export async function insertClaimedMessageRows(
   delayScale: number,
   claimed: boolean[],
   workerId: string,
+  claimsByProject: boolean,
 ): Promise<ClaimedMessage[]> {
-  const parameters = [...rowParameters(tx, rows, delayScale, claimed), workerId];
+  const parameters = [...rowParameters(tx, rows, delayScale, claimed), workerId, claimsByProject];
   const answered = await tx.unsafe<MadeColumns[]>(INSERT_CLAIMED, parameters as never[], { prepare: true });
   const madeOf = new Map(answered.map((made) => [made.id, made]));
   const claimedRows: ClaimedMessage[] = [];

@@ -20,6 +20,8 @@ export interface InsertClaim {
   workerId: string;
   /** The ids of the messages to claim. */
   ids: Set<string>;
+  /** A claim per project (on Citus), or one for all (LocalDelivery's `claimsByProject`). */
+  byProject: boolean;
 }
 
 /**
@@ -108,5 +110,5 @@ async function insertRows(tx: Tx, messages: NewMessage[], delayScale: number, cl
     return [];
   }
   const claimed = messages.map((message) => claim.ids.has(message.id));
-  return insertClaimedMessageRows(tx, messages, delayScale, claimed, claim.workerId);
+  return insertClaimedMessageRows(tx, messages, delayScale, claimed, claim.workerId, claim.byProject);
 }

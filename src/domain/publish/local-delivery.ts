@@ -14,6 +14,11 @@ export interface LocalDelivery {
   /** The worker the claims are registered for (its heartbeat keeps them). */
   readonly workerId: string;
   /**
+   * Whether an insert takes a claim per project (on Citus, where a claim lives beside its messages,
+   * on their project's node); else one claim holds all it stores, whatever their projects.
+   */
+  readonly claimsByProject: boolean;
+  /**
    * Takes up to `count` delivery slots for one insert; returns how many it got
    * (0 while the work list has due messages). Every reservation that got
    * slots ends in `deliver` or `abandon`.

@@ -106,7 +106,7 @@ async function storeForLocal(
   const claimable = messages.filter(canClaimAtInsert);
   const slots = claimable.length === 0 ? 0 : local.reserve(claimable.length);
   if (slots === 0) return insertMessagesClaiming(tx, messages, settings, null);
-  const claim = { workerId: local.workerId, ids: new Set(claimable.slice(0, slots).map((m) => m.id)) };
+  const claim = { workerId: local.workerId, ids: new Set(claimable.slice(0, slots).map((m) => m.id)), byProject: local.claimsByProject };
   let stored: Awaited<ReturnType<typeof insertMessagesClaiming>>;
   try {
     stored = await insertMessagesClaiming(tx, messages, settings, claim);
