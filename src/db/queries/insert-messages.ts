@@ -138,7 +138,7 @@ const COMPUTED: Record<string, string> = {
 };
 
 /** The parameters: the rows, the bodies, the delay scale, the channel; the claiming statement's worker. */
-const [ROWS, BODIES, DELAY_SCALE, CHANNEL, WORKER, BY_PROJECT] = ["$1", "$2", "$3", "$4", "$5", "$6"];
+const [ROWS, BODIES, DELAY_SCALE, CHANNEL, WORKER] = ["$1", "$2", "$3", "$4", "$5"];
 
 const STORED = COLUMNS.filter((column) => !column.input);
 
@@ -185,36 +185,44 @@ const TAKEN = "(claimed and destination not in (select destination from held))";
 
 /**
  * The same insert, the rows marked `claimed` (and `TAKEN`) stored under a new claim of
- * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row); with
- * `BY_PROJECT` (on Citus, where a claim lives beside its messages, on their project's
- * node) a claim per project, as concurrent publishes of several projects share the
- * statement. A claim names its project only then.
+ * `WORKER` (off the work list, as `claim-messages.ts` leaves a claimed row). On Citus
+ * (`byProject`), a claim per project, naming it: a claim lives beside its messages, on
+ * their project's node, and concurrent publishes of several projects share the statement.
  * It answers, for the claimed rows, only the columns the database made
  * (`claimedRow` builds the rest from what the caller holds: measured, parsing
  * whole rows back cost 6 µs of CPU per message); the NOTIFY's aggregate is
  * the outer side of the join, so it runs whether or not any row was claimed.
  */
-const INSERT_CLAIMED = `${TIMED},
+function insertClaimed(byProject: boolean): string {
+  const claims = byProject
+    ? `select p.project, nextval('dispatch.claims_id_seq') as id from (select distinct project from timed where ${TAKEN}) p`
+    : `select null::text as project, nextval('dispatch.claims_id_seq') as id where exists (select 1 from timed where ${TAKEN})`;
+  const claimOfRow = byProject ? "(select c.id from claims c where c.project = timed.project)" : "(select id from claims)";
+  const registered = byProject
+    ? `insert into dispatch.claims (id, project, worker_id, message_ids) overriding system value
+    select c.id, c.project, ${WORKER}, array(select i.id from inserted i where i.claim_id = c.id) from claims c`
+    : `insert into dispatch.claims (id, worker_id, message_ids) overriding system value
+    select c.id, ${WORKER}, array(select id from inserted where claim_id is not null) from claims c`;
+  return `${TIMED},
   held as materialized (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
-  claims as materialized (
-    select p.project, nextval('dispatch.claims_id_seq') as id
-    from (select distinct case when ${BY_PROJECT}::boolean then project end as project from timed where ${TAKEN}) p),
+  claims as materialized (${claims}),
   inserted as (${insertTimed(
     {
       ...COMPUTED,
       due_at: `case when ${TAKEN} then null else ${COMPUTED.due_at} end`,
-      claim_id: `case when ${TAKEN} then (select c.id from claims c where c.project is not distinct from
-        (case when ${BY_PROJECT}::boolean then timed.project end)) end`,
+      claim_id: `case when ${TAKEN} then ${claimOfRow} end`,
     },
     "id, seq, claim_id, due_at, not_before, next_delivery_at, created_at",
   )}),
-  registered as (
-    insert into dispatch.claims (id, project, worker_id, message_ids) overriding system value
-    select c.id, c.project, ${WORKER}, array(select i.id from inserted i where i.claim_id = c.id) from claims c),
+  registered as (${registered}),
   notified as (${NOTIFY})
   select i.id, i.seq, i.claim_id as "claimId", i.not_before as "notBefore", i.next_delivery_at as "nextDeliveryAt",
     i.created_at as "createdAt"
   from (select count(*) from notified) as n left join inserted i on i.claim_id is not null`;
+}
+
+const INSERT_CLAIMED = insertClaimed(false);
+const INSERT_CLAIMED_BY_PROJECT = insertClaimed(true);
 
 /** What the database made of a claimed row. */
 type MadeColumns = Pick<ClaimedMessage, "id" | "seq" | "claimId" | "notBefore" | "nextDeliveryAt" | "createdAt">;
@@ -309,8 +317,8 @@ function rowParameters(tx: Tx, rows: MessageInsert[], delayScale: number, claime
 /**
  * `insertMessageRows`, storing the rows `claimed` marks already claimed by
  * `workerId` (each must be due now, outside queues and flow control: the
- * caller decides), under a claim per project when `claimsByProject`. Returns those rows as a claim returns them, in order,
- * their bodies the ones given.
+ * caller decides), under a claim per project when `claimsByProject`.
+ * Returns those rows as a claim returns them, in order, their bodies the ones given.
  */
 export async function insertClaimedMessageRows(
   tx: Tx,
@@ -320,8 +328,9 @@ export async function insertClaimedMessageRows(
   workerId: string,
   claimsByProject: boolean,
 ): Promise<ClaimedMessage[]> {
-  const parameters = [...rowParameters(tx, rows, delayScale, claimed), workerId, claimsByProject];
-  const answered = await tx.unsafe<MadeColumns[]>(INSERT_CLAIMED, parameters as never[], { prepare: true });
+  const parameters = [...rowParameters(tx, rows, delayScale, claimed), workerId];
+  const statement = claimsByProject ? INSERT_CLAIMED_BY_PROJECT : INSERT_CLAIMED;
+  const answered = await tx.unsafe<MadeColumns[]>(statement, parameters as never[], { prepare: true });
   const madeOf = new Map(answered.map((made) => [made.id, made]));
   const claimedRows: ClaimedMessage[] = [];
   for (const row of rows) {
