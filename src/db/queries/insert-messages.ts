@@ -195,17 +195,19 @@ const TAKEN = "(claimed and destination not in (select destination from held))";
  */
 function insertClaimed(byProject: boolean): string {
   const claims = byProject
-    ? `select p.project, nextval('dispatch.claims_id_seq') as id from (select distinct project from timed where ${TAKEN}) p`
-    : `select null::text as project, nextval('dispatch.claims_id_seq') as id where exists (select 1 from timed where ${TAKEN})`;
-  const claimOfRow = byProject ? "(select c.id from claims c where c.project = timed.project)" : "(select id from claims)";
+    ? `claims as materialized (
+    select p.project, nextval('dispatch.claims_id_seq') as id from (select distinct project from timed where ${TAKEN}) p)`
+    : `claim as materialized (
+    select nextval('dispatch.claims_id_seq') as id where exists (select 1 from timed where ${TAKEN}))`;
+  const claimOfRow = byProject ? "(select c.id from claims c where c.project = timed.project)" : "(select id from claim)";
   const registered = byProject
     ? `insert into dispatch.claims (id, project, worker_id, message_ids) overriding system value
     select c.id, c.project, ${WORKER}, array(select i.id from inserted i where i.claim_id = c.id) from claims c`
     : `insert into dispatch.claims (id, worker_id, message_ids) overriding system value
-    select c.id, ${WORKER}, array(select id from inserted where claim_id is not null) from claims c`;
+    select claim.id, ${WORKER}, array(select id from inserted where claim_id is not null) from claim`;
   return `${TIMED},
   held as materialized (select d.destination from dispatch.destinations d where ${DESTINATION_HELD}),
-  claims as materialized (${claims}),
+  ${claims},
   inserted as (${insertTimed(
     {
       ...COMPUTED,
@@ -214,7 +216,8 @@ function insertClaimed(byProject: boolean): string {
     },
     "id, seq, claim_id, due_at, not_before, next_delivery_at, created_at",
   )}),
-  registered as (${registered}),
+  registered as (
+    ${registered}),
   notified as (${NOTIFY})
   select i.id, i.seq, i.claim_id as "claimId", i.not_before as "notBefore", i.next_delivery_at as "nextDeliveryAt",
     i.created_at as "createdAt"
