@@ -277,6 +277,25 @@ describe("workflow DLQ", () => {
     expect(JSON.parse(run!.response!)).toEqual(["quick", "flaky", "napped"]);
   });
 
+  it("keeps a step whose delivery was recorded after the run's failure cancelled it", async () => {
+    const { workflowRunId, entry } = await failedRun("late-record");
+    failing.delete("late-record");
+    // What a race leaves (seen in this file's runs): the init call was delivered and logged, but its outcome
+    // waited in the recorder's batch while the failing step's outcome failed the run, which cancelled the
+    // run's messages still pending, the init among them.
+    const [run] = await dispatch.service.sql<{ pk: number; project: string }[]>`
+      select pk, project from dispatch.workflow_runs where run_id = ${workflowRunId}`;
+    const cancelled = await dispatch.service.sql`
+      update dispatch.messages set state = 'CANCELED'
+      where project = ${run!.project} and workflow_run_pk = ${run!.pk} and state = 'DELIVERED' and workflow_call_type = 'step'
+      returning id`;
+    expect(cancelled).toHaveLength(1);
+    const resumed = await dispatch.api(`/v2/workflows/dlq/resume/${entry.dlqId}`, { method: "POST" });
+    expect(resumed.status).toBe(200);
+    expect(await ended([(await resumed.json()).workflowRunId])).toEqual(["RUN_SUCCESS"]);
+    expect(ranOf("late-record", 0)).toEqual({ first: 1, second: 2, third: 1 });
+  });
+
   it("resumes by id in the path and by a JSON body of ids", async () => {
     const one = await failedRun("rest-resume-1");
     const two = await failedRun("rest-resume-2");

@@ -147,13 +147,16 @@ async function startNewRun(
  * publishes only the init message. A resume keeps every entry whose message
  * was done, and publishes again the failed message and the messages its
  * failure cancelled (pending parallel branches, sleeps), in list order
- * ("only failed or pending steps run again"). Failure-callback entries
- * belong to the old run's failure and are dropped.
+ * ("only failed or pending steps run again"). A cancelled message that was
+ * delivered all the same (its attempt was under way, or its outcome not yet
+ * written, when the failure cancelled it: the attempt log has it) was done.
+ * Failure-callback entries belong to the old run's failure and are dropped.
  */
 async function planSteps(tx: Tx, runPk: number, failed: StoredMessage, mode: NewRunMode) {
   const entries = await tx<{ seq: number; messageId: string; callType: string; body: Buffer; pending: boolean }[]>`
     select s.seq, s.message_id as "messageId", s.call_type as "callType", s.body,
-      coalesce(m.state = 'CANCELED' and m.workflow_run_pk = ${runPk}, false) as pending
+      coalesce(m.state = 'CANCELED' and m.workflow_run_pk = ${runPk} and not exists (
+        select 1 from dispatch.attempts a where a.project = m.project and a.message_id = m.id and a.result = 'DELIVERED'), false) as pending
     from dispatch.workflow_steps s left join dispatch.messages m on m.project = s.project and m.id = s.message_id
     where s.run_pk = ${runPk} order by s.seq`;
   if (mode === "restart") return { kept: [] as number[], rerun: entries.slice(0, 1) };
