@@ -59,7 +59,10 @@ async function queueLags(sql: Sql): Promise<DatabaseState["queues"]> {
   return queues.map(({ project, name }) => ({ project, name, lag: lag.get(`${project}\n${name}`) ?? 0 }));
 }
 
-/** The claims in flight (a sum over every node), and what the coordinator's own tables and its server say: this worker's heartbeat, connections. */
+/**
+ * The claims in flight (a sum over every node), and what the coordinator's own tables and its server say:
+ * this worker's heartbeat, connections.
+ */
 async function coordinatorState(sql: Sql, heartbeatId: string | null): Promise<Pick<DatabaseState, "inFlight" | "heartbeatAge" | "connections">> {
   const [[claims], [coordinator]] = await Promise.all([
     sql<Pick<DatabaseState, "inFlight">[]>`select coalesce(sum(cardinality(message_ids)), 0)::int as "inFlight" from dispatch.claims`,

@@ -90,8 +90,8 @@ export async function claimProbe(
  * statement routed to its project's node, which takes it only while it still
  * waits in the line (else no probe this round: the next takes the new
  * oldest); then the circuit set PROBING and the claim registered beside
- * the message, on its project's node. The claim id is taken first: Citus refuses `nextval()` in an
- * UPDATE of a distributed table.
+ * the message, on its project's node. The claim id is taken first: Citus
+ * refuses `nextval()` in an UPDATE of a distributed table.
  */
 export async function claimProbeAcrossProjects(
   tx: Tx,
